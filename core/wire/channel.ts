@@ -1,0 +1,642 @@
+import {
+  DEFAULT_MAX_FRAME,
+  FrameError,
+  FrameReader,
+  FrameWriter,
+  NONE,
+} from "./frame.ts";
+import { messageByKind, type MessageDef } from "./catalog.ts";
+import {
+  ChannelMsg as C,
+  type HelloInfo,
+  type Role,
+  type WelcomeInfo,
+} from "./messages.ts";
+import { deferFlush, inTick } from "./outbox.ts";
+import { makeProof, verifyProof } from "./secret.ts";
+import { type Logger, silentLogger } from "../log.ts";
+import { PROTOCOL_VERSION } from "../version.ts";
+
+/** Who is at the other end of a channel, as it said in the handshake. */
+export interface PeerInfo {
+  role: Role;
+  pid: number;
+  address: string;
+}
+
+/** How a channel behaves; every field but the identity has a default. */
+export interface ChannelOptions {
+  /** This process's role, pid and listening address, sent in the handshake. */
+  role: Role;
+  pid?: number;
+  address?: string;
+  /** Cluster secret; both ends must have the same one, or none. */
+  secret?: string | null;
+  maxFrame?: number;
+  heartbeatMs?: number;
+  /** A channel that hears nothing for this long is closed as dead. */
+  deadAfterMs?: number;
+  requestTimeoutMs?: number;
+  handshakeTimeoutMs?: number;
+  /** Buffered bytes past which a write goes out before the tick ends. */
+  flushThreshold?: number;
+  handlers?: Handlers;
+  /** Produces the payload of each heartbeat this side sends. */
+  heartbeatPayload?: () => unknown;
+  log?: Logger;
+}
+
+/** A handler of one message kind; its return value is the reply to a request. */
+// deno-lint-ignore no-explicit-any
+type Handler = (ch: Channel, ...args: any[]) => unknown;
+
+/** The table of message handlers an endpoint serves. */
+export class Handlers {
+  #table: (Handler | undefined)[] = [];
+
+  /** Serves `def` with `fn`; for a request, what `fn` returns (or resolves to) is the reply. */
+  on<A extends unknown[], R>(
+    def: MessageDef<A, R>,
+    fn: (ch: Channel, ...args: A) => R | Promise<R>,
+  ): this {
+    this.#table[def.kind] = fn as Handler;
+    return this;
+  }
+
+  /** The handler of `kind`, if served. */
+  get(kind: number): Handler | undefined {
+    return this.#table[kind];
+  }
+}
+
+/** A request's reply was an error raised by the peer's handler. */
+export class RemoteError extends Error {
+  override name = "RemoteError";
+}
+
+/** A request got no reply in time. */
+export class RequestTimeoutError extends Error {
+  override name = "RequestTimeoutError";
+}
+
+/** The channel closed before the request was answered or while sending. */
+export class ChannelClosedError extends Error {
+  override name = "ChannelClosedError";
+}
+
+/** Counters of one channel's traffic. */
+export interface ChannelStats {
+  framesIn: number;
+  framesOut: number;
+  bytesIn: number;
+  bytesOut: number;
+  writes: number;
+}
+
+interface Pending {
+  resolve(v: unknown): void;
+  reject(e: Error): void;
+  timer: ReturnType<typeof setTimeout>;
+  name: string;
+}
+
+type State = "handshake" | "open" | "closed";
+
+/**
+ * One ordered, long-lived connection to another process: handshake,
+ * heartbeats, batched writes, one-way messages and request/reply.
+ */
+export class Channel {
+  /** The peer's identity; known once `ready` resolves. */
+  peer: PeerInfo = { role: "tool", pid: 0, address: "?" };
+  /** The peer's latest heartbeat payload. */
+  lastHeartbeat: unknown = undefined;
+  /** performance.now() of the last frame received. */
+  lastReceivedAt: number = performance.now();
+  readonly stats: ChannelStats = {
+    framesIn: 0,
+    framesOut: 0,
+    bytesIn: 0,
+    bytesOut: 0,
+    writes: 0,
+  };
+  /** Resolves once the handshake succeeded; rejects with the reason it failed. */
+  readonly ready: Promise<void>;
+  /** Resolves with the reason once the channel has closed. */
+  readonly closed: Promise<string>;
+  /** Called with each heartbeat payload the peer sends. */
+  onHeartbeat: ((payload: unknown) => void) | null = null;
+
+  #conn: Deno.Conn;
+  #side: "accept" | "connect";
+  #o: Required<Omit<ChannelOptions, "secret" | "heartbeatPayload">> & {
+    secret: string | null;
+    heartbeatPayload: (() => unknown) | null;
+  };
+  #state: State = "handshake";
+  #reader: FrameReader;
+  #writer: FrameWriter;
+  #writing = false;
+  #writeDone: Promise<void> = Promise.resolve();
+  #flushPending = false;
+  #pending = new Map<number, Pending>();
+  #nextReq = 1;
+  #nonce: Uint8Array | null = null;
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #handshakeTimer: ReturnType<typeof setTimeout> | undefined;
+  #readyResolve!: () => void;
+  #readyReject!: (e: Error) => void;
+  #closedResolve!: (reason: string) => void;
+  #log: Logger;
+  #flushTask = () => this.flush();
+
+  private constructor(
+    conn: Deno.Conn,
+    side: "accept" | "connect",
+    opts: ChannelOptions,
+  ) {
+    this.#conn = conn;
+    this.#side = side;
+    this.#o = {
+      role: opts.role,
+      pid: opts.pid ?? Deno.pid,
+      address: opts.address ?? "",
+      secret: opts.secret ?? null,
+      maxFrame: opts.maxFrame ?? DEFAULT_MAX_FRAME,
+      heartbeatMs: opts.heartbeatMs ?? 500,
+      deadAfterMs: opts.deadAfterMs ?? 2000,
+      requestTimeoutMs: opts.requestTimeoutMs ?? 5000,
+      handshakeTimeoutMs: opts.handshakeTimeoutMs ?? 5000,
+      flushThreshold: opts.flushThreshold ?? 64 * 1024,
+      handlers: opts.handlers ?? new Handlers(),
+      heartbeatPayload: opts.heartbeatPayload ?? null,
+      log: opts.log ?? silentLogger,
+    };
+    const remote = conn.remoteAddr as Deno.NetAddr;
+    this.remote = `${remote.hostname}:${remote.port}`;
+    this.#log = this.#o.log.child(
+      `[${side === "accept" ? "from" : "to"} ${this.remote}]`,
+    );
+    this.#reader = new FrameReader(this.#o.maxFrame);
+    this.#writer = new FrameWriter(64 * 1024, this.#o.maxFrame);
+    this.ready = new Promise<void>((res, rej) => {
+      this.#readyResolve = res;
+      this.#readyReject = rej;
+    });
+    this.ready.catch(() => {}); // observed through `closed` as well
+    this.closed = new Promise<string>((res) => (this.#closedResolve = res));
+    if ("setNoDelay" in conn) (conn as Deno.TcpConn).setNoDelay(true);
+  }
+
+  /** The peer's socket address as this side sees it. */
+  readonly remote: string;
+
+  /** Wraps an accepted connection: sends the challenge and awaits the peer's hello. */
+  static accept(conn: Deno.Conn, opts: ChannelOptions): Channel {
+    const ch = new Channel(conn, "accept", opts);
+    ch.#nonce = crypto.getRandomValues(new Uint8Array(16));
+    ch.#startHandshake();
+    ch.#push([C.challenge.kind, 0, {
+      role: ch.#o.role,
+      version: PROTOCOL_VERSION,
+      nonce: ch.#nonce,
+    }]);
+    ch.flush();
+    return ch;
+  }
+
+  /** Wraps a connection this side opened: answers the challenge with hello. */
+  static connect(conn: Deno.Conn, opts: ChannelOptions): Channel {
+    const ch = new Channel(conn, "connect", opts);
+    ch.#startHandshake();
+    return ch;
+  }
+
+  /** Bytes written by this side that have not reached the socket yet. */
+  get buffered(): number {
+    return this.#writer.length;
+  }
+
+  /** True once the handshake succeeded and until the channel closes. */
+  get isOpen(): boolean {
+    return this.#state === "open";
+  }
+
+  /** Sends a one-way message. Dropped with a debug line when the channel is closed. */
+  send<A extends unknown[]>(def: MessageDef<A, unknown>, ...args: A): void {
+    if (this.#state !== "open") {
+      this.#log.debug(`dropped ${def.name}: channel ${this.#state}`);
+      return;
+    }
+    this.#push([def.kind, 0, ...args]);
+  }
+
+  /** Sends a request and resolves with the peer's reply, within the default timeout. */
+  request<A extends unknown[], R>(
+    def: MessageDef<A, R>,
+    ...args: A
+  ): Promise<R> {
+    return this.requestWithin(this.#o.requestTimeoutMs, def, ...args);
+  }
+
+  /** Sends a request that rejects with RequestTimeoutError after `timeoutMs`. */
+  requestWithin<A extends unknown[], R>(
+    timeoutMs: number,
+    def: MessageDef<A, R>,
+    ...args: A
+  ): Promise<R> {
+    if (this.#state !== "open") {
+      return Promise.reject(
+        new ChannelClosedError(
+          `${def.name}: channel to ${this.#peerName()} is ${this.#state}`,
+        ),
+      );
+    }
+    const id = this.#nextReq;
+    this.#nextReq = id >= 0x7fffffff ? 1 : id + 1;
+    return new Promise<R>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#pending.delete(id);
+        reject(
+          new RequestTimeoutError(
+            `${def.name} to ${this.#peerName()} got no reply within ${timeoutMs} ms`,
+          ),
+        );
+      }, timeoutMs);
+      this.#pending.set(id, {
+        resolve: resolve as (v: unknown) => void,
+        reject,
+        timer,
+        name: def.name,
+      });
+      this.#push([def.kind, id, ...args]);
+    });
+  }
+
+  /** Writes everything buffered now, without waiting for the end of the tick. */
+  flush(): void {
+    this.#flushPending = false;
+    if (!this.#writing && this.#writer.length > 0) {
+      this.#writeDone = this.#writeLoop();
+    }
+  }
+
+  /** Closes the channel, telling the peer why when it can still hear. */
+  close(reason: string, tellPeer = true): void {
+    if (this.#state === "closed") return;
+    const wasOpen = this.#state === "open";
+    this.#state = "closed";
+    clearInterval(this.#timer);
+    clearTimeout(this.#handshakeTimer);
+    for (const [, p] of this.#pending) {
+      clearTimeout(p.timer);
+      p.reject(
+        new ChannelClosedError(
+          `${p.name} to ${this.#peerName()}: channel closed (${reason})`,
+        ),
+      );
+    }
+    this.#pending.clear();
+    this.#readyReject(new ChannelClosedError(reason));
+    if (wasOpen) this.#log.info(`closed: ${reason}`);
+    const finish = async () => {
+      try {
+        if (tellPeer) this.#writer.push([C.bye.kind, 0, reason.slice(0, 1000)]);
+        this.flush();
+        await Promise.race([
+          this.#writeDone,
+          new Promise((r) => setTimeout(r, 500)),
+        ]);
+      } catch {
+        // The peer may already be gone; the reason is logged on this side.
+      }
+      try {
+        this.#conn.close();
+      } catch {
+        // Already closed by the read loop.
+      }
+      this.#closedResolve(reason);
+    };
+    finish();
+  }
+
+  #isClosed(): boolean {
+    return this.#state === "closed";
+  }
+
+  #peerName(): string {
+    return this.#state === "handshake"
+      ? this.remote
+      : `${this.peer.role} pid ${this.peer.pid} (${this.peer.address})`;
+  }
+
+  #push(msg: unknown[]): void {
+    const size = this.#writer.push(msg);
+    this.stats.framesOut++;
+    this.stats.bytesOut += size;
+    if (this.#writer.length >= this.#o.flushThreshold) {
+      this.flush();
+      if (
+        this.#writer.length > Math.max(64 * 1024 * 1024, 2 * this.#o.maxFrame)
+      ) {
+        this.close(
+          `peer too slow: ${this.#writer.length} bytes waiting to be written`,
+          false,
+        );
+      }
+      return;
+    }
+    if (this.#flushPending) return;
+    this.#flushPending = true;
+    if (inTick()) deferFlush(this);
+    else queueMicrotask(this.#flushTask);
+  }
+
+  async #writeLoop(): Promise<void> {
+    this.#writing = true;
+    try {
+      while (this.#writer.length > 0) {
+        const bytes = this.#writer.take();
+        let off = 0;
+        while (off < bytes.length) {
+          off += await this.#conn.write(bytes.subarray(off));
+        }
+        this.stats.writes++;
+        this.#writer.recycle(bytes);
+      }
+    } catch (e) {
+      this.close(`write failed: ${(e as Error).message}`, false);
+    } finally {
+      this.#writing = false;
+    }
+  }
+
+  #startHandshake(): void {
+    this.#handshakeTimer = setTimeout(
+      () =>
+        this.#violation(`no handshake within ${this.#o.handshakeTimeoutMs} ms`),
+      this.#o.handshakeTimeoutMs,
+    );
+    this.#readLoop();
+  }
+
+  #open(peer: PeerInfo): void {
+    clearTimeout(this.#handshakeTimer);
+    this.peer = peer;
+    this.#state = "open";
+    this.#log = this.#o.log.child(
+      `[${peer.role} pid ${peer.pid} ${peer.address || this.remote}]`,
+    );
+    this.#timer = setInterval(() => this.#beat(), this.#o.heartbeatMs);
+    this.#readyResolve();
+  }
+
+  #beat(): void {
+    const silent = performance.now() - this.lastReceivedAt;
+    if (silent > this.#o.deadAfterMs) {
+      this.close(`no traffic for ${Math.round(silent)} ms (missed heartbeats)`);
+      return;
+    }
+    this.#push([
+      C.heartbeat.kind,
+      0,
+      this.#o.heartbeatPayload ? this.#o.heartbeatPayload() : null,
+    ]);
+  }
+
+  async #readLoop(): Promise<void> {
+    const reader = this.#reader;
+    try {
+      while (this.#state !== "closed") {
+        const n = await this.#conn.read(reader.space());
+        if (n === null) {
+          this.close("peer closed the connection", false);
+          return;
+        }
+        this.lastReceivedAt = performance.now();
+        this.stats.bytesIn += n;
+        reader.commit(n);
+        let frame: unknown;
+        while (!this.#isClosed() && (frame = reader.next()) !== NONE) {
+          this.stats.framesIn++;
+          if (this.#state === "handshake") await this.#onHandshake(frame);
+          else this.#onMessage(frame);
+        }
+      }
+    } catch (e) {
+      if (this.#state === "closed") return;
+      if (e instanceof FrameError) {
+        this.#log.warn(`disconnecting: ${e.message}`);
+        this.close(e.message);
+      } else {
+        this.close(`read failed: ${(e as Error).message}`, false);
+      }
+    }
+  }
+
+  /** Drops the peer for breaking the protocol, with the reason logged here and sent there. */
+  #violation(reason: string): void {
+    this.#log.warn(`disconnecting: ${reason}`);
+    this.close(reason);
+  }
+
+  async #onHandshake(frame: unknown): Promise<void> {
+    const msg = asMessage(frame);
+    if (typeof msg === "string") {
+      return this.#violation(`bad handshake: ${msg}`);
+    }
+    const [kind] = msg;
+    const args = msg.slice(2);
+    if (kind === C.refuse.kind) {
+      const why = typeof args[0] === "string" ? args[0] : "no reason given";
+      this.#log.warn(`refused by peer: ${why}`);
+      return this.close(`refused by peer: ${why}`, false);
+    }
+    if (this.#side === "connect") {
+      if (kind === C.challenge.kind) {
+        const bad = C.challenge.check(args);
+        if (bad) return this.#violation(`bad handshake: challenge ${bad}`);
+        const ch = args[0] as {
+          role: Role;
+          version: number;
+          nonce: Uint8Array;
+        };
+        if (ch.version !== PROTOCOL_VERSION) {
+          return this.#violation(
+            `protocol version mismatch: peer speaks ${ch.version}, this process ${PROTOCOL_VERSION}`,
+          );
+        }
+        const o = this.#o;
+        const proof = o.secret === null
+          ? null
+          : await makeProof(o.secret, ch.nonce, o.role, o.pid, o.address);
+        const hello: HelloInfo = {
+          role: o.role,
+          pid: o.pid,
+          address: o.address,
+          version: PROTOCOL_VERSION,
+          proof,
+        };
+        this.#push([C.hello.kind, 0, hello]);
+        return;
+      }
+      if (kind === C.welcome.kind) {
+        const bad = C.welcome.check(args);
+        if (bad) return this.#violation(`bad handshake: welcome ${bad}`);
+        return this.#open(args[0] as WelcomeInfo);
+      }
+      return this.#violation(
+        `bad handshake: expected challenge or welcome, got kind ${kind}`,
+      );
+    }
+    if (kind !== C.hello.kind) {
+      return this.#violation(`bad handshake: expected hello, got kind ${kind}`);
+    }
+    const bad = C.hello.check(args);
+    if (bad) return this.#refuse(`bad handshake: hello ${bad}`);
+    const hello = args[0] as HelloInfo;
+    if (hello.version !== PROTOCOL_VERSION) {
+      return this.#refuse(
+        `protocol version mismatch: peer speaks ${hello.version}, this process ${PROTOCOL_VERSION}`,
+      );
+    }
+    const secret = this.#o.secret;
+    if (secret !== null && hello.proof === null) {
+      return this.#refuse("this cluster requires a secret and none was given");
+    }
+    if (secret === null && hello.proof !== null) {
+      return this.#refuse("this cluster has no secret but the peer sent one");
+    }
+    if (
+      secret !== null &&
+      !(await verifyProof(
+        secret,
+        this.#nonce!,
+        hello.role,
+        hello.pid,
+        hello.address,
+        hello.proof!,
+      ))
+    ) {
+      return this.#refuse("wrong cluster secret");
+    }
+    if (this.#state !== "handshake") return;
+    const welcome: WelcomeInfo = {
+      role: this.#o.role,
+      pid: this.#o.pid,
+      address: this.#o.address,
+    };
+    this.#push([C.welcome.kind, 0, welcome]);
+    this.#open({ role: hello.role, pid: hello.pid, address: hello.address });
+  }
+
+  #refuse(reason: string): void {
+    this.#log.warn(`refusing peer: ${reason}`);
+    this.#writer.push([C.refuse.kind, 0, reason]);
+    this.close(reason, false);
+  }
+
+  #onMessage(frame: unknown): void {
+    const msg = asMessage(frame);
+    if (typeof msg === "string") return this.#violation(msg);
+    const kind = msg[0];
+    const reqId = msg[1];
+    switch (kind) {
+      case C.heartbeat.kind:
+        this.lastHeartbeat = msg[2];
+        this.onHeartbeat?.(msg[2]);
+        return;
+      case C.reply.kind:
+      case C.errorReply.kind: {
+        const p = this.#pending.get(reqId);
+        if (!p) {
+          this.#log.debug(`reply to unknown or expired request ${reqId}`);
+          return;
+        }
+        this.#pending.delete(reqId);
+        clearTimeout(p.timer);
+        if (kind === C.reply.kind) p.resolve(msg[2]);
+        else {p.reject(
+            new RemoteError(
+              `${p.name} failed on ${this.#peerName()}: ${String(msg[2])}`,
+            ),
+          );}
+        return;
+      }
+      case C.bye.kind:
+        this.#log.info(`peer is closing: ${String(msg[2])}`);
+        return this.close(`peer closed: ${String(msg[2])}`, false);
+    }
+    const def = messageByKind(kind);
+    if (!def) return this.#violation(`unknown message kind ${kind}`);
+    const handler = this.#o.handlers.get(kind);
+    if (!handler) {
+      return this.#violation(
+        `unexpected message ${def.name} (kind ${kind}) from a ${this.peer.role}`,
+      );
+    }
+    const args = msg.length > 2 ? msg.slice(2) : [];
+    const bad = def.check(args);
+    if (bad) {
+      this.#log.warn(`dropped ${def.name}: ${bad}`);
+      if (reqId !== 0) {
+        this.#push([
+          C.errorReply.kind,
+          reqId,
+          `bad arguments for ${def.name}: ${bad}`,
+        ]);
+      }
+      return;
+    }
+    if (reqId === 0) {
+      try {
+        const r = handler(this, ...args);
+        if (r instanceof Promise) {
+          r.catch((e) =>
+            this.#log.error(`${def.name} handler failed: ${errText(e)}`)
+          );
+        }
+      } catch (e) {
+        this.#log.error(`${def.name} handler failed: ${errText(e)}`);
+      }
+      return;
+    }
+    const fail = (e: unknown) => {
+      this.#log.warn(`${def.name} request failed: ${errText(e)}`);
+      if (this.#state === "open") {
+        this.#push([C.errorReply.kind, reqId, errText(e).slice(0, 4000)]);
+      }
+    };
+    const ok = (v: unknown) => {
+      if (this.#state === "open") {
+        this.#push([C.reply.kind, reqId, v === undefined ? null : v]);
+      }
+    };
+    try {
+      const r = handler(this, ...args);
+      if (r instanceof Promise) r.then(ok, fail);
+      else ok(r);
+    } catch (e) {
+      fail(e);
+    }
+  }
+}
+
+/** Checks the outer shape `[kind, reqId, ...]`; returns the array or why it is not one. */
+function asMessage(frame: unknown): [number, number, ...unknown[]] | string {
+  if (!Array.isArray(frame) || frame.length < 2) {
+    return "frame is not a [kind, reqId, ...args] array";
+  }
+  const [kind, reqId] = frame;
+  if (typeof kind !== "number" || !Number.isInteger(kind)) {
+    return `message kind is not an integer: ${String(kind)}`;
+  }
+  if (typeof reqId !== "number" || !Number.isInteger(reqId) || reqId < 0) {
+    return `request id is not a non-negative integer: ${String(reqId)}`;
+  }
+  return frame as [number, number, ...unknown[]];
+}
+
+function errText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

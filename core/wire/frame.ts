@@ -1,0 +1,201 @@
+import { Decoder, Encoder, ExtensionCodec } from "@msgpack/msgpack";
+
+/**
+ * msgpack with bigint kept apart from number: plain integers decode as
+ * numbers (msgpack's int64 would otherwise make every large one a bigint),
+ * and bigint values travel as extension 1 (int64) or 2 (uint64).
+ */
+export const wireCodec: ExtensionCodec = new ExtensionCodec();
+wireCodec.register({
+  type: 1,
+  encode: (v: unknown) => {
+    if (typeof v !== "bigint" || v < -(2n ** 63n) || v >= 2n ** 63n) {
+      return null;
+    }
+    const b = new Uint8Array(8);
+    new DataView(b.buffer).setBigInt64(0, v);
+    return b;
+  },
+  decode: (d: Uint8Array) =>
+    new DataView(d.buffer, d.byteOffset, d.byteLength).getBigInt64(0),
+});
+wireCodec.register({
+  type: 2,
+  encode: (v: unknown) => {
+    if (typeof v !== "bigint" || v < 0n || v >= 2n ** 64n) return null;
+    const b = new Uint8Array(8);
+    new DataView(b.buffer).setBigUint64(0, v);
+    return b;
+  },
+  decode: (d: Uint8Array) =>
+    new DataView(d.buffer, d.byteOffset, d.byteLength).getBigUint64(0),
+});
+
+/** Default upper bound of one frame's body, in bytes (16 MiB). */
+export const DEFAULT_MAX_FRAME = 16 * 1024 * 1024;
+
+/** Bytes of the big-endian length that precedes every frame. */
+export const FRAME_HEADER = 4;
+
+/** Raised when the byte stream from a peer cannot be read as frames. */
+export class FrameError extends Error {
+  override name = "FrameError";
+}
+
+/**
+ * Appends length-prefixed msgpack frames to a growable buffer, so that many
+ * messages become one socket write.
+ */
+export class FrameWriter {
+  #encoder = new Encoder({ extensionCodec: wireCodec });
+  #buf: Uint8Array;
+  #view: DataView;
+  #len = 0;
+  #frames = 0;
+  #spare: Uint8Array | null = null;
+
+  constructor(
+    initialSize = 64 * 1024,
+    readonly maxFrame: number = DEFAULT_MAX_FRAME,
+  ) {
+    this.#buf = new Uint8Array(initialSize);
+    this.#view = new DataView(this.#buf.buffer);
+  }
+
+  /** Bytes waiting to be written. */
+  get length(): number {
+    return this.#len;
+  }
+
+  /** Frames waiting to be written. */
+  get frames(): number {
+    return this.#frames;
+  }
+
+  /** Encodes `value` as one frame at the end of the buffer; returns the frame's size. */
+  push(value: unknown): number {
+    const body = this.#encoder.encodeSharedRef(value);
+    if (body.length > this.maxFrame) {
+      throw new FrameError(
+        `frame of ${body.length} bytes exceeds the limit of ${this.maxFrame}`,
+      );
+    }
+    const size = FRAME_HEADER + body.length;
+    this.#reserve(size);
+    this.#view.setUint32(this.#len, body.length);
+    this.#buf.set(body, this.#len + FRAME_HEADER);
+    this.#len += size;
+    this.#frames++;
+    return size;
+  }
+
+  /**
+   * Hands over the buffered bytes and continues in a spare buffer. Give the
+   * bytes back with `recycle` once written, so steady traffic allocates nothing.
+   */
+  take(): Uint8Array {
+    const out = this.#buf.subarray(0, this.#len);
+    const spare = this.#spare;
+    this.#spare = null;
+    this.#buf = spare ?? new Uint8Array(this.#buf.length);
+    this.#view = new DataView(this.#buf.buffer);
+    this.#len = 0;
+    this.#frames = 0;
+    return out;
+  }
+
+  /** Returns a buffer obtained from `take` after it has been written. */
+  recycle(bytes: Uint8Array): void {
+    const whole = new Uint8Array(bytes.buffer);
+    if (this.#spare === null && whole.length <= 4 * 1024 * 1024) {
+      this.#spare = whole;
+    }
+  }
+
+  #reserve(extra: number): void {
+    const need = this.#len + extra;
+    if (need <= this.#buf.length) return;
+    let size = this.#buf.length * 2;
+    while (size < need) size *= 2;
+    const grown = new Uint8Array(size);
+    grown.set(this.#buf.subarray(0, this.#len));
+    this.#buf = grown;
+    this.#view = new DataView(grown.buffer);
+  }
+}
+
+/**
+ * Turns a stream of byte chunks back into decoded frames. A length over the
+ * limit or a body that is not msgpack raises FrameError: the caller closes
+ * the channel, since the stream cannot be resynchronised.
+ */
+export class FrameReader {
+  #decoder = new Decoder({ extensionCodec: wireCodec });
+  #buf = new Uint8Array(64 * 1024);
+  #start = 0;
+  #end = 0;
+
+  constructor(readonly maxFrame: number = DEFAULT_MAX_FRAME) {}
+
+  /**
+   * Space to read the next chunk into; call `commit(n)` after reading n bytes.
+   * A consumed buffer is never written again, because decoded BLOBs are views
+   * into it; a full buffer is replaced by a fresh one holding the unread tail.
+   */
+  space(min = 16 * 1024): Uint8Array {
+    if (this.#buf.length - this.#end < min) {
+      const used = this.#end - this.#start;
+      const grown = new Uint8Array(Math.max(64 * 1024, used + min));
+      grown.set(this.#buf.subarray(this.#start, this.#end));
+      this.#buf = grown;
+      this.#start = 0;
+      this.#end = used;
+    }
+    return this.#buf.subarray(this.#end);
+  }
+
+  /** Records that `n` bytes were read into the last `space()`. */
+  commit(n: number): void {
+    this.#end += n;
+  }
+
+  /** Appends a chunk (for callers that already hold the bytes). */
+  push(chunk: Uint8Array): void {
+    this.space(chunk.length).set(chunk);
+    this.commit(chunk.length);
+  }
+
+  /** Decodes the next complete frame, or returns NONE when more bytes are needed. */
+  next(): unknown {
+    const avail = this.#end - this.#start;
+    if (avail < FRAME_HEADER) return NONE;
+    const b = this.#buf;
+    const s = this.#start;
+    const len =
+      ((b[s] << 24) | (b[s + 1] << 16) | (b[s + 2] << 8) | b[s + 3]) >>> 0;
+    if (len > this.maxFrame) {
+      throw new FrameError(
+        `frame of ${len} bytes exceeds the limit of ${this.maxFrame}`,
+      );
+    }
+    if (avail < FRAME_HEADER + len) {
+      // Make room for the whole frame at once rather than growing chunk by chunk.
+      if (this.#buf.length - this.#start < FRAME_HEADER + len) {
+        this.space(FRAME_HEADER + len - avail);
+      }
+      return NONE;
+    }
+    const from = this.#start + FRAME_HEADER;
+    this.#start = from + len;
+    try {
+      return this.#decoder.decode(b.subarray(from, from + len));
+    } catch (e) {
+      throw new FrameError(
+        `frame body is not valid msgpack: ${(e as Error).message}`,
+      );
+    }
+  }
+}
+
+/** Returned by FrameReader.next() when no complete frame is buffered yet. */
+export const NONE: unique symbol = Symbol("no frame");

@@ -1,0 +1,8 @@
+/** Inter-process wire: frames, channels, the message catalog, request/reply. */
+export * from "./catalog.ts";
+export * from "./channel.ts";
+export * from "./endpoint.ts";
+export * from "./frame.ts";
+export * from "./messages.ts";
+export * from "./outbox.ts";
+export * as check from "./check.ts";

@@ -1,0 +1,26 @@
+/** Polls `cond` until it returns a truthy value or `ms` pass; throws naming `what`. */
+export async function waitFor<T>(
+  what: string,
+  cond: () => T | Promise<T>,
+  ms = 5000,
+  everyMs = 20,
+): Promise<NonNullable<T>> {
+  const deadline = Date.now() + ms;
+  let last: unknown;
+  while (true) {
+    try {
+      const v = await cond();
+      if (v) return v as NonNullable<T>;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(
+        `timed out after ${ms} ms waiting for ${what}${
+          last ? `: ${(last as Error).message}` : ""
+        }`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}

@@ -1,0 +1,78 @@
+import assert from "node:assert/strict";
+import {
+  FrameError,
+  FrameReader,
+  FrameWriter,
+  NONE,
+} from "../../core/wire/frame.ts";
+
+function drain(r: FrameReader): unknown[] {
+  const out: unknown[] = [];
+  let f: unknown;
+  while ((f = r.next()) !== NONE) out.push(f);
+  return out;
+}
+
+Deno.test("frames round-trip, including when split into single bytes", () => {
+  const w = new FrameWriter(16);
+  const values = [
+    [1, 0, "hello"],
+    { a: [1, 2, 3], b: new Uint8Array([9, 8]) },
+    42n,
+    -(2n ** 62n),
+    2n ** 64n - 1n,
+    Date.now(),
+    2 ** 53,
+    null,
+    "x".repeat(70000),
+  ];
+  for (const v of values) w.push(v);
+  assert.equal(w.frames, values.length);
+  const bytes = w.take();
+  const whole = new FrameReader();
+  whole.push(bytes);
+  assert.deepEqual(drain(whole), values);
+  const split = new FrameReader();
+  const got: unknown[] = [];
+  for (const b of bytes) {
+    split.push(new Uint8Array([b]));
+    got.push(...drain(split));
+  }
+  assert.deepEqual(got, values);
+  assert.equal(typeof got[5], "number", "a large integer stays a number");
+});
+
+Deno.test("the length is 4 bytes big-endian before the msgpack body", () => {
+  const w = new FrameWriter();
+  w.push("ab");
+  const bytes = w.take();
+  assert.deepEqual([...bytes], [0, 0, 0, 3, 0xa2, 0x61, 0x62]);
+});
+
+Deno.test("decoded BLOBs survive later reads into the buffer", () => {
+  const w = new FrameWriter();
+  w.push(new Uint8Array([1, 2, 3]));
+  const r = new FrameReader();
+  r.push(w.take());
+  const blob = r.next() as Uint8Array;
+  for (let i = 0; i < 50; i++) {
+    w.push(new Uint8Array(4000).fill(7));
+    r.push(w.take());
+    drain(r);
+  }
+  assert.deepEqual([...blob], [1, 2, 3]);
+});
+
+Deno.test("a frame over the limit is refused on both sides", () => {
+  const w = new FrameWriter(64, 100);
+  assert.throws(() => w.push(new Uint8Array(200)), FrameError);
+  const r = new FrameReader(100);
+  r.push(new Uint8Array([0, 0, 1, 0])); // announces 256 bytes
+  assert.throws(() => r.next(), /exceeds the limit of 100/);
+});
+
+Deno.test("a body that is not msgpack raises FrameError", () => {
+  const r = new FrameReader();
+  r.push(new Uint8Array([0, 0, 0, 1, 0xc1])); // 0xc1 is never used in msgpack
+  assert.throws(() => r.next(), FrameError);
+});
