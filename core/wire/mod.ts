@@ -6,3 +6,4 @@ export * from "./frame.ts";
 export * from "./messages.ts";
 export * from "./outbox.ts";
 export * as check from "./check.ts";
+export * from "./member.ts";

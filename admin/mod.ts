@@ -1,0 +1,8 @@
+/** The admin API (Hono), served by the cellappmgr. */
+export {
+  type AdminBackend,
+  type AdminOptions,
+  ApiError,
+  createAdminApp,
+  errorResponse,
+} from "./app.ts";

@@ -1,0 +1,3 @@
+/** The baseapp role: base entities, proxies, the client endpoint, persistence. */
+export { BaseApp } from "./baseapp.ts";
+export { openKv } from "./kv.ts";

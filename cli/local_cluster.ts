@@ -1,0 +1,256 @@
+/**
+ * The local cluster: this process starts one cellappmgr, the cellapps and the
+ * baseapps as child processes of the same program, waits until each is ready,
+ * and stops them all on SIGINT or SIGTERM.
+ */
+import { fileURLToPath as fromFileUrl } from "node:url";
+import type { Config } from "../core/config.ts";
+import { createLogger, type Logger } from "../core/log.ts";
+import {
+  announceReady,
+  onStopSignal,
+  PARENT_WATCH_ENV,
+  type ReadyInfo,
+} from "../core/process.ts";
+import { StartError } from "./roles.ts";
+
+/** One child process of the local cluster. */
+export interface Child {
+  role: string;
+  pid: number;
+  process: Deno.ChildProcess;
+  /** The child's `{"ready": ...}` line. */
+  ready: Promise<ReadyInfo>;
+  status: Promise<Deno.CommandStatus>;
+}
+
+/** How long a child may take to print its ready line. */
+const READY_TIMEOUT_MS = 60_000;
+/** How long children get to stop after SIGTERM before SIGKILL. */
+const STOP_GRACE_MS = 10_000;
+
+/**
+ * The command that runs main.ts again: the same Deno with the project's
+ * config (so "unstable": ["kv"] and the lock apply), or the compiled binary.
+ */
+export function selfCommand(): { cmd: string; args: string[] } {
+  if (Deno.mainModule.includes("/deno-compile-")) {
+    return { cmd: Deno.execPath(), args: [] };
+  }
+  const main = fromFileUrl(new URL("../main.ts", import.meta.url));
+  const config = fromFileUrl(new URL("../deno.json", import.meta.url));
+  return {
+    cmd: Deno.execPath(),
+    args: ["run", "-A", "--config", config, main],
+  };
+}
+
+/** Starts a child running main.ts with `flags`; its stdout is scanned for the ready line. */
+export function spawnSelf(
+  role: string,
+  flags: string[],
+  env: Record<string, string>,
+  log: Logger,
+): Child {
+  const self = selfCommand();
+  const process = new Deno.Command(self.cmd, {
+    args: [...self.args, ...flags],
+    env: { ...env, [PARENT_WATCH_ENV]: "1" },
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const ready = readReadyLine(process.stdout, role, log);
+  return { role, pid: process.pid, process, ready, status: process.status };
+}
+
+async function readReadyLine(
+  stream: ReadableStream<Uint8Array>,
+  role: string,
+  log: Logger,
+): Promise<ReadyInfo> {
+  const lines = stream.pipeThrough(new TextDecoderStream()).pipeThrough(
+    splitLines(),
+  );
+  const reader = lines.getReader();
+  let found: ReadyInfo | null = null;
+  while (found === null) {
+    const { value, done } = await reader.read();
+    if (done) throw new StartError(`the ${role} exited before it was ready`);
+    found = parseReady(value);
+    if (found === null) console.log(value);
+  }
+  // Keep draining so the child never blocks on a full pipe.
+  (async () => {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      console.log(value);
+    }
+  })().catch((e) => log.debug(`${role} stdout: ${(e as Error).message}`));
+  return found;
+}
+
+/** Reads a `{"ready": ...}` line; null for any other line. */
+export function parseReady(line: string): ReadyInfo | null {
+  if (!line.startsWith('{"ready"')) return null;
+  try {
+    return (JSON.parse(line) as { ready: ReadyInfo }).ready;
+  } catch {
+    return null;
+  }
+}
+
+/** Splits a text stream into lines. */
+export function splitLines(): TransformStream<string, string> {
+  let rest = "";
+  return new TransformStream({
+    transform(chunk, out) {
+      const parts = (rest + chunk).split("\n");
+      rest = parts.pop() ?? "";
+      for (const p of parts) out.enqueue(p);
+    },
+    flush(out) {
+      if (rest) out.enqueue(rest);
+    },
+  });
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let t: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    p,
+    new Promise<never>((
+      _,
+      rej,
+    ) => (t = setTimeout(
+      () => rej(new StartError(`${what} not ready within ${ms} ms`)),
+      ms,
+    ))),
+  ]).finally(() => clearTimeout(t));
+}
+
+/** Runs the local cluster until it is stopped; returns the exit status for this process. */
+export async function runLocalCluster(cfg: Config): Promise<number> {
+  const log = createLogger(`cluster[${Deno.pid}]`, cfg.logLevel);
+  const children: Child[] = [];
+  let stopping = false;
+  const env: Record<string, string> = {};
+  if (cfg.secret !== null) env.SEAMLESS_SECRET = cfg.secret;
+  if (cfg.adminToken !== null) env.SEAMLESS_ADMIN_TOKEN = cfg.adminToken;
+  const common = [
+    `--host=${cfg.host}`,
+    `--log-level=${cfg.logLevel}`,
+    `--max-frame=${cfg.maxFrame}`,
+  ];
+
+  const stopAll = async (why: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info(`stopping the local cluster: ${why}`);
+    for (const c of children.slice().reverse()) signal(c, "SIGTERM");
+    const timer = setTimeout(() => {
+      for (const c of children) signal(c, "SIGKILL");
+    }, STOP_GRACE_MS);
+    await Promise.allSettled(children.map((c) => c.status));
+    clearTimeout(timer);
+  };
+  onStopSignal((s) => stopAll(`received ${s}`), STOP_GRACE_MS + 5000);
+
+  try {
+    const mgr = spawnSelf(
+      "cellappmgr",
+      [
+        "--role=cellappmgr",
+        `--port=${cfg.port}`,
+        `--admin-port=${cfg.adminPort}`,
+        ...common,
+      ],
+      env,
+      log,
+    );
+    children.push(mgr);
+    const mgrReady = await withTimeout(
+      mgr.ready,
+      READY_TIMEOUT_MS,
+      "the cellappmgr",
+    );
+    const members: Child[] = [];
+    for (let i = 0; i < cfg.cellapps; i++) {
+      members.push(
+        spawnSelf(
+          "cellapp",
+          [
+            "--role=cellapp",
+            `--mgr=${mgrReady.address}`,
+            "--port=0",
+            ...common,
+          ],
+          env,
+          log,
+        ),
+      );
+    }
+    for (let i = 0; i < cfg.baseapps; i++) {
+      members.push(
+        spawnSelf(
+          "baseapp",
+          [
+            "--role=baseapp",
+            `--mgr=${mgrReady.address}`,
+            "--port=0",
+            `--kv=${cfg.kv}`,
+            ...common,
+          ],
+          env,
+          log,
+        ),
+      );
+    }
+    children.push(...members);
+    await Promise.all(
+      members.map((c) =>
+        withTimeout(c.ready, READY_TIMEOUT_MS, `the ${c.role} (pid ${c.pid})`)
+      ),
+    );
+    log.info(
+      `local cluster up: cellappmgr, ${cfg.cellapps} cellapps, ${cfg.baseapps} baseapps. ` +
+        `Admin API at ${mgrReady.admin}; try: curl ${mgrReady.admin}/api/cluster`,
+    );
+    announceReady({
+      role: "cluster",
+      pid: Deno.pid,
+      address: mgrReady.address,
+      admin: mgrReady.admin,
+      children: children.map((c) => ({ role: c.role, pid: c.pid })),
+    });
+  } catch (e) {
+    log.error((e as Error).message);
+    await stopAll("start failed");
+    return 1;
+  }
+
+  // Children exit on their own after POST /api/shutdown; report any that die early.
+  const statuses = await Promise.all(children.map(async (c) => {
+    const s = await c.status;
+    if (!stopping && s.code !== 0) {
+      log.error(`${c.role} pid ${c.pid} exited with status ${s.code}`);
+    }
+    return s;
+  }));
+  const clean = stopping || statuses.every((s) => s.code === 0);
+  log.info(
+    `every process of the local cluster has exited${
+      clean ? "" : " (some with errors)"
+    }`,
+  );
+  return clean ? 0 : 1;
+}
+
+function signal(c: Child, sig: Deno.Signal): void {
+  try {
+    c.process.kill(sig);
+  } catch {
+    // Already exited.
+  }
+}

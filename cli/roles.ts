@@ -1,0 +1,111 @@
+/** Starts one role in this process: the glue between config, roles and the admin API. */
+import type { Config } from "../core/config.ts";
+import { createLogger, type Logger } from "../core/log.ts";
+import { announceReady, onStopSignal, watchParent } from "../core/process.ts";
+import { CellAppMgr } from "../mgr/mod.ts";
+import { createAdminApp } from "../admin/mod.ts";
+import { CellApp } from "../cell/mod.ts";
+import { BaseApp } from "../base/mod.ts";
+import { formatAddress } from "../core/wire/mod.ts";
+
+/** A failure to start that names the flag to change. */
+export class StartError extends Error {
+  override name = "StartError";
+}
+
+/** Runs `cfg.role` until it is told to stop; never returns normally. */
+export async function runRole(cfg: Config): Promise<void> {
+  const role = cfg.role!;
+  const log = createLogger(`${role}[${Deno.pid}]`, cfg.logLevel);
+  if (role === "cellappmgr") return await runMgr(cfg, log);
+  if (role === "cellapp") {
+    const app = bind("--port", cfg, () => new CellApp(cfg, log));
+    announceReady({ role, pid: Deno.pid, address: app.address, mgr: cfg.mgr });
+    return stopOn(app.member.stopRequested, (why) => app.close(why), log);
+  }
+  const app = await bind("--port", cfg, () => BaseApp.start(cfg, log));
+  announceReady({
+    role,
+    pid: Deno.pid,
+    address: app.address,
+    mgr: cfg.mgr,
+    kv: cfg.kv,
+  });
+  return stopOn(app.member.stopRequested, (why) => app.close(why), log);
+}
+
+async function runMgr(cfg: Config, log: Logger): Promise<void> {
+  const mgr = bind("--port", cfg, () => new CellAppMgr({ ...cfg, log }));
+  const app = createAdminApp(mgr, { token: cfg.adminToken });
+  const http = bind(
+    "--admin-port",
+    { ...cfg, port: cfg.adminPort },
+    () =>
+      Deno.serve({
+        hostname: cfg.host,
+        port: cfg.adminPort,
+        onListen: () => {},
+      }, app.fetch),
+  );
+  const admin = `http://${formatAddress(http.addr.hostname, http.addr.port)}`;
+  log.info(`listening for processes on ${mgr.address}; admin API at ${admin}`);
+  announceReady({
+    role: "cellappmgr",
+    pid: Deno.pid,
+    address: mgr.address,
+    admin,
+  });
+  const stop = async (why: string) => {
+    log.info(`stopping: ${why}`);
+    mgr.close();
+    await http.shutdown();
+    Deno.exit(0);
+  };
+  onStopSignal(stop);
+  watchParent(stop);
+  await mgr.shutdownDone;
+  await stop("cluster shutdown complete");
+}
+
+function stopOn(
+  requested: Promise<string>,
+  close: (why: string) => Promise<void>,
+  log: Logger,
+): Promise<void> {
+  const stop = async (why: string) => {
+    log.info(`stopping: ${why}`);
+    await close(why);
+    Deno.exit(0);
+  };
+  onStopSignal(stop);
+  watchParent(stop);
+  return requested.then(stop);
+}
+
+/** Runs a start step that binds a port, turning "address in use" into an error naming the flag. */
+function bind<T>(flag: string, cfg: Config, start: () => T): T {
+  const explain = (e: unknown): unknown => {
+    if (e instanceof Deno.errors.AddrInUse) {
+      return new StartError(
+        `${flag}: ${cfg.host}:${cfg.port} is already in use; choose another port (0 picks a free one)`,
+      );
+    }
+    if (e instanceof Deno.errors.AddrNotAvailable) {
+      return new StartError(
+        `--host: ${cfg.host} is not an address of this machine`,
+      );
+    }
+    return e;
+  };
+  try {
+    const r = start();
+    if (r instanceof Promise) {
+      return r.catch((e) => {
+        throw explain(e);
+      }) as T;
+    }
+    return r;
+  } catch (e) {
+    throw explain(e);
+  }
+}

@@ -1,0 +1,307 @@
+/**
+ * Process configuration: flags, then SEAMLESS_* environment variables, then a
+ * JSON file given by --config, then defaults. A bad value anywhere is a
+ * ConfigError whose message names the flag (or variable, or file key).
+ */
+import { parseArgs } from "node:util";
+import { LOG_LEVELS, type LogLevel } from "./log.ts";
+import { DEFAULT_MAX_FRAME } from "./wire/frame.ts";
+import { parseAddress } from "./wire/endpoint.ts";
+
+/** The three server roles; null in a Config means "run the whole local cluster". */
+export type ServerRole = "cellappmgr" | "cellapp" | "baseapp";
+
+/** Everything a process of any role is configured with. */
+export interface Config {
+  role: ServerRole | null;
+  /** Where the cellappmgr listens for processes, HOST:PORT. */
+  mgr: string;
+  /** Address this process binds (its peer port and, for the cellappmgr, the admin API). */
+  host: string;
+  /** Port for other processes; 0 picks a free one. */
+  port: number;
+  /** Admin API port (cellappmgr and local cluster); 0 picks a free one. */
+  adminPort: number;
+  /** Deno KV: a file path, a KV Connect URL, or ":memory:". */
+  kv: string;
+  secret: string | null;
+  adminToken: string | null;
+  logLevel: LogLevel;
+  /** Largest frame accepted or sent, in bytes. */
+  maxFrame: number;
+  /** Local cluster only: how many cellapps and baseapps to start. */
+  cellapps: number;
+  baseapps: number;
+}
+
+/** A configuration value that cannot be used; the message names where it came from. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Port the cellappmgr listens on unless told otherwise. */
+export const DEFAULT_MGR_PORT = 7100;
+
+const ROLE_ALIASES: Record<string, ServerRole> = {
+  cellappmgr: "cellappmgr",
+  mgr: "cellappmgr",
+  cellapp: "cellapp",
+  cell: "cellapp",
+  baseapp: "baseapp",
+  base: "baseapp",
+};
+
+interface Spec {
+  /** Parses the raw text (or JSON value from a config file); throws a reason. */
+  parse(v: unknown): unknown;
+  env: string;
+}
+
+const text = (v: unknown): string => {
+  if (typeof v !== "string" || v === "") {
+    throw new Error(`expected a non-empty string, got ${JSON.stringify(v)}`);
+  }
+  return v;
+};
+
+const integer =
+  (min: number, max: number, what: string) => (v: unknown): number => {
+    const n = typeof v === "number"
+      ? v
+      : typeof v === "string" && /^\d+$/.test(v.trim())
+      ? Number(v)
+      : NaN;
+    if (!Number.isInteger(n) || n < min || n > max) {
+      throw new Error(`${JSON.stringify(v)} is not ${what} (${min}-${max})`);
+    }
+    return n;
+  };
+
+const SPECS: Record<string, Spec> = {
+  role: {
+    env: "SEAMLESS_ROLE",
+    parse: (v) => {
+      const r = ROLE_ALIASES[text(v)];
+      if (!r) {
+        throw new Error(
+          `unknown role ${
+            JSON.stringify(v)
+          }; expected cellappmgr (mgr), cellapp (cell) or baseapp (base)`,
+        );
+      }
+      return r;
+    },
+  },
+  mgr: {
+    env: "SEAMLESS_MGR",
+    parse: (v) => {
+      const a = parseAddress(text(v));
+      if (a.port === 0) {
+        throw new Error(
+          `"${v}" has port 0; the cellappmgr's real port is needed`,
+        );
+      }
+      return text(v);
+    },
+  },
+  host: { env: "SEAMLESS_HOST", parse: text },
+  port: { env: "SEAMLESS_PORT", parse: integer(0, 65535, "a port number") },
+  "admin-port": {
+    env: "SEAMLESS_ADMIN_PORT",
+    parse: integer(0, 65535, "a port number"),
+  },
+  kv: { env: "SEAMLESS_KV", parse: text },
+  secret: { env: "SEAMLESS_SECRET", parse: text },
+  "admin-token": { env: "SEAMLESS_ADMIN_TOKEN", parse: text },
+  "log-level": {
+    env: "SEAMLESS_LOG_LEVEL",
+    parse: (v) => {
+      if (!LOG_LEVELS.includes(v as LogLevel)) {
+        throw new Error(
+          `${JSON.stringify(v)} is not a log level; expected ${
+            LOG_LEVELS.join(", ")
+          }`,
+        );
+      }
+      return v;
+    },
+  },
+  "max-frame": {
+    env: "SEAMLESS_MAX_FRAME",
+    parse: integer(1024, 2 ** 31 - 1, "a frame size in bytes"),
+  },
+  cellapps: {
+    env: "SEAMLESS_CELLAPPS",
+    parse: integer(0, 64, "a number of cellapps"),
+  },
+  baseapps: {
+    env: "SEAMLESS_BASEAPPS",
+    parse: integer(0, 64, "a number of baseapps"),
+  },
+};
+
+const KEY_OF: Record<string, keyof Config> = {
+  role: "role",
+  mgr: "mgr",
+  host: "host",
+  port: "port",
+  "admin-port": "adminPort",
+  kv: "kv",
+  secret: "secret",
+  "admin-token": "adminToken",
+  "log-level": "logLevel",
+  "max-frame": "maxFrame",
+  cellapps: "cellapps",
+  baseapps: "baseapps",
+};
+
+/** Usage text printed by --help. */
+export const USAGE = `Usage: deno task start [flags]
+
+With no --role, starts a local cluster: one cellappmgr, two cellapps and one
+baseapp, admin API on 127.0.0.1:8080.
+
+Flags (each also read from the environment variable shown):
+  --role=ROLE          cellappmgr (mgr), cellapp (cell) or baseapp (base)   SEAMLESS_ROLE
+  --mgr=HOST:PORT      where the cellappmgr listens [127.0.0.1:${DEFAULT_MGR_PORT}]        SEAMLESS_MGR
+  --host=HOST          address to bind [127.0.0.1]                          SEAMLESS_HOST
+  --port=N             port for other processes, 0 = any free one           SEAMLESS_PORT
+                       [cellappmgr and local cluster: ${DEFAULT_MGR_PORT}; others: 0]
+  --admin-port=N       admin API port, 0 = any free one [8080]              SEAMLESS_ADMIN_PORT
+  --kv=PATH|URL        Deno KV: file, KV Connect URL or :memory:            SEAMLESS_KV
+                       [data/seamless.kv]
+  --secret=TEXT        cluster secret every process must share              SEAMLESS_SECRET
+  --admin-token=TEXT   bearer token the admin API requires                  SEAMLESS_ADMIN_TOKEN
+  --log-level=LEVEL    debug, info, warn or error [info]                    SEAMLESS_LOG_LEVEL
+  --max-frame=BYTES    largest inter-process frame [${DEFAULT_MAX_FRAME}]            SEAMLESS_MAX_FRAME
+  --cellapps=N         local cluster: cellapps to start [2]                 SEAMLESS_CELLAPPS
+  --baseapps=N         local cluster: baseapps to start [1]                 SEAMLESS_BASEAPPS
+  --config=FILE        JSON file with any of the above (camelCase keys)     SEAMLESS_CONFIG
+  --help               this text
+`;
+
+/** The result of reading the command line: a config, or a request for help. */
+export type ParsedCommand = { help: true } | { help: false; config: Config };
+
+/**
+ * Reads flags, environment and config file into a Config. Throws ConfigError
+ * naming the offending flag, variable or key.
+ */
+export function parseCommand(
+  args: string[],
+  env: Record<string, string | undefined> = Deno.env.toObject(),
+  readFile: (path: string) => string = Deno.readTextFileSync,
+): ParsedCommand {
+  const options: Record<string, { type: "string" | "boolean" }> = {
+    config: { type: "string" },
+    help: { type: "boolean" },
+  };
+  for (const name of Object.keys(SPECS)) options[name] = { type: "string" };
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseArgs({ args, options, strict: true, allowPositionals: false })
+      .values;
+  } catch (e) {
+    throw new ConfigError(describeParseError(e as Error));
+  }
+  if (values.help) return { help: true };
+
+  const chosen = new Map<string, { raw: unknown; source: string }>();
+  const configPath = (values.config as string | undefined) ??
+    env.SEAMLESS_CONFIG;
+  if (configPath !== undefined) {
+    const source = values.config !== undefined ? "--config" : "SEAMLESS_CONFIG";
+    for (
+      const [key, raw] of Object.entries(
+        readConfigFile(configPath, source, readFile),
+      )
+    ) {
+      chosen.set(key, { raw, source: `${configPath}: "${camel(key)}"` });
+    }
+  }
+  for (const [name, spec] of Object.entries(SPECS)) {
+    const e = env[spec.env];
+    if (e !== undefined) chosen.set(name, { raw: e, source: spec.env });
+    const f = values[name];
+    if (typeof f === "string") {
+      chosen.set(name, { raw: f, source: `--${name}` });
+    }
+  }
+
+  const got: Partial<Record<keyof Config, unknown>> = {};
+  for (const [name, { raw, source }] of chosen) {
+    try {
+      got[KEY_OF[name]] = SPECS[name].parse(raw);
+    } catch (e) {
+      throw new ConfigError(`${source}: ${(e as Error).message}`);
+    }
+  }
+  const role = (got.role as ServerRole | undefined) ?? null;
+  const config: Config = {
+    role,
+    mgr: (got.mgr as string) ?? `127.0.0.1:${DEFAULT_MGR_PORT}`,
+    host: (got.host as string) ?? "127.0.0.1",
+    port: (got.port as number) ??
+      (role === null || role === "cellappmgr" ? DEFAULT_MGR_PORT : 0),
+    adminPort: (got.adminPort as number) ?? 8080,
+    kv: (got.kv as string) ?? "data/seamless.kv",
+    secret: (got.secret as string) ?? null,
+    adminToken: (got.adminToken as string) ?? null,
+    logLevel: (got.logLevel as LogLevel) ?? "info",
+    maxFrame: (got.maxFrame as number) ?? DEFAULT_MAX_FRAME,
+    cellapps: (got.cellapps as number) ?? 2,
+    baseapps: (got.baseapps as number) ?? 1,
+  };
+  return { help: false, config };
+}
+
+function camel(flag: string): string {
+  return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
+function readConfigFile(
+  path: string,
+  source: string,
+  readFile: (p: string) => string,
+): Record<string, unknown> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFile(path));
+  } catch (e) {
+    throw new ConfigError(
+      `${source}: cannot read ${path} as JSON: ${(e as Error).message}`,
+    );
+  }
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    throw new ConfigError(`${source}: ${path} must hold a JSON object`);
+  }
+  const out: Record<string, unknown> = {};
+  const byCamel = new Map(Object.keys(SPECS).map((k) => [camel(k), k]));
+  for (const [key, value] of Object.entries(raw)) {
+    const name = byCamel.get(key);
+    if (!name) {
+      throw new ConfigError(
+        `${source}: ${path}: unknown key "${key}"; known keys: ${
+          [...byCamel.keys()].join(", ")
+        }`,
+      );
+    }
+    out[name] = typeof value === "number" ? String(value) : value;
+  }
+  return out;
+}
+
+function describeParseError(e: Error): string {
+  const m = /'([^']*)'/.exec(e.message);
+  const code = (e as { code?: string }).code;
+  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && m) {
+    return `${m[1].split("=")[0]}: unknown flag (see --help)`;
+  }
+  if (code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL" && m) {
+    return `${m[1]}: unexpected argument; flags look like --name=value`;
+  }
+  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && m) {
+    return `${m[1].split(" ")[0]}: ${e.message}`;
+  }
+  return e.message;
+}

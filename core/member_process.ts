@@ -1,0 +1,57 @@
+import type { Config } from "./config.ts";
+import type { Logger } from "./log.ts";
+import { Handlers, MgrLink, ProcMsg, WireServer } from "./wire/mod.ts";
+
+/** The parts every cellapp and baseapp has: a peer listener and the link to the cellappmgr. */
+export interface MemberProcess {
+  server: WireServer;
+  link: MgrLink;
+  /** Handlers for messages from the cellappmgr and peers; roles add theirs. */
+  handlers: Handlers;
+  /** Resolves with a reason when the cellappmgr asks this process to stop. */
+  stopRequested: Promise<string>;
+  /** Closes the link (after queued replies are written) and the listener. */
+  close(reason: string): Promise<void>;
+}
+
+/** Starts listening for peers and joins the cluster as `role`. */
+export function startMember(
+  role: "cellapp" | "baseapp",
+  cfg: Config,
+  log: Logger,
+  load: () => number,
+  clientUrl?: () => string | null,
+): MemberProcess {
+  let requestStop!: (reason: string) => void;
+  const stopRequested = new Promise<string>((r) => (requestStop = r));
+  const handlers = new Handlers().on(ProcMsg.stop, (_ch, reason) => {
+    log.info(`the cellappmgr asks this process to stop: ${reason}`);
+    requestStop(reason);
+    return true;
+  });
+  const common = {
+    role,
+    secret: cfg.secret,
+    maxFrame: cfg.maxFrame,
+    handlers,
+    log,
+  };
+  const server = new WireServer({ ...common, host: cfg.host, port: cfg.port });
+  const link = new MgrLink({
+    ...common,
+    mgr: cfg.mgr,
+    address: server.address,
+    load,
+    clientUrl,
+  });
+  return {
+    server,
+    link,
+    handlers,
+    stopRequested,
+    async close(reason: string) {
+      await link.close(reason);
+      server.close(reason);
+    },
+  };
+}

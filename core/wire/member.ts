@@ -1,0 +1,118 @@
+import { type Channel, type ChannelOptions, type Handlers } from "./channel.ts";
+import { dial } from "./endpoint.ts";
+import { MgrMsg } from "./messages.ts";
+import type { Logger } from "../log.ts";
+
+/** How a cellapp or baseapp joins the cluster. */
+export interface MemberOptions
+  extends Omit<ChannelOptions, "role" | "heartbeatPayload"> {
+  role: "cellapp" | "baseapp";
+  /** The cellappmgr's address, HOST:PORT. */
+  mgr: string;
+  /** This process's own listening address, announced to the cellappmgr. */
+  address: string;
+  /** Messages the cellappmgr may send to this process. */
+  handlers: Handlers;
+  /** The load reported with every heartbeat. */
+  load: () => number;
+  /** The client WebSocket URL, for baseapps that serve clients. */
+  clientUrl?: () => string | null;
+  log: Logger;
+  /** Longest wait between two attempts to reach the cellappmgr. */
+  maxRetryMs?: number;
+}
+
+/**
+ * The link from a cellapp or baseapp to the cellappmgr: registers, heartbeats
+ * with the load, and when the cellappmgr is not there yet or goes away, keeps
+ * trying and registers again (asking for the same id) once it is back.
+ */
+export class MgrLink {
+  /** The id the cellappmgr gave this process; kept across reconnects. */
+  id: number | null = null;
+  /** The open channel to the cellappmgr, or null while there is none. */
+  channel: Channel | null = null;
+  #o: MemberOptions;
+  #stopped = false;
+  #startedAt = Date.now();
+  #wake: (() => void) | null = null;
+  #registered: Promise<number>;
+  #resolveRegistered!: (id: number) => void;
+
+  constructor(opts: MemberOptions) {
+    this.#o = opts;
+    this.#registered = new Promise((r) => (this.#resolveRegistered = r));
+    this.#run();
+  }
+
+  /** Resolves with the id once this process has registered the first time. */
+  get registered(): Promise<number> {
+    return this.#registered;
+  }
+
+  /** Stops reconnecting and closes the channel once what is queued on it is written. */
+  async close(reason = "process stopping"): Promise<void> {
+    this.#stopped = true;
+    this.#wake?.();
+    const ch = this.channel;
+    if (!ch) return;
+    ch.close(reason);
+    await ch.closed;
+  }
+
+  async #run(): Promise<void> {
+    const o = this.#o;
+    let delay = 100;
+    let failures = 0;
+    while (!this.#stopped) {
+      try {
+        const ch = await dial(o.mgr, {
+          ...o,
+          heartbeatPayload: () => ({ load: o.load() }),
+        });
+        if (this.#stopped) {
+          ch.close("process stopping");
+          break;
+        }
+        const reply = await ch.request(MgrMsg.register, {
+          role: o.role,
+          pid: Deno.pid,
+          address: o.address,
+          previousId: this.id,
+          clientUrl: o.clientUrl?.() ?? null,
+          startedAt: this.#startedAt,
+        });
+        this.id = reply.id;
+        this.channel = ch;
+        failures = 0;
+        delay = 100;
+        o.log.info(
+          `registered with the cellappmgr at ${o.mgr} as ${o.role} ${reply.id}`,
+        );
+        this.#resolveRegistered(reply.id);
+        const reason = await ch.closed;
+        this.channel = null;
+        if (!this.#stopped) {
+          o.log.warn(`lost the cellappmgr (${reason}); reconnecting`);
+        }
+      } catch (e) {
+        failures++;
+        const msg = `cannot reach the cellappmgr at ${o.mgr}: ${
+          (e as Error).message
+        }; retrying`;
+        // Say it once loudly, then quietly, so a waiting process does not flood the log.
+        if (failures === 1) o.log.warn(msg);
+        else o.log.debug(msg);
+      }
+      if (this.#stopped) break;
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, delay);
+        this.#wake = () => {
+          clearTimeout(t);
+          r();
+        };
+      });
+      delay = Math.min(delay * 2, o.maxRetryMs ?? 1000);
+    }
+  }
+}

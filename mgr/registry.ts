@@ -1,0 +1,123 @@
+import type { Channel, RegisterInfo } from "../core/wire/mod.ts";
+import { checkHeartbeatReport } from "../core/wire/mod.ts";
+import type { Logger } from "../core/log.ts";
+import type { ProcessView } from "../core/views.ts";
+
+/** A registered cellapp or baseapp. */
+export interface Member {
+  id: number;
+  role: "cellapp" | "baseapp";
+  pid: number;
+  address: string;
+  clientUrl: string | null;
+  startedAt: number;
+  lastHeartbeatAt: number;
+  load: number;
+  channel: Channel;
+}
+
+/**
+ * The cellappmgr's table of live processes. A member leaves it when its
+ * channel closes, which the channel does itself on EOF or missed heartbeats.
+ */
+export class Registry {
+  readonly members: Map<number, Member> = new Map();
+  #byChannel = new Map<Channel, Member>();
+  #nextId = 1;
+  #log: Logger;
+  /** Called after a member joined or left. */
+  onChange:
+    | ((m: Member, event: "joined" | "left", reason?: string) => void)
+    | null = null;
+
+  constructor(log: Logger) {
+    this.#log = log;
+  }
+
+  /**
+   * Adds the process on `ch`. A process that re-registers after a cellappmgr
+   * restart keeps its previous id when no one else holds it.
+   */
+  register(ch: Channel, info: RegisterInfo): Member {
+    const known = this.#byChannel.get(ch);
+    if (known) return known;
+    let id = info.previousId ?? 0;
+    if (!id || this.members.has(id)) id = this.#nextId;
+    this.#nextId = Math.max(this.#nextId, id + 1);
+    const m: Member = {
+      id,
+      role: info.role,
+      pid: info.pid,
+      address: reachable(info.address, ch.remote),
+      clientUrl: info.clientUrl,
+      startedAt: info.startedAt,
+      lastHeartbeatAt: performance.now(),
+      load: 0,
+      channel: ch,
+    };
+    this.members.set(id, m);
+    this.#byChannel.set(ch, m);
+    ch.onHeartbeat = (payload) => {
+      const bad = checkHeartbeatReport(payload);
+      if (bad) {
+        this.#log.warn(`${m.role} ${m.id}: ignored heartbeat report: ${bad}`);
+        return;
+      }
+      m.lastHeartbeatAt = performance.now();
+      m.load = (payload as { load: number }).load;
+    };
+    ch.closed.then((reason) => this.#drop(m, reason));
+    this.#log.info(
+      `${m.role} ${id} joined: pid ${m.pid} at ${m.address}${
+        info.previousId ? " (re-registered)" : ""
+      }`,
+    );
+    this.onChange?.(m, "joined");
+    return m;
+  }
+
+  /** Live members with `role`, in id order. */
+  withRole(role: Member["role"]): Member[] {
+    return [...this.members.values()].filter((m) => m.role === role).sort((
+      a,
+      b,
+    ) => a.id - b.id);
+  }
+
+  /** The members as the admin API shows them. */
+  views(now = performance.now(), wall = Date.now()): ProcessView[] {
+    return [...this.members.values()].sort((a, b) => a.id - b.id).map((m) => ({
+      id: m.id,
+      role: m.role,
+      pid: m.pid,
+      address: m.address,
+      ...(m.clientUrl ? { clientUrl: m.clientUrl } : {}),
+      uptimeS: Math.max(0, Math.round((wall - m.startedAt) / 100) / 10),
+      lastHeartbeatMsAgo: Math.round(now - m.lastHeartbeatAt),
+      load: m.load,
+    }));
+  }
+
+  #drop(m: Member, reason: string): void {
+    if (this.members.get(m.id) !== m) return;
+    this.members.delete(m.id);
+    this.#byChannel.delete(m.channel);
+    this.#log.warn(`${m.role} ${m.id} (pid ${m.pid}) left: ${reason}`);
+    this.onChange?.(m, "left", reason);
+  }
+}
+
+/**
+ * A process bound to every interface announces 0.0.0.0; others must reach it
+ * on the address its connection came from.
+ */
+function reachable(announced: string, remote: string): string {
+  const m = /^(.*):(\d+)$/.exec(announced);
+  if (!m) return announced;
+  const host = m[1].replace(/^\[|\]$/g, "");
+  if (host !== "0.0.0.0" && host !== "::") return announced;
+  const remoteHost = remote.replace(/:\d+$/, "");
+  return remoteHost.includes(":") && !remoteHost.startsWith("[")
+    ? `[${remoteHost}]:${m[2]}`
+    : `${remoteHost}:${m[2]}`;
+}
