@@ -90,9 +90,7 @@ export function createAdminApp(
       return errorResponse(c, err.status, err.code, err.message);
     }
     console.error(
-      `admin API: ${c.req.method} ${c.req.url} failed: ${
-        err.stack ?? err.message
-      }`,
+      `admin API: ${c.req.method} ${c.req.url} failed: ${err.stack ?? err.message}`,
     );
     return errorResponse(c, 500, "internal", err.message);
   });

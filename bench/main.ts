@@ -16,9 +16,7 @@ for await (const e of Deno.readDir(dir)) {
 available.sort();
 if (!name || !available.includes(name)) {
   console.error(
-    `${
-      name ? `unknown benchmark "${name}"` : "no benchmark named"
-    }; available: ${available.join(", ")}`,
+    `${name ? `unknown benchmark "${name}"` : "no benchmark named"}; available: ${available.join(", ")}`,
   );
   Deno.exit(2);
 }

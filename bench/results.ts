@@ -9,13 +9,11 @@ export async function writeResults(
     text = await Deno.readTextFile(path);
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
-    text =
-      "# Benchmark results\n\nEach section is written by `deno task bench NAME`.\n";
+    text = "# Benchmark results\n\nEach section is written by `deno task bench NAME`.\n";
   }
   const begin = `<!-- bench:${name}:begin -->`;
   const end = `<!-- bench:${name}:end -->`;
-  const section =
-    `${begin}\n## ${name}\n\n${machineLine()}\n\n${markdown.trim()}\n${end}`;
+  const section = `${begin}\n## ${name}\n\n${machineLine()}\n\n${markdown.trim()}\n${end}`;
   const from = text.indexOf(begin);
   const to = text.indexOf(end);
   text = from >= 0 && to > from

@@ -6,12 +6,7 @@
 import { fileURLToPath as fromFileUrl } from "node:url";
 import type { Config } from "../core/config.ts";
 import { createLogger, type Logger } from "../core/log.ts";
-import {
-  announceReady,
-  onStopSignal,
-  PARENT_WATCH_ENV,
-  type ReadyInfo,
-} from "../core/process.ts";
+import { announceReady, onStopSignal, PARENT_WATCH_ENV, type ReadyInfo } from "../core/process.ts";
 import { StartError } from "./roles.ts";
 
 /** One child process of the local cluster. */
@@ -209,9 +204,7 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
     }
     children.push(...members);
     await Promise.all(
-      members.map((c) =>
-        withTimeout(c.ready, READY_TIMEOUT_MS, `the ${c.role} (pid ${c.pid})`)
-      ),
+      members.map((c) => withTimeout(c.ready, READY_TIMEOUT_MS, `the ${c.role} (pid ${c.pid})`)),
     );
     log.info(
       `local cluster up: cellappmgr, ${cfg.cellapps} cellapps, ${cfg.baseapps} baseapps. ` +
@@ -240,9 +233,7 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
   }));
   const clean = stopping || statuses.every((s) => s.code === 0);
   log.info(
-    `every process of the local cluster has exited${
-      clean ? "" : " (some with errors)"
-    }`,
+    `every process of the local cluster has exited${clean ? "" : " (some with errors)"}`,
   );
   return clean ? 0 : 1;
 }

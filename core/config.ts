@@ -64,18 +64,13 @@ const text = (v: unknown): string => {
   return v;
 };
 
-const integer =
-  (min: number, max: number, what: string) => (v: unknown): number => {
-    const n = typeof v === "number"
-      ? v
-      : typeof v === "string" && /^\d+$/.test(v.trim())
-      ? Number(v)
-      : NaN;
-    if (!Number.isInteger(n) || n < min || n > max) {
-      throw new Error(`${JSON.stringify(v)} is not ${what} (${min}-${max})`);
-    }
-    return n;
-  };
+const integer = (min: number, max: number, what: string) => (v: unknown): number => {
+  const n = typeof v === "number" ? v : typeof v === "string" && /^\d+$/.test(v.trim()) ? Number(v) : NaN;
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new Error(`${JSON.stringify(v)} is not ${what} (${min}-${max})`);
+  }
+  return n;
+};
 
 const SPECS: Record<string, Spec> = {
   role: {
@@ -84,9 +79,7 @@ const SPECS: Record<string, Spec> = {
       const r = ROLE_ALIASES[text(v)];
       if (!r) {
         throw new Error(
-          `unknown role ${
-            JSON.stringify(v)
-          }; expected cellappmgr (mgr), cellapp (cell) or baseapp (base)`,
+          `unknown role ${JSON.stringify(v)}; expected cellappmgr (mgr), cellapp (cell) or baseapp (base)`,
         );
       }
       return r;
@@ -118,9 +111,7 @@ const SPECS: Record<string, Spec> = {
     parse: (v) => {
       if (!LOG_LEVELS.includes(v as LogLevel)) {
         throw new Error(
-          `${JSON.stringify(v)} is not a log level; expected ${
-            LOG_LEVELS.join(", ")
-          }`,
+          `${JSON.stringify(v)} is not a log level; expected ${LOG_LEVELS.join(", ")}`,
         );
       }
       return v;
@@ -281,9 +272,7 @@ function readConfigFile(
     const name = byCamel.get(key);
     if (!name) {
       throw new ConfigError(
-        `${source}: ${path}: unknown key "${key}"; known keys: ${
-          [...byCamel.keys()].join(", ")
-        }`,
+        `${source}: ${path}: unknown key "${key}"; known keys: ${[...byCamel.keys()].join(", ")}`,
       );
     }
     out[name] = typeof value === "number" ? String(value) : value;

@@ -22,9 +22,7 @@ export function createLogger(tag: string, level: LogLevel = "info"): Logger {
   const min = LOG_LEVELS.indexOf(level);
   const write = (lvl: LogLevel, msg: string) => {
     if (LOG_LEVELS.indexOf(lvl) < min) return;
-    const line = `${new Date().toISOString()} ${
-      lvl.toUpperCase().padEnd(5)
-    } ${tag}: ${msg}\n`;
+    const line = `${new Date().toISOString()} ${lvl.toUpperCase().padEnd(5)} ${tag}: ${msg}\n`;
     try {
       Deno.stderr.writeSync(encoder.encode(line));
     } catch {

@@ -1,10 +1,4 @@
-import {
-  type Channel,
-  Handlers,
-  MgrMsg,
-  ProcMsg,
-  WireServer,
-} from "../core/wire/mod.ts";
+import { type Channel, Handlers, MgrMsg, ProcMsg, WireServer } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
 import { VERSION } from "../core/version.ts";
 import type { ClusterView, HealthView, ShutdownView } from "../core/views.ts";

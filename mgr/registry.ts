@@ -68,9 +68,7 @@ export class Registry {
     };
     ch.closed.then((reason) => this.#drop(m, reason));
     this.#log.info(
-      `${m.role} ${id} joined: pid ${m.pid} at ${m.address}${
-        info.previousId ? " (re-registered)" : ""
-      }`,
+      `${m.role} ${id} joined: pid ${m.pid} at ${m.address}${info.previousId ? " (re-registered)" : ""}`,
     );
     this.onChange?.(m, "joined");
     return m;
@@ -117,7 +115,5 @@ function reachable(announced: string, remote: string): string {
   const host = m[1].replace(/^\[|\]$/g, "");
   if (host !== "0.0.0.0" && host !== "::") return announced;
   const remoteHost = remote.replace(/:\d+$/, "");
-  return remoteHost.includes(":") && !remoteHost.startsWith("[")
-    ? `[${remoteHost}]:${m[2]}`
-    : `${remoteHost}:${m[2]}`;
+  return remoteHost.includes(":") && !remoteHost.startsWith("[") ? `[${remoteHost}]:${m[2]}` : `${remoteHost}:${m[2]}`;
 }

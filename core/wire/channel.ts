@@ -1,17 +1,6 @@
-import {
-  DEFAULT_MAX_FRAME,
-  FrameError,
-  FrameReader,
-  FrameWriter,
-  NONE,
-} from "./frame.ts";
+import { DEFAULT_MAX_FRAME, FrameError, FrameReader, FrameWriter, NONE } from "./frame.ts";
 import { messageByKind, type MessageDef } from "./catalog.ts";
-import {
-  ChannelMsg as C,
-  type HelloInfo,
-  type Role,
-  type WelcomeInfo,
-} from "./messages.ts";
+import { ChannelMsg as C, type HelloInfo, type Role, type WelcomeInfo } from "./messages.ts";
 import { deferFlush, inTick } from "./outbox.ts";
 import { makeProof, verifyProof } from "./secret.ts";
 import { type Logger, silentLogger } from "../log.ts";
@@ -325,9 +314,7 @@ export class Channel {
   }
 
   #peerName(): string {
-    return this.#state === "handshake"
-      ? this.remote
-      : `${this.peer.role} pid ${this.peer.pid} (${this.peer.address})`;
+    return this.#state === "handshake" ? this.remote : `${this.peer.role} pid ${this.peer.pid} (${this.peer.address})`;
   }
 
   #push(msg: unknown[]): void {
@@ -373,8 +360,7 @@ export class Channel {
 
   #startHandshake(): void {
     this.#handshakeTimer = setTimeout(
-      () =>
-        this.#violation(`no handshake within ${this.#o.handshakeTimeoutMs} ms`),
+      () => this.#violation(`no handshake within ${this.#o.handshakeTimeoutMs} ms`),
       this.#o.handshakeTimeoutMs,
     );
     this.#readLoop();
@@ -467,9 +453,7 @@ export class Channel {
           );
         }
         const o = this.#o;
-        const proof = o.secret === null
-          ? null
-          : await makeProof(o.secret, ch.nonce, o.role, o.pid, o.address);
+        const proof = o.secret === null ? null : await makeProof(o.secret, ch.nonce, o.role, o.pid, o.address);
         const hello: HelloInfo = {
           role: o.role,
           pid: o.pid,
@@ -592,9 +576,7 @@ export class Channel {
       try {
         const r = handler(this, ...args);
         if (r instanceof Promise) {
-          r.catch((e) =>
-            this.#log.error(`${def.name} handler failed: ${errText(e)}`)
-          );
+          r.catch((e) => this.#log.error(`${def.name} handler failed: ${errText(e)}`));
         }
       } catch (e) {
         this.#log.error(`${def.name} handler failed: ${errText(e)}`);

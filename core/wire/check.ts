@@ -25,36 +25,25 @@ export const int = (min = -Infinity, max = Infinity): Check => (v) =>
 
 /** A finite number. */
 export const num: Check = (v) =>
-  typeof v === "number" && Number.isFinite(v)
-    ? null
-    : `expected a number, got ${show(v)}`;
+  typeof v === "number" && Number.isFinite(v) ? null : `expected a number, got ${show(v)}`;
 
 /** A string no longer than `max`. */
 export const str = (max = 4096): Check => (v) =>
-  typeof v === "string" && v.length <= max
-    ? null
-    : `expected a string of at most ${max} characters, got ${show(v)}`;
+  typeof v === "string" && v.length <= max ? null : `expected a string of at most ${max} characters, got ${show(v)}`;
 
 /** A boolean. */
-export const bool: Check = (v) =>
-  typeof v === "boolean" ? null : `expected a boolean, got ${show(v)}`;
+export const bool: Check = (v) => typeof v === "boolean" ? null : `expected a boolean, got ${show(v)}`;
 
 /** Raw bytes no longer than `max`. */
 export const bytes = (max = 1 << 20): Check => (v) =>
-  v instanceof Uint8Array && v.length <= max
-    ? null
-    : `expected at most ${max} bytes, got ${show(v)}`;
+  v instanceof Uint8Array && v.length <= max ? null : `expected at most ${max} bytes, got ${show(v)}`;
 
 /** One of the listed literal values. */
-export const oneOf =
-  <T extends string | number>(...values: T[]): Check => (v) =>
-    values.includes(v as T)
-      ? null
-      : `expected one of ${values.join(", ")}, got ${show(v)}`;
+export const oneOf = <T extends string | number>(...values: T[]): Check => (v) =>
+  values.includes(v as T) ? null : `expected one of ${values.join(", ")}, got ${show(v)}`;
 
 /** `inner`, or null/undefined. */
-export const optional = (inner: Check): Check => (v) =>
-  v === undefined || v === null ? null : inner(v);
+export const optional = (inner: Check): Check => (v) => v === undefined || v === null ? null : inner(v);
 
 /** Anything (for payloads checked further down). */
 export const any: Check = () => null;
@@ -95,8 +84,6 @@ export const arrayOf = (item: Check, max = 1 << 16): Check => (v) => {
 function show(v: unknown): string {
   if (v instanceof Uint8Array) return `${v.length} bytes`;
   if (Array.isArray(v)) return `an array of ${v.length}`;
-  const s = typeof v === "string"
-    ? JSON.stringify(v.length > 40 ? v.slice(0, 40) + "…" : v)
-    : String(v);
+  const s = typeof v === "string" ? JSON.stringify(v.length > 40 ? v.slice(0, 40) + "…" : v) : String(v);
   return typeof v === "object" && v !== null ? "an object" : s;
 }

@@ -22,9 +22,7 @@ export function parseAddress(text: string): { hostname: string; port: number } {
 
 /** Formats a host and port as HOST:PORT, bracketing IPv6. */
 export function formatAddress(hostname: string, port: number): string {
-  return hostname.includes(":")
-    ? `[${hostname}]:${port}`
-    : `${hostname}:${port}`;
+  return hostname.includes(":") ? `[${hostname}]:${port}` : `${hostname}:${port}`;
 }
 
 /** A TCP listener whose accepted connections become channels after the handshake. */

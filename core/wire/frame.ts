@@ -16,8 +16,7 @@ wireCodec.register({
     new DataView(b.buffer).setBigInt64(0, v);
     return b;
   },
-  decode: (d: Uint8Array) =>
-    new DataView(d.buffer, d.byteOffset, d.byteLength).getBigInt64(0),
+  decode: (d: Uint8Array) => new DataView(d.buffer, d.byteOffset, d.byteLength).getBigInt64(0),
 });
 wireCodec.register({
   type: 2,
@@ -27,8 +26,7 @@ wireCodec.register({
     new DataView(b.buffer).setBigUint64(0, v);
     return b;
   },
-  decode: (d: Uint8Array) =>
-    new DataView(d.buffer, d.byteOffset, d.byteLength).getBigUint64(0),
+  decode: (d: Uint8Array) => new DataView(d.buffer, d.byteOffset, d.byteLength).getBigUint64(0),
 });
 
 /** Default upper bound of one frame's body, in bytes (16 MiB). */
@@ -171,8 +169,7 @@ export class FrameReader {
     if (avail < FRAME_HEADER) return NONE;
     const b = this.#buf;
     const s = this.#start;
-    const len =
-      ((b[s] << 24) | (b[s + 1] << 16) | (b[s + 2] << 8) | b[s + 3]) >>> 0;
+    const len = ((b[s] << 24) | (b[s + 1] << 16) | (b[s + 2] << 8) | b[s + 3]) >>> 0;
     if (len > this.maxFrame) {
       throw new FrameError(
         `frame of ${len} bytes exceeds the limit of ${this.maxFrame}`,

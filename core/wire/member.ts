@@ -4,8 +4,7 @@ import { MgrMsg } from "./messages.ts";
 import type { Logger } from "../log.ts";
 
 /** How a cellapp or baseapp joins the cluster. */
-export interface MemberOptions
-  extends Omit<ChannelOptions, "role" | "heartbeatPayload"> {
+export interface MemberOptions extends Omit<ChannelOptions, "role" | "heartbeatPayload"> {
   role: "cellapp" | "baseapp";
   /** The cellappmgr's address, HOST:PORT. */
   mgr: string;
@@ -97,9 +96,7 @@ export class MgrLink {
         }
       } catch (e) {
         failures++;
-        const msg = `cannot reach the cellappmgr at ${o.mgr}: ${
-          (e as Error).message
-        }; retrying`;
+        const msg = `cannot reach the cellappmgr at ${o.mgr}: ${(e as Error).message}; retrying`;
         // Say it once loudly, then quietly, so a waiting process does not flood the log.
         if (failures === 1) o.log.warn(msg);
         else o.log.debug(msg);

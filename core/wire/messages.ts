@@ -3,17 +3,7 @@
  * Kinds 1-15 belong to the channel itself (handshake, heartbeat, replies).
  */
 import { message } from "./catalog.ts";
-import {
-  any,
-  bytes,
-  int,
-  num,
-  obj,
-  oneOf,
-  optional,
-  str,
-  tuple,
-} from "./check.ts";
+import { any, bytes, int, num, obj, oneOf, optional, str, tuple } from "./check.ts";
 
 /** The roles a process can have; `tool` is a benchmark or test peer that never registers. */
 export const ROLES = ["cellappmgr", "cellapp", "baseapp", "tool"] as const;

@@ -7,9 +7,7 @@ const cluster = async (admin: string): Promise<ProcessView[]> =>
   ((await api(admin, "/api/cluster")).body as ClusterView).processes;
 
 const members = async (admin: string, role?: string) =>
-  (await cluster(admin)).filter((p) =>
-    p.role !== "cellappmgr" && (!role || p.role === role)
-  );
+  (await cluster(admin)).filter((p) => p.role !== "cellappmgr" && (!role || p.role === role));
 
 async function startMgr(
   procs: Procs,
@@ -41,9 +39,7 @@ Deno.test(
     ]);
     const list = await waitFor("three members", async () => {
       const m = await members(admin);
-      return m.length === 3 && m.every((p) => p.lastHeartbeatMsAgo < 1500)
-        ? m
-        : null;
+      return m.length === 3 && m.every((p) => p.lastHeartbeatMsAgo < 1500) ? m : null;
     });
     const self = (await cluster(admin))[0];
     assert.equal(self.role, "cellappmgr");
@@ -157,15 +153,11 @@ Deno.test(
     const bad = await procs.start([...join, "--secret=wrong"]);
     await waitFor(
       "the good cellapp",
-      async () =>
-        (await members(mgr.ready.admin!)).some((p) => p.pid === good.pid),
+      async () => (await members(mgr.ready.admin!)).some((p) => p.pid === good.pid),
     );
     await waitFor(
       "the refusal in the log",
-      () =>
-        mgr.stderr.some((l) =>
-          l.includes("refusing peer: wrong cluster secret")
-        ),
+      () => mgr.stderr.some((l) => l.includes("refusing peer: wrong cluster secret")),
     );
     await waitFor(
       "the refused side to say why",

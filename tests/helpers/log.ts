@@ -7,8 +7,7 @@ export function memoryLogger(): Logger & {
 } {
   const lines: string[] = [];
   const make = (tag: string): Logger => {
-    const w = (lvl: LogLevel) => (m: string) =>
-      void lines.push(`${lvl} ${tag} ${m}`);
+    const w = (lvl: LogLevel) => (m: string) => void lines.push(`${lvl} ${tag} ${m}`);
     return {
       level: "debug",
       debug: w("debug"),
@@ -30,9 +29,7 @@ export function memoryLogger(): Logger & {
         await new Promise((r) => setTimeout(r, 10));
       }
       throw new Error(
-        `no log line matched ${re} within ${ms} ms; lines:\n${
-          lines.join("\n")
-        }`,
+        `no log line matched ${re} within ${ms} ms; lines:\n${lines.join("\n")}`,
       );
     },
   };

@@ -82,9 +82,7 @@ export class Procs {
       ]);
     } catch (e) {
       throw new Error(
-        `main.ts ${flags.join(" ")}: ${(e as Error).message}\nstderr:\n${
-          stderr.join("\n")
-        }`,
+        `main.ts ${flags.join(" ")}: ${(e as Error).message}\nstderr:\n${stderr.join("\n")}`,
       );
     } finally {
       clearTimeout(timer);
@@ -92,9 +90,20 @@ export class Procs {
     return proc;
   }
 
+  /** Processes started by another process (a local cluster's children), killed by pid at the end. */
+  readonly adopted: number[] = [];
+
+  /** Takes responsibility for ending `pid` too. */
+  adopt(pid: number): void {
+    this.adopted.push(pid);
+  }
+
   /** Kills every process of the group by pid and waits for them. */
   async [Symbol.asyncDispose](): Promise<void> {
     for (const p of this.all) p.kill("SIGKILL");
+    for (const pid of this.adopted) {
+      if (isAlive(pid)) Deno.kill(pid, "SIGKILL");
+    }
     await Promise.allSettled(this.all.map((p) => p.status));
     // Let the stream readers see EOF before the test's resource check.
     await new Promise((r) => setTimeout(r, 10));
@@ -162,4 +171,14 @@ export function freePort(): number {
   const port = l.addr.port;
   l.close();
   return port;
+}
+
+/** True while a process with `pid` exists (SIGCONT changes nothing for a running process). */
+export function isAlive(pid: number): boolean {
+  try {
+    Deno.kill(pid, "SIGCONT");
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -16,9 +16,7 @@ export async function waitFor<T>(
     }
     if (Date.now() > deadline) {
       throw new Error(
-        `timed out after ${ms} ms waiting for ${what}${
-          last ? `: ${(last as Error).message}` : ""
-        }`,
+        `timed out after ${ms} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ""}`,
       );
     }
     await new Promise((r) => setTimeout(r, everyMs));

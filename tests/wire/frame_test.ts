@@ -1,10 +1,5 @@
 import assert from "node:assert/strict";
-import {
-  FrameError,
-  FrameReader,
-  FrameWriter,
-  NONE,
-} from "../../core/wire/frame.ts";
+import { FrameError, FrameReader, FrameWriter, NONE } from "../../core/wire/frame.ts";
 
 function drain(r: FrameReader): unknown[] {
   const out: unknown[] = [];

@@ -1,0 +1,54 @@
+import assert from "node:assert/strict";
+import type { ClusterView } from "../../core/views.ts";
+import { api, isAlive as alive, Procs } from "../helpers/procs.ts";
+import { waitFor } from "../helpers/wait.ts";
+
+const opts = { sanitizeOps: false, sanitizeResources: false };
+
+async function startCluster(procs: Procs, kv: string) {
+  const parent = await procs.start(["--port=0", "--admin-port=0", `--kv=${kv}`], { readyTimeoutMs: 60_000 });
+  const children = parent.ready.children as { role: string; pid: number }[];
+  // The test owns these pids too: they are killed by pid even if the parent dies first.
+  for (const c of children) procs.adopt(c.pid);
+  return { parent, children, admin: parent.ready.admin! };
+}
+
+Deno.test("the local cluster starts four processes and POST /api/shutdown ends them all", opts, async () => {
+  await using procs = new Procs();
+  const dir = await Deno.makeTempDir();
+  try {
+    const { parent, children, admin } = await startCluster(procs, `${dir}/kv/cluster.kv`);
+    assert.deepEqual(children.map((c) => c.role), ["cellappmgr", "cellapp", "cellapp", "baseapp"]);
+    const view = await waitFor("two cellapps and one baseapp", async () => {
+      const v = (await api(admin, "/api/cluster")).body as ClusterView;
+      const roles = v.processes.map((p) => p.role).sort();
+      return roles.join() === "baseapp,cellapp,cellapp,cellappmgr" ? v : null;
+    });
+    assert.deepEqual(view.processes.map((p) => p.pid).sort(), children.map((c) => c.pid).sort());
+    const stat = await Deno.stat(`${dir}/kv/cluster.kv`);
+    assert.ok(stat.isFile, "Deno KV lives in the file given by --kv");
+
+    const res = await api(admin, "/api/shutdown", { method: "POST" });
+    assert.equal(res.status, 202);
+    assert.deepEqual(res.body, { stopping: true, processes: 3 });
+    const status = await parent.status;
+    assert.equal(status.code, 0, parent.stderr.join("\n"));
+    for (const c of children) assert.ok(!alive(c.pid), `${c.role} pid ${c.pid} is gone`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("SIGTERM to the local cluster stops every child", opts, async () => {
+  await using procs = new Procs();
+  const dir = await Deno.makeTempDir();
+  try {
+    const { parent, children } = await startCluster(procs, `${dir}/c.kv`);
+    parent.kill("SIGTERM");
+    const status = await parent.status;
+    assert.equal(status.code, 0);
+    for (const c of children) assert.ok(!alive(c.pid), `${c.role} pid ${c.pid} is gone`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
