@@ -1,0 +1,255 @@
+/**
+ * The resolved definition model that every role and the client SDK use: entity
+ * types with stable ids, properties and methods with stable indices, audiences.
+ */
+import { DefWarning, SourcePos } from "./errors.ts";
+import { AUD, Audience, AUDIENCES, Flag } from "./flags.ts";
+import { VolatileSpec } from "./schema.ts";
+import { DataType } from "./types.ts";
+
+/** A resolved property of an entity type. */
+export interface PropertyDef {
+  readonly name: string;
+  /** Stable index within the entity type (parents, then interfaces, then own, then components). */
+  readonly index: number;
+  /** Index among the properties any client may see, or -1 (used by the client protocol). */
+  readonly clientIndex: number;
+  readonly type: DataType;
+  readonly flags: Flag;
+  readonly audiences: readonly Audience[];
+  /** The audiences as bits (see AUD). */
+  readonly mask: number;
+  readonly persistent: boolean;
+  /** The canonical default value (copy it before mutating). */
+  readonly default: unknown;
+  /** Index into the type's lodLevels; lodLevels.length means "anywhere in the AoI". */
+  readonly detailLevel: number;
+  readonly detailLabel: string | null;
+  readonly sendLatestOnly: boolean;
+  readonly identifier: boolean;
+  readonly editable: boolean;
+  /** The entity type, interface or component that declared it. */
+  readonly declaredIn: string;
+  /** The component (named part) it belongs to, or null. */
+  readonly component: string | null;
+  readonly metadata: Readonly<Record<string, unknown>>;
+  readonly source?: SourcePos;
+}
+
+/** A method argument. */
+export interface ArgDef {
+  readonly name: string | null;
+  readonly type: DataType;
+}
+
+/** Which part of an entity a method runs on. */
+export type MethodKind = "cell" | "base" | "client";
+
+/** A resolved cell, base or client method. */
+export interface MethodDef {
+  readonly name: string;
+  readonly kind: MethodKind;
+  /** Stable index among the type's methods of this kind. */
+  readonly index: number;
+  readonly args: readonly ArgDef[];
+  readonly exposed: boolean;
+  /** Client methods: the call reaches clients within this distance; null = all. */
+  readonly detailDistance: number | null;
+  readonly declaredIn: string;
+  readonly component: string | null;
+  readonly metadata: Readonly<Record<string, unknown>>;
+  readonly source?: SourcePos;
+}
+
+/** A resolved LoD level; levels are sorted by distance, nearest first. */
+export interface LodLevel {
+  readonly label: string;
+  readonly distance: number;
+  readonly hysteresis: number;
+}
+
+/** A resolved entity type. */
+export class EntityType {
+  readonly id: number;
+  readonly name: string;
+  readonly parent: EntityType | null;
+  readonly interfaces: readonly string[];
+  readonly components: readonly string[];
+  readonly proxy: boolean;
+  readonly hasBase: boolean;
+  readonly hasCell: boolean;
+  readonly hasClient: boolean;
+  readonly volatile: VolatileSpec;
+  readonly lodLevels: readonly LodLevel[];
+  readonly properties: readonly PropertyDef[];
+  /** Properties by clientIndex. */
+  readonly clientProperties: readonly PropertyDef[];
+  readonly cellMethods: readonly MethodDef[];
+  readonly baseMethods: readonly MethodDef[];
+  readonly clientMethods: readonly MethodDef[];
+  readonly metadata: Readonly<Record<string, unknown>>;
+  readonly source?: SourcePos;
+  private readonly byName: ReadonlyMap<string, PropertyDef>;
+  private readonly methodsByName: Readonly<
+    Record<MethodKind, ReadonlyMap<string, MethodDef>>
+  >;
+  private readonly byAudience: Readonly<
+    Record<Audience, readonly PropertyDef[]>
+  >;
+
+  constructor(init: {
+    id: number;
+    name: string;
+    parent: EntityType | null;
+    interfaces: string[];
+    components: string[];
+    proxy: boolean;
+    hasBase: boolean;
+    hasCell: boolean;
+    hasClient: boolean;
+    volatile: VolatileSpec;
+    lodLevels: LodLevel[];
+    properties: PropertyDef[];
+    cellMethods: MethodDef[];
+    baseMethods: MethodDef[];
+    clientMethods: MethodDef[];
+    metadata: Record<string, unknown>;
+    source?: SourcePos;
+  }) {
+    this.id = init.id;
+    this.name = init.name;
+    this.parent = init.parent;
+    this.interfaces = init.interfaces;
+    this.components = init.components;
+    this.proxy = init.proxy;
+    this.hasBase = init.hasBase;
+    this.hasCell = init.hasCell;
+    this.hasClient = init.hasClient;
+    this.volatile = init.volatile;
+    this.lodLevels = init.lodLevels;
+    this.properties = init.properties;
+    this.clientProperties = init.properties.filter((p) => p.clientIndex >= 0);
+    this.cellMethods = init.cellMethods;
+    this.baseMethods = init.baseMethods;
+    this.clientMethods = init.clientMethods;
+    this.metadata = init.metadata;
+    this.source = init.source;
+    this.byName = new Map(init.properties.map((p) => [p.name, p]));
+    const index = (ms: MethodDef[]) => new Map(ms.map((m) => [m.name, m]));
+    this.methodsByName = {
+      cell: index(init.cellMethods),
+      base: index(init.baseMethods),
+      client: index(init.clientMethods),
+    };
+    const by = {} as Record<Audience, PropertyDef[]>;
+    for (const a of AUDIENCES) {
+      by[a] = init.properties.filter((p) => (p.mask & AUD[a]) !== 0);
+    }
+    this.byAudience = by;
+  }
+
+  /** A property by name, or undefined. */
+  findProperty(name: string): PropertyDef | undefined {
+    return this.byName.get(name);
+  }
+
+  /** A property by name; throws naming the type when it has none. */
+  property(name: string): PropertyDef {
+    const p = this.byName.get(name);
+    if (!p) throw new Error(`${this.name} has no property '${name}'`);
+    return p;
+  }
+
+  /** The properties that go to an audience, in index order. */
+  propertiesFor(audience: Audience): readonly PropertyDef[] {
+    return this.byAudience[audience];
+  }
+
+  /** The methods of one kind. */
+  methods(kind: MethodKind): readonly MethodDef[] {
+    return kind === "cell" ? this.cellMethods : kind === "base" ? this.baseMethods : this.clientMethods;
+  }
+
+  /** A method by kind and name, or undefined. */
+  findMethod(kind: MethodKind, name: string): MethodDef | undefined {
+    return this.methodsByName[kind].get(name);
+  }
+
+  /** A method by kind and name; throws naming the type when it has none. */
+  method(kind: MethodKind, name: string): MethodDef {
+    const m = this.methodsByName[kind].get(name);
+    if (!m) throw new Error(`${this.name} has no ${kind} method '${name}'`);
+    return m;
+  }
+
+  /** The detail level for a distance (0 = nearest level; lodLevels.length = beyond all). */
+  detailLevelAt(distance: number): number {
+    const levels = this.lodLevels;
+    for (let i = 0; i < levels.length; i++) {
+      if (distance <= levels[i].distance) return i;
+    }
+    return levels.length;
+  }
+
+  /**
+   * The detail level after a move, with hysteresis: a level is entered inside
+   * `distance - hysteresis` and left beyond `distance + hysteresis`.
+   */
+  updateDetailLevel(current: number, distance: number): number {
+    const levels = this.lodLevels;
+    let level = current;
+    while (
+      level > 0 &&
+      distance < levels[level - 1].distance - levels[level - 1].hysteresis
+    ) {
+      level--;
+    }
+    while (
+      level < levels.length &&
+      distance > levels[level].distance + levels[level].hysteresis
+    ) {
+      level++;
+    }
+    return level;
+  }
+}
+
+/** Every entity type, by stable id and by name, and the warnings from building them. */
+export class EntityRegistry {
+  readonly types: readonly EntityType[];
+  readonly warnings: readonly DefWarning[];
+  private readonly byName: ReadonlyMap<string, EntityType>;
+
+  constructor(types: EntityType[], warnings: DefWarning[]) {
+    this.types = types;
+    this.warnings = warnings;
+    this.byName = new Map(types.map((t) => [t.name, t]));
+  }
+
+  /** An entity type by name, or undefined. */
+  find(name: string): EntityType | undefined {
+    return this.byName.get(name);
+  }
+
+  /** An entity type by name; throws listing the known types. */
+  get(name: string): EntityType {
+    const t = this.byName.get(name);
+    if (!t) {
+      throw new Error(
+        `unknown entity type '${name}' (known: ${this.types.map((x) => x.name).join(", ")})`,
+      );
+    }
+    return t;
+  }
+
+  /** An entity type by its stable id; throws when out of range. */
+  byId(id: number): EntityType {
+    const t = this.types[id];
+    if (!t) {
+      throw new Error(
+        `unknown entity type id ${id} (0..${this.types.length - 1})`,
+      );
+    }
+    return t;
+  }
+}

@@ -1,0 +1,44 @@
+/** Avatar: the player character, a proxy with a cell part. */
+import { defineEntity, T } from "../core/def/mod.ts";
+
+/** One inventory slot. */
+export const InventoryItem = T.dict({ itemId: T.UINT32, count: T.UINT16, bound: T.BOOL });
+
+/** The Avatar definition. */
+export const Avatar = defineEntity({
+  name: "Avatar",
+  proxy: true,
+  hasBase: true,
+  hasCell: true,
+  hasClient: true,
+  volatile: { position: true, yaw: true, pitch: 50 },
+  lodLevels: [
+    { label: "NEAR", distance: 30, hysteresis: 5 },
+    { label: "FAR", distance: 150, hysteresis: 10 },
+  ],
+  properties: {
+    playerName: { type: T.string(32), flags: "ALL_CLIENTS", persistent: true, identifier: true },
+    hp: { type: T.INT32, flags: "OTHER_CLIENTS", default: 100, detailLevel: "NEAR" },
+    maxHp: { type: T.INT32, flags: "CELL_PUBLIC_AND_OWN", default: 100, persistent: true },
+    level: { type: T.UINT16, flags: "ALL_CLIENTS", default: 1, persistent: true, detailLevel: "FAR" },
+    inventory: {
+      type: T.array(InventoryItem, { maxLength: 64 }),
+      flags: "OWN_CLIENT",
+      persistent: true,
+    },
+    aiState: { type: T.UINT8, flags: "CELL_PRIVATE" },
+    gold: { type: T.UINT32, flags: "BASE_AND_CLIENT", persistent: true },
+    emote: { type: T.STRING, flags: "OTHER_CLIENTS", sendLatestOnly: true },
+  },
+  cellMethods: {
+    useItem: { args: [{ name: "slot", type: T.UINT8 }], exposed: true },
+    takeDamage: { args: [{ name: "amount", type: T.INT32 }, { name: "from", type: T.ENTITY_ID }] },
+  },
+  baseMethods: {
+    say: { args: [{ name: "text", type: T.string(256) }], exposed: true },
+  },
+  clientMethods: {
+    onEmote: { args: [{ name: "emote", type: T.STRING }], detailDistance: 40 },
+    onChat: { args: [{ name: "from", type: T.ENTITY_ID }, { name: "text", type: T.STRING }] },
+  },
+});

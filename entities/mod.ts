@@ -1,0 +1,20 @@
+/**
+ * The game's entity types. `registry` is what every role and the client SDK
+ * load; definitions are data, scripts live beside them in later modules.
+ */
+import { createRegistry, EntityRegistry, PropertyValues } from "../core/def/mod.ts";
+import { Account } from "./account.ts";
+import { Avatar, InventoryItem } from "./avatar.ts";
+import { NPC } from "./npc.ts";
+
+export { Account, Avatar, InventoryItem, NPC };
+
+/** The sample types, ids in this order: Account 0, Avatar 1, NPC 2. */
+export const registry: EntityRegistry = createRegistry({ entities: [Account, Avatar, NPC] });
+
+/** Property values of an Account, by name. */
+export type AccountProps = PropertyValues<typeof Account>;
+/** Property values of an Avatar, by name. */
+export type AvatarProps = PropertyValues<typeof Avatar>;
+/** Property values of an NPC, by name. */
+export type NPCProps = PropertyValues<typeof NPC>;

@@ -1,0 +1,27 @@
+/** NPC: a cell-only entity that wanders; clients see its name and, from afar, its mood. */
+import { defineEntity, T } from "../core/def/mod.ts";
+
+/** The NPC definition. */
+export const NPC = defineEntity({
+  name: "NPC",
+  hasBase: false,
+  hasCell: true,
+  hasClient: true,
+  volatile: { position: true, yaw: true },
+  lodLevels: [
+    { label: "NEAR", distance: 25, hysteresis: 5 },
+    { label: "FAR", distance: 200, hysteresis: 20 },
+  ],
+  properties: {
+    name: { type: T.string(32), flags: "ALL_CLIENTS", default: "NPC" },
+    mood: { type: T.UINT8, flags: "OTHER_CLIENTS", detailLevel: "FAR" },
+    home: { type: T.VECTOR3, flags: "CELL_PRIVATE" },
+    wanderRadius: { type: T.FLOAT32, flags: "CELL_PRIVATE", default: 10 },
+  },
+  cellMethods: {
+    talkTo: { args: [{ name: "who", type: T.ENTITY_ID }], exposed: true },
+  },
+  clientMethods: {
+    say: { args: [{ name: "text", type: T.STRING }], detailDistance: 30 },
+  },
+});
