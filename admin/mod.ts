@@ -1,2 +1,2 @@
 /** The admin API (Hono), served by the cellappmgr. */
-export { type AdminBackend, type AdminOptions, ApiError, createAdminApp, errorResponse } from "./app.ts";
+export { type AdminBackend, type AdminOptions, createAdminApp, errorResponse } from "./app.ts";

@@ -1,7 +1,7 @@
 import type { Config } from "../core/config.ts";
 import type { Logger } from "../core/log.ts";
 import { type MemberProcess, startMember } from "../core/member_process.ts";
-import { openKv } from "./kv.ts";
+import { openKv } from "../core/kv.ts";
 
 /**
  * A baseapp process: joins the cluster and owns persistence in Deno KV; in

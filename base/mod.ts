@@ -1,3 +1,2 @@
 /** The baseapp role: base entities, proxies, the client endpoint, persistence. */
 export { BaseApp } from "./baseapp.ts";
-export { openKv } from "./kv.ts";

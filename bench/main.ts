@@ -6,10 +6,9 @@ const [name, ...rest] = Deno.args;
 const dir = new URL("./", import.meta.url);
 const available: string[] = [];
 for await (const e of Deno.readDir(dir)) {
-  if (
-    e.isFile && e.name.endsWith(".ts") &&
-    !["main.ts", "results.ts"].includes(e.name)
-  ) {
+  // Peers a benchmark starts, and shared modules, are not benchmarks.
+  const helper = e.name.endsWith("_peer.ts") || ["main.ts", "results.ts"].includes(e.name);
+  if (e.isFile && e.name.endsWith(".ts") && !helper) {
     available.push(e.name.slice(0, -3));
   }
 }

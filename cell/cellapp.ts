@@ -1,17 +1,113 @@
 import type { Config } from "../core/config.ts";
 import type { Logger } from "../core/log.ts";
 import { type MemberProcess, startMember } from "../core/member_process.ts";
+import { EntityIdPool } from "../core/id_pool.ts";
+import { beginTick, CellMsg, endTick, MgrMsg } from "../core/wire/mod.ts";
+import type { EntityRegistry } from "../core/def/mod.ts";
+import type { CellScriptClass } from "../core/script.ts";
+import { Cell, type CellHost } from "./cell.ts";
+
+/** What a cellapp runs: the entity types and their cell scripts. */
+export interface CellAppGame {
+  registry: EntityRegistry;
+  scripts: Readonly<Record<string, CellScriptClass>>;
+}
+
+/** Ticks per second unless configured. */
+export const DEFAULT_TICK_HZ = 10;
 
 /**
- * A cellapp process: joins the cluster and (in later parts) hosts cells,
- * their real and ghost entities, witnesses and offloading.
+ * A cellapp process: hosts cells of spaces, ticks them at a fixed rate
+ * against a tick budget, and reports its load to the cellappmgr each second.
  */
 export class CellApp {
   readonly member: MemberProcess;
+  readonly cells: Map<number, Cell> = new Map();
+  readonly ids: EntityIdPool;
+  readonly periodMs: number;
+  #log: Logger;
+  #game: CellAppGame;
+  #host: CellHost;
   #load = 0;
+  #tickTimer: ReturnType<typeof setTimeout> | undefined;
+  #reportTimer: ReturnType<typeof setInterval> | undefined;
+  #nextTickAt = 0;
+  #lastTickAt = 0;
+  #stopped = false;
 
-  constructor(cfg: Config, log: Logger) {
-    this.member = startMember("cellapp", cfg, log, () => this.#load);
+  constructor(cfg: Config, log: Logger, game: CellAppGame, tickHz = DEFAULT_TICK_HZ) {
+    this.#log = log;
+    this.#game = game;
+    this.periodMs = 1000 / tickHz;
+    this.ids = new EntityIdPool(() => this.member.link.channel, log);
+    this.member = startMember("cellapp", cfg, log, () => this.#load, undefined, () => this.ids.highWater);
+    this.#host = {
+      registry: game.registry,
+      scripts: game.scripts,
+      log,
+      budgetMs: this.periodMs,
+      newEntityId: () => this.ids.take(),
+      requestShutDown: (spaceId, why) => {
+        const ch = this.member.link.channel;
+        if (ch) ch.send(MgrMsg.requestShutDownSpace, spaceId, why);
+        else log.warn(`cannot ask for space ${spaceId} to shut down (${why}): the cellappmgr is not reachable`);
+      },
+      cellGone: (spaceId) => {
+        this.cells.get(spaceId)?.dispose();
+        this.cells.delete(spaceId);
+      },
+    };
+    this.#serve();
+    this.member.link.onRegistered = () => {
+      const ch = this.member.link.channel;
+      if (ch && this.cells.size > 0) ch.send(MgrMsg.adoptSpaces, [...this.cells.values()].map((c) => c.geometry));
+      this.ids.ensure().catch((e) => log.warn(`could not get entity ids: ${e.message}`));
+    };
+    this.#lastTickAt = this.#nextTickAt = performance.now();
+    this.#scheduleTick();
+    this.#reportTimer = setInterval(() => this.#report(), 1000);
+  }
+
+  #serve(): void {
+    this.member.handlers
+      .on(CellMsg.createCell, (_ch, g) => {
+        const existing = this.cells.get(g.spaceId);
+        if (existing) existing.updateGeometry(g);
+        else {
+          const id = this.member.link.id;
+          if (id === null) throw new Error("this cellapp is not registered yet");
+          this.cells.set(g.spaceId, new Cell(this.#host, g, id));
+          this.#log.info(`cell of space ${g.spaceId} created`);
+        }
+        return true;
+      })
+      .on(CellMsg.updateGeometry, (_ch, g) => this.cells.get(g.spaceId)?.updateGeometry(g))
+      .on(CellMsg.shutDownSpace, (_ch, spaceId) => this.cells.get(spaceId)?.shutDown())
+      .on(CellMsg.spawn, async (_ch, req) => {
+        const cell = this.cells.get(req.spaceId);
+        if (!cell) throw new Error(`this cellapp has no cell of space ${req.spaceId}`);
+        await this.ids.ensure(req.count);
+        const ids: number[] = [];
+        const r = cell.rect;
+        for (let i = 0; i < req.count; i++) {
+          const pos = req.position
+            ? { x: req.position[0], y: req.position[1], z: req.position[2] }
+            : { x: r.minX + cell.random() * (r.maxX - r.minX), y: 0, z: r.minZ + cell.random() * (r.maxZ - r.minZ) };
+          ids.push(cell.createEntity(req.type, pos, req.props ?? {}, [cell.random() * 2 * Math.PI - Math.PI, 0, 0]).id);
+        }
+        return ids;
+      })
+      .on(CellMsg.describeCell, (_ch, spaceId) => this.cells.get(spaceId)?.describe() ?? null)
+      .on(CellMsg.findEntity, (_ch, id) => {
+        for (const cell of this.cells.values()) {
+          const e = cell.entities.get(id);
+          if (e) {
+            const position: [number, number, number] = [e.x, e.y, e.z];
+            return { id, type: e.type.name, spaceId: cell.spaceId, position, real: true, ghosts: [] };
+          }
+        }
+        return null;
+      });
   }
 
   /** The address other processes reach this cellapp on. */
@@ -19,8 +115,56 @@ export class CellApp {
     return this.member.server.address;
   }
 
-  /** Stops serving; resolves once the cellappmgr has been told. */
-  close(reason: string): Promise<void> {
-    return this.member.close(reason);
+  #scheduleTick(): void {
+    if (this.#stopped) return;
+    this.#nextTickAt += this.periodMs;
+    const now = performance.now();
+    // After a stall, start counting again from now rather than ticking in a burst.
+    if (this.#nextTickAt < now - this.periodMs) this.#nextTickAt = now;
+    this.#tickTimer = setTimeout(() => this.#tick(), Math.max(0, this.#nextTickAt - now));
+  }
+
+  #tick(): void {
+    const start = performance.now();
+    const dt = Math.min(start - this.#lastTickAt, 4 * this.periodMs);
+    this.#lastTickAt = start;
+    let spent = 0;
+    beginTick();
+    try {
+      for (const cell of this.cells.values()) {
+        const t0 = performance.now();
+        try {
+          cell.tick(dt);
+        } catch (e) {
+          this.#log.error(`tick of space ${cell.spaceId} failed: ${(e as Error).stack ?? e}`);
+        }
+        const ms = performance.now() - t0;
+        cell.stats.record(t0, ms);
+        spent += ms;
+      }
+    } finally {
+      endTick();
+    }
+    this.#load += (spent / this.periodMs - this.#load) * 0.1;
+    this.#scheduleTick();
+  }
+
+  #report(): void {
+    const ch = this.member.link.channel;
+    if (!ch) return;
+    const now = performance.now();
+    ch.send(MgrMsg.loadReport, {
+      load: Math.round(this.#load * 1000) / 1000,
+      cells: [...this.cells.values()].map((c) => c.report(now)),
+    });
+  }
+
+  /** Stops ticking and serving; resolves once the cellappmgr has been told. */
+  async close(reason: string): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#tickTimer);
+    clearInterval(this.#reportTimer);
+    for (const c of this.cells.values()) c.dispose();
+    await this.member.close(reason);
   }
 }

@@ -1,2 +1,7 @@
 /** The cellapp role: cells, real and ghost entities, AOI, witnesses, offloading. */
-export { CellApp } from "./cellapp.ts";
+export { CellApp, type CellAppGame, DEFAULT_TICK_HZ } from "./cellapp.ts";
+export { Cell, type CellHost } from "./cell.ts";
+export { Entity, type EntityState } from "./entity.ts";
+export { RangeList } from "./range_list.ts";
+export { RANGE_FLAG_AOI, RANGE_FLAG_SCRIPT, RANGE_FLAGS_ENTITY, type RangeEntity, RangeNode } from "./range_node.ts";
+export { type RangeHandler, RangeTrigger, type RangeTriggerOptions } from "./range_trigger.ts";

@@ -137,6 +137,7 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
     `--host=${cfg.host}`,
     `--log-level=${cfg.logLevel}`,
     `--max-frame=${cfg.maxFrame}`,
+    `--tick-hz=${cfg.tickHz}`,
   ];
 
   const stopAll = async (why: string) => {
@@ -159,6 +160,8 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
         "--role=cellappmgr",
         `--port=${cfg.port}`,
         `--admin-port=${cfg.adminPort}`,
+        `--kv=${cfg.kv}`,
+        `--npcs=${cfg.npcs}`,
         ...common,
       ],
       env,

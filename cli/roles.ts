@@ -7,6 +7,8 @@ import { createAdminApp } from "../admin/mod.ts";
 import { CellApp } from "../cell/mod.ts";
 import { BaseApp } from "../base/mod.ts";
 import { formatAddress } from "../core/wire/mod.ts";
+import { openKv } from "../core/kv.ts";
+import { cellScripts, registry } from "../entities/mod.ts";
 
 /** A failure to start that names the flag to change. */
 export class StartError extends Error {
@@ -19,7 +21,7 @@ export async function runRole(cfg: Config): Promise<void> {
   const log = createLogger(`${role}[${Deno.pid}]`, cfg.logLevel);
   if (role === "cellappmgr") return await runMgr(cfg, log);
   if (role === "cellapp") {
-    const app = bind("--port", cfg, () => new CellApp(cfg, log));
+    const app = bind("--port", cfg, () => new CellApp(cfg, log, { registry, scripts: cellScripts }, cfg.tickHz));
     announceReady({ role, pid: Deno.pid, address: app.address, mgr: cfg.mgr });
     return stopOn(app.member.stopRequested, (why) => app.close(why), log);
   }
@@ -35,8 +37,18 @@ export async function runRole(cfg: Config): Promise<void> {
 }
 
 async function runMgr(cfg: Config, log: Logger): Promise<void> {
-  const mgr = bind("--port", cfg, () => new CellAppMgr({ ...cfg, log }));
-  const app = createAdminApp(mgr, { token: cfg.adminToken });
+  const kv = await openKv(cfg.kv);
+  const mgr = await bind("--port", cfg, () =>
+    CellAppMgr.start({
+      ...cfg,
+      log,
+      kv,
+      defaultSpace: { bounds: { minX: -500, minZ: -500, maxX: 500, maxZ: 500 }, npcs: cfg.npcs },
+    }));
+  const app = createAdminApp(mgr, {
+    token: cfg.adminToken,
+    entityTypes: registry.types.filter((t) => t.hasCell).map((t) => t.name),
+  });
   const http = bind(
     "--admin-port",
     { ...cfg, port: cfg.adminPort },
@@ -59,6 +71,7 @@ async function runMgr(cfg: Config, log: Logger): Promise<void> {
     log.info(`stopping: ${why}`);
     mgr.close();
     await http.shutdown();
+    kv.close();
     Deno.exit(0);
   };
   onStopSignal(stop);

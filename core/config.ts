@@ -32,6 +32,10 @@ export interface Config {
   /** Local cluster only: how many cellapps and baseapps to start. */
   cellapps: number;
   baseapps: number;
+  /** NPCs the cellappmgr spawns into the default space when it creates it. */
+  npcs: number;
+  /** Cell ticks per second. */
+  tickHz: number;
 }
 
 /** A configuration value that cannot be used; the message names where it came from. */
@@ -129,6 +133,8 @@ const SPECS: Record<string, Spec> = {
     env: "SEAMLESS_BASEAPPS",
     parse: integer(0, 64, "a number of baseapps"),
   },
+  npcs: { env: "SEAMLESS_NPCS", parse: integer(0, 100_000, "a number of NPCs") },
+  "tick-hz": { env: "SEAMLESS_TICK_HZ", parse: integer(1, 100, "a tick rate in Hz") },
 };
 
 const KEY_OF: Record<string, keyof Config> = {
@@ -144,6 +150,8 @@ const KEY_OF: Record<string, keyof Config> = {
   "max-frame": "maxFrame",
   cellapps: "cellapps",
   baseapps: "baseapps",
+  npcs: "npcs",
+  "tick-hz": "tickHz",
 };
 
 /** Usage text printed by --help. */
@@ -167,6 +175,9 @@ Flags (each also read from the environment variable shown):
   --max-frame=BYTES    largest inter-process frame [${DEFAULT_MAX_FRAME}]            SEAMLESS_MAX_FRAME
   --cellapps=N         local cluster: cellapps to start [2]                 SEAMLESS_CELLAPPS
   --baseapps=N         local cluster: baseapps to start [1]                 SEAMLESS_BASEAPPS
+  --npcs=N             NPCs spawned into the default space                  SEAMLESS_NPCS
+                       [local cluster: 300; a lone cellappmgr: 0]
+  --tick-hz=N          cell ticks per second [10]                           SEAMLESS_TICK_HZ
   --config=FILE        JSON file with any of the above (camelCase keys)     SEAMLESS_CONFIG
   --help               this text
 `;
@@ -242,6 +253,8 @@ export function parseCommand(
     maxFrame: (got.maxFrame as number) ?? DEFAULT_MAX_FRAME,
     cellapps: (got.cellapps as number) ?? 2,
     baseapps: (got.baseapps as number) ?? 1,
+    npcs: (got.npcs as number) ?? (role === null ? 300 : 0),
+    tickHz: (got.tickHz as number) ?? 10,
   };
   return { help: false, config };
 }

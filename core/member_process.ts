@@ -21,6 +21,7 @@ export function startMember(
   log: Logger,
   load: () => number,
   clientUrl?: () => string | null,
+  entityIdHighWater?: () => number,
 ): MemberProcess {
   let requestStop!: (reason: string) => void;
   const stopRequested = new Promise<string>((r) => (requestStop = r));
@@ -43,6 +44,7 @@ export function startMember(
     address: server.address,
     load,
     clientUrl,
+    entityIdHighWater,
   });
   return {
     server,

@@ -16,6 +16,8 @@ export interface ProcessView {
   lastHeartbeatMsAgo: number;
   /** Share of the tick budget spent, smoothed. */
   load: number;
+  /** Cellapps: their cells with entity counts, tick rate and tick times. */
+  cells?: (CellView & { spaceId: number })[];
 }
 
 /** The body of GET /api/cluster. */
@@ -34,4 +36,77 @@ export interface HealthView {
 export interface ShutdownView {
   stopping: true;
   processes: number;
+}
+
+/** One cell of a space as GET /api/spaces/:id shows it. */
+export interface CellView {
+  cellapp: number;
+  /** [minX, minZ, maxX, maxZ]. */
+  rect: [number, number, number, number];
+  reals: number;
+  ghosts: number;
+  load: number;
+  tickRate: number;
+  tickMsP50: number;
+  tickMsP99: number;
+}
+
+/** A space in GET /api/spaces. */
+export interface SpaceSummaryView {
+  id: number;
+  bounds: [number, number, number, number];
+  cells: number;
+  entities: number;
+  isDefault: boolean;
+}
+
+/** GET /api/spaces/:id. */
+export interface SpaceView {
+  id: number;
+  bounds: [number, number, number, number];
+  isDefault: boolean;
+  /** The BSP tree: `{"cell": {"cellapp"}}` leaves, `{"axis", "at", "left", "right"}` splits. */
+  tree: unknown;
+  cells: CellView[];
+}
+
+/** GET /api/cellapps/:id. */
+export interface CellAppView extends ProcessView {
+  cells: (CellView & { spaceId: number })[];
+}
+
+/** One entity of a cell, in GET /api/cellapps/:id/cells/:spaceId. */
+export interface CellEntityView {
+  id: number;
+  type: string;
+  position: [number, number, number];
+  real: boolean;
+}
+
+/** GET /api/entities/:id: where an entity is. */
+export interface EntityView {
+  id: number;
+  type: string;
+  spaceId: number;
+  position: [number, number, number];
+  /** The cellapp holding the real entity. */
+  cellapp: number;
+  /** Cellapps holding ghosts of it. */
+  ghosts: number[];
+  /** The baseapp of its base entity, when it has one. */
+  base: number | null;
+}
+
+/** The body POST /api/spaces accepts. */
+export interface CreateSpaceBody {
+  bounds: [number, number, number, number];
+  cells?: number;
+  entities?: { type: string; count: number }[];
+}
+
+/** Why a request to the cellappmgr cannot be met; the admin API maps `code` to an HTTP status. */
+export class RequestError extends Error {
+  constructor(readonly code: "not_found" | "conflict" | "unavailable" | "bad_request", message: string) {
+    super(message);
+  }
 }

@@ -6,6 +6,8 @@ import { createRegistry, EntityRegistry, PropertyValues } from "../core/def/mod.
 import { Account } from "./account.ts";
 import { Avatar, InventoryItem } from "./avatar.ts";
 import { NPC } from "./npc.ts";
+import { NPCCell } from "./npc_cell.ts";
+import type { CellScriptClass } from "../core/script.ts";
 
 export { Account, Avatar, InventoryItem, NPC };
 
@@ -18,3 +20,8 @@ export type AccountProps = PropertyValues<typeof Account>;
 export type AvatarProps = PropertyValues<typeof Avatar>;
 /** Property values of an NPC, by name. */
 export type NPCProps = PropertyValues<typeof NPC>;
+
+/** Cell behaviour by entity type name; a type without one has no script. */
+export const cellScripts: Readonly<Record<string, CellScriptClass>> = {
+  NPC: NPCCell as unknown as CellScriptClass,
+};

@@ -1,8 +1,25 @@
-import { type Channel, Handlers, MgrMsg, ProcMsg, WireServer } from "../core/wire/mod.ts";
+import { CellMsg, Handlers, MgrMsg, ProcMsg, WireServer } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
 import { VERSION } from "../core/version.ts";
-import type { ClusterView, HealthView, ShutdownView } from "../core/views.ts";
+import type { Rect } from "../core/geo/rect.ts";
+import {
+  type CellAppView,
+  type CellEntityView,
+  type CellView,
+  type ClusterView,
+  type CreateSpaceBody,
+  type EntityView,
+  type HealthView,
+  RequestError,
+  type ShutdownView,
+  type SpaceSummaryView,
+  type SpaceView,
+} from "../core/views.ts";
 import { type Member, Registry } from "./registry.ts";
+import { IdAllocator } from "./ids.ts";
+import { Spaces } from "./spaces.ts";
+import { cellViews, spaceSummary } from "./views.ts";
+import { rectFromArray } from "../core/geo/rect.ts";
 
 /** How a cellappmgr is started. */
 export interface CellAppMgrOptions {
@@ -11,6 +28,10 @@ export interface CellAppMgrOptions {
   secret: string | null;
   maxFrame: number;
   log: Logger;
+  /** Database for the entity id high-water mark; null keeps it in memory. */
+  kv: Deno.Kv | null;
+  /** Bounds of the default space, and NPCs to spawn into it when it is created. */
+  defaultSpace: { bounds: Rect; npcs: number };
   /** Channel heartbeat period and silence after which a process is dropped. */
   heartbeatMs?: number;
   deadAfterMs?: number;
@@ -18,30 +39,63 @@ export interface CellAppMgrOptions {
 
 /** How long a process gets to stop on request before the cellappmgr moves on. */
 const STOP_TIMEOUT_MS = 15_000;
+/** How long an admin query of a cellapp may take. */
+const QUERY_TIMEOUT_MS = 5_000;
 
 /**
- * The control plane: knows every cellapp and baseapp, and (in later parts)
- * every space and its cells. It implements what the admin API needs.
+ * The control plane: knows every cellapp and baseapp, every space and its
+ * cells, hands out entity ids, and implements what the admin API needs.
  */
 export class CellAppMgr {
   readonly registry: Registry;
+  readonly spaces: Spaces;
   readonly server: WireServer;
   readonly startedAt: number = Date.now();
   /** Resolves when a cluster shutdown has stopped every other process. */
   readonly shutdownDone: Promise<void>;
   #log: Logger;
+  #ids: IdAllocator;
+  #opts: CellAppMgrOptions;
   #shuttingDown = false;
+  #creatingDefault = false;
   #resolveShutdown!: () => void;
 
-  constructor(opts: CellAppMgrOptions) {
+  private constructor(opts: CellAppMgrOptions, ids: IdAllocator) {
+    this.#opts = opts;
     this.#log = opts.log;
+    this.#ids = ids;
     this.registry = new Registry(opts.log);
+    this.spaces = new Spaces(this.registry, opts.log);
     this.shutdownDone = new Promise((r) => (this.#resolveShutdown = r));
-    const handlers = new Handlers().on(MgrMsg.register, (ch, info) => {
-      if (this.#shuttingDown) throw new Error("the cluster is shutting down");
-      const m = this.registry.register(ch, info);
-      return { id: m.id, mgrPid: Deno.pid };
-    });
+    this.registry.onChange = (m, event) => {
+      if (m.role !== "cellapp") return;
+      if (event === "left") this.spaces.onCellAppLeft(m.id);
+      // After the current message: a new cellapp must get its registration reply before createCell.
+      setTimeout(() => this.#ensureDefaultSpace(), 0);
+    };
+    const handlers = new Handlers()
+      .on(MgrMsg.register, (ch, info) => {
+        if (this.#shuttingDown) throw new Error("the cluster is shutting down");
+        this.#ids.observe(info.entityIdHighWater);
+        const m = this.registry.register(ch, info);
+        return { id: m.id, mgrPid: Deno.pid };
+      })
+      .on(MgrMsg.allocateIds, (_ch, count) => this.#ids.allocate(count))
+      .on(MgrMsg.requestShutDownSpace, (ch, spaceId, why) => {
+        const space = this.spaces.all.get(spaceId);
+        if (!space || space.isDefault) return;
+        this.spaces.shutDown(spaceId, `${why} (asked by ${ch.peer.role} pid ${ch.peer.pid})`);
+      })
+      .on(MgrMsg.loadReport, (ch, report) => {
+        const m = this.registry.memberOn(ch);
+        if (!m) return;
+        m.load = report.load;
+        this.spaces.report(m.id, report.cells);
+      })
+      .on(MgrMsg.adoptSpaces, (ch, geometries) => {
+        const m = this.registry.memberOn(ch);
+        if (m) this.spaces.adopt(m.id, geometries);
+      });
     this.server = new WireServer({
       host: opts.host,
       port: opts.port,
@@ -55,9 +109,34 @@ export class CellAppMgr {
     });
   }
 
+  /** Opens the id counter, then listens for processes. */
+  static async start(opts: CellAppMgrOptions): Promise<CellAppMgr> {
+    return new CellAppMgr(opts, await IdAllocator.open(opts.kv));
+  }
+
   /** The address processes connect to. */
   get address(): string {
     return this.server.address;
+  }
+
+  /** Creates the default space on the first cellapp, and again if its cellapp died. */
+  async #ensureDefaultSpace(): Promise<void> {
+    if (this.#creatingDefault || this.#shuttingDown || this.spaces.all.has(1)) return;
+    if (this.registry.withRole("cellapp").length === 0) return;
+    this.#creatingDefault = true;
+    try {
+      const { bounds, npcs } = this.#opts.defaultSpace;
+      await this.spaces.create({
+        bounds,
+        cells: 1,
+        isDefault: true,
+        entities: npcs > 0 ? [{ type: "NPC", count: npcs }] : [],
+      });
+    } catch (e) {
+      this.#log.error(`could not create the default space: ${(e as Error).message}`);
+    } finally {
+      this.#creatingDefault = false;
+    }
   }
 
   /** GET /api/health. */
@@ -76,7 +155,77 @@ export class CellAppMgr {
       lastHeartbeatMsAgo: 0,
       load: 0,
     };
-    return { processes: [self, ...this.registry.views()] };
+    const views = this.registry.views().map((p) => p.role === "cellapp" ? { ...p, cells: this.#cellsOf(p.id) } : p);
+    return { processes: [self, ...views] };
+  }
+
+  #cellsOf(cellapp: number): (CellView & { spaceId: number })[] {
+    return [...this.spaces.all.values()].flatMap((s) =>
+      cellViews(s, this.spaces.reports).filter((c) => c.cellapp === cellapp).map((c) => ({ spaceId: s.id, ...c }))
+    );
+  }
+
+  /** GET /api/spaces. */
+  listSpaces(): SpaceSummaryView[] {
+    return [...this.spaces.all.values()].sort((a, b) => a.id - b.id).map((s) => spaceSummary(s, this.spaces.reports));
+  }
+
+  /** GET /api/spaces/:id. */
+  getSpace(id: number): SpaceView {
+    const s = this.spaces.all.get(id);
+    if (!s) throw new RequestError("not_found", `no space ${id}`);
+    return { ...spaceSummary(s, this.spaces.reports), tree: s.tree, cells: cellViews(s, this.spaces.reports) };
+  }
+
+  /** POST /api/spaces (the body is validated by the admin API). */
+  async createSpace(body: CreateSpaceBody): Promise<{ id: number }> {
+    if (this.#shuttingDown) throw new RequestError("unavailable", "the cluster is shutting down");
+    const space = await this.spaces.create({
+      bounds: rectFromArray(body.bounds),
+      cells: body.cells ?? 1,
+      entities: body.entities ?? [],
+    });
+    return { id: space.id };
+  }
+
+  /** DELETE /api/spaces/:id. */
+  deleteSpace(id: number): { id: number; shuttingDown: true } {
+    this.spaces.shutDown(id, "asked through the admin API");
+    return { id, shuttingDown: true };
+  }
+
+  /** GET /api/cellapps/:id. */
+  getCellApp(id: number): CellAppView {
+    const view = this.registry.views().find((p) => p.id === id && p.role === "cellapp");
+    if (!view) throw new RequestError("not_found", `no cellapp ${id}`);
+    return { ...view, cells: this.#cellsOf(id) };
+  }
+
+  /** GET /api/cellapps/:id/cells/:spaceId: asks the cellapp for the cell's entities. */
+  async getCell(cellappId: number, spaceId: number): Promise<CellEntityView[]> {
+    const m = this.registry.members.get(cellappId);
+    if (!m || m.role !== "cellapp") throw new RequestError("not_found", `no cellapp ${cellappId}`);
+    const list = await m.channel.requestWithin(QUERY_TIMEOUT_MS, CellMsg.describeCell, spaceId);
+    if (list === null) throw new RequestError("not_found", `cellapp ${cellappId} has no cell of space ${spaceId}`);
+    return list;
+  }
+
+  /** GET /api/entities/:id: asks every cellapp, the one holding the real answers. */
+  async findEntity(id: number): Promise<EntityView> {
+    const apps = this.registry.withRole("cellapp");
+    const answers = await Promise.all(apps.map(async (m) => {
+      try {
+        return { m, loc: await m.channel.requestWithin(QUERY_TIMEOUT_MS, CellMsg.findEntity, id) };
+      } catch (e) {
+        this.#log.warn(`cellapp ${m.id} did not answer findEntity ${id}: ${(e as Error).message}`);
+        return { m, loc: null };
+      }
+    }));
+    const real = answers.find((a) => a.loc?.real);
+    if (!real || !real.loc) throw new RequestError("not_found", `no entity ${id}`);
+    const ghosts = answers.filter((a) => a.loc && !a.loc.real).map((a) => a.m.id);
+    const { type, spaceId, position } = real.loc;
+    return { id, type, spaceId, position, cellapp: real.m.id, ghosts, base: null };
   }
 
   /**
@@ -96,30 +245,24 @@ export class CellAppMgr {
 
   async #stopAll(): Promise<void> {
     for (const role of ["baseapp", "cellapp"] as const) {
-      const members = this.registry.withRole(role);
-      await Promise.all(members.map((m) => this.#stopMember(m)));
+      await Promise.all(this.registry.withRole(role).map((m) => this.#stopMember(m)));
     }
     this.#log.info("every process has stopped");
   }
 
   async #stopMember(m: Member): Promise<void> {
-    const ch: Channel = m.channel;
     try {
-      await ch.requestWithin(STOP_TIMEOUT_MS, ProcMsg.stop, "cluster shutdown");
+      await m.channel.requestWithin(STOP_TIMEOUT_MS, ProcMsg.stop, "cluster shutdown");
     } catch (e) {
-      this.#log.warn(
-        `${m.role} ${m.id} did not acknowledge stop: ${(e as Error).message}`,
-      );
+      this.#log.warn(`${m.role} ${m.id} did not acknowledge stop: ${(e as Error).message}`);
     }
+    let timer: ReturnType<typeof setTimeout> | undefined;
     const gone = await Promise.race([
-      ch.closed.then(() => true),
-      new Promise<false>((r) => setTimeout(() => r(false), STOP_TIMEOUT_MS)),
+      m.channel.closed.then(() => true),
+      new Promise<false>((r) => (timer = setTimeout(() => r(false), STOP_TIMEOUT_MS))),
     ]);
-    if (!gone) {
-      this.#log.warn(
-        `${m.role} ${m.id} (pid ${m.pid}) still connected after stop`,
-      );
-    }
+    clearTimeout(timer);
+    if (!gone) this.#log.warn(`${m.role} ${m.id} (pid ${m.pid}) still connected after stop`);
   }
 
   /** Stops serving: closes every channel and the listener. */

@@ -74,6 +74,11 @@ export class Registry {
     return m;
   }
 
+  /** The member registered on `ch`, if any. */
+  memberOn(ch: Channel): Member | undefined {
+    return this.#byChannel.get(ch);
+  }
+
   /** Live members with `role`, in id order. */
   withRole(role: Member["role"]): Member[] {
     return [...this.members.values()].filter((m) => m.role === role).sort((

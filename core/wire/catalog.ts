@@ -18,10 +18,11 @@ export type ArgsOf<M> = M extends MessageDef<infer A, unknown> ? A : never;
 /** Reply type of a message definition. */
 export type ReplyOf<M> = M extends MessageDef<unknown[], infer R> ? R : never;
 
-const byKind: (MessageDef | undefined)[] = [];
-
 /** Largest kind a message may have; kinds index a dense table. */
 export const MAX_KIND = 1023;
+
+// Filled up front so the engine keeps a dense array rather than a dictionary.
+const byKind: (MessageDef | undefined)[] = new Array(MAX_KIND + 1).fill(undefined);
 
 /**
  * Declares a message kind. Kinds are unique across the whole catalog, so a
@@ -46,5 +47,5 @@ export function message<A extends unknown[], R = void>(
 
 /** The declared message of `kind`, or undefined for a kind nobody declared. */
 export function messageByKind(kind: number): MessageDef | undefined {
-  return byKind[kind];
+  return kind >= 0 && kind <= MAX_KIND ? byKind[kind] : undefined;
 }

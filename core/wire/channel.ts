@@ -1,5 +1,5 @@
 import { DEFAULT_MAX_FRAME, FrameError, FrameReader, FrameWriter, NONE } from "./frame.ts";
-import { messageByKind, type MessageDef } from "./catalog.ts";
+import { MAX_KIND, messageByKind, type MessageDef } from "./catalog.ts";
 import { ChannelMsg as C, type HelloInfo, type Role, type WelcomeInfo } from "./messages.ts";
 import { deferFlush, inTick } from "./outbox.ts";
 import { makeProof, verifyProof } from "./secret.ts";
@@ -41,7 +41,8 @@ type Handler = (ch: Channel, ...args: any[]) => unknown;
 
 /** The table of message handlers an endpoint serves. */
 export class Handlers {
-  #table: (Handler | undefined)[] = [];
+  // Dense from the start: kinds are assigned out of order.
+  #table: (Handler | undefined)[] = new Array(MAX_KIND + 1).fill(undefined);
 
   /** Serves `def` with `fn`; for a request, what `fn` returns (or resolves to) is the reply. */
   on<A extends unknown[], R>(
@@ -54,7 +55,7 @@ export class Handlers {
 
   /** The handler of `kind`, if served. */
   get(kind: number): Handler | undefined {
-    return this.#table[kind];
+    return kind >= 0 && kind <= MAX_KIND ? this.#table[kind] : undefined;
   }
 }
 

@@ -1,6 +1,6 @@
 import { type Channel, type ChannelOptions, type Handlers } from "./channel.ts";
 import { dial } from "./endpoint.ts";
-import { MgrMsg } from "./messages.ts";
+import { MgrMsg } from "./mgr_interface.ts";
 import type { Logger } from "../log.ts";
 
 /** How a cellapp or baseapp joins the cluster. */
@@ -14,6 +14,8 @@ export interface MemberOptions extends Omit<ChannelOptions, "role" | "heartbeatP
   handlers: Handlers;
   /** The load reported with every heartbeat. */
   load: () => number;
+  /** The highest entity id this process was ever given, reported when (re-)registering. */
+  entityIdHighWater?: () => number;
   /** The client WebSocket URL, for baseapps that serve clients. */
   clientUrl?: () => string | null;
   log: Logger;
@@ -31,6 +33,8 @@ export class MgrLink {
   id: number | null = null;
   /** The open channel to the cellappmgr, or null while there is none. */
   channel: Channel | null = null;
+  /** Called after each successful (re-)registration. */
+  onRegistered: ((id: number) => void) | null = null;
   #o: MemberOptions;
   #stopped = false;
   #startedAt = Date.now();
@@ -80,6 +84,7 @@ export class MgrLink {
           previousId: this.id,
           clientUrl: o.clientUrl?.() ?? null,
           startedAt: this.#startedAt,
+          entityIdHighWater: o.entityIdHighWater?.() ?? 0,
         });
         this.id = reply.id;
         this.channel = ch;
@@ -89,6 +94,11 @@ export class MgrLink {
           `registered with the cellappmgr at ${o.mgr} as ${o.role} ${reply.id}`,
         );
         this.#resolveRegistered(reply.id);
+        try {
+          this.onRegistered?.(reply.id);
+        } catch (e) {
+          o.log.error(`after registering: ${(e as Error).message}`);
+        }
         const reason = await ch.closed;
         this.channel = null;
         if (!this.#stopped) {

@@ -3,7 +3,7 @@
  * Kinds 1-15 belong to the channel itself (handshake, heartbeat, replies).
  */
 import { message } from "./catalog.ts";
-import { any, bytes, int, num, obj, oneOf, optional, str, tuple } from "./check.ts";
+import { any, bytes, int, obj, oneOf, optional, str, tuple } from "./check.ts";
 
 /** The roles a process can have; `tool` is a benchmark or test peer that never registers. */
 export const ROLES = ["cellappmgr", "cellapp", "baseapp", "tool"] as const;
@@ -66,51 +66,6 @@ export const ChannelMsg = {
   reply: message<[unknown]>(6, "reply", tuple(any)),
   errorReply: message<[string]>(7, "errorReply", tuple(str(4000))),
   bye: message<[string]>(8, "bye", tuple(str(1000))),
-} as const;
-
-/** What a cellapp or baseapp tells the cellappmgr when it registers. */
-export interface RegisterInfo {
-  role: "cellapp" | "baseapp";
-  pid: number;
-  /** Listening address for other processes, HOST:PORT. */
-  address: string;
-  /** The id this process had before the cellappmgr restarted, to keep it. */
-  previousId: number | null;
-  /** WebSocket URL for game clients (baseapps that serve clients). */
-  clientUrl: string | null;
-  /** Milliseconds since the epoch when the process started. */
-  startedAt: number;
-}
-
-/** The cellappmgr's answer to a registration. */
-export interface RegisterReply {
-  id: number;
-  mgrPid: number;
-}
-
-/** What every registered process sends with each heartbeat. */
-export interface HeartbeatReport {
-  /** Share of the tick budget spent, smoothed; 0 for processes without ticks. */
-  load: number;
-}
-
-/** Checks a heartbeat payload from a registered process. */
-export const checkHeartbeatReport = obj({ load: num });
-
-/** Messages the cellappmgr handles. */
-export const MgrMsg = {
-  register: message<[RegisterInfo], RegisterReply>(
-    16,
-    "register",
-    tuple(obj({
-      role: oneOf("cellapp", "baseapp"),
-      pid: int(0),
-      address,
-      previousId: optional(int(1, 2 ** 31)),
-      clientUrl: optional(str(300)),
-      startedAt: int(0),
-    })),
-  ),
 } as const;
 
 /** Messages every registered process (cellapp, baseapp) handles. */

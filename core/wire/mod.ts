@@ -7,3 +7,5 @@ export * from "./messages.ts";
 export * from "./outbox.ts";
 export * as check from "./check.ts";
 export * from "./member.ts";
+export * from "./mgr_interface.ts";
+export * from "./cell_interface.ts";

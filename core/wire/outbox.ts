@@ -36,7 +36,10 @@ export function endTick(): void {
   dirty.length = 0;
 }
 
-/** Runs `body` as one tick: everything it sends goes out in one write per channel. */
+/**
+ * Runs `body` as one tick: what it sends goes out together at the end, in
+ * one write per channel unless a channel passed its flush threshold sooner.
+ */
 export function tick<T>(body: () => T): T {
   beginTick();
   try {

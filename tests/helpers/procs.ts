@@ -40,7 +40,7 @@ export class Procs {
   async start(flags: string[], opts: StartOptions = {}): Promise<Proc> {
     const child = new Deno.Command(Deno.execPath(), {
       args: ["run", "-A", "--config", CONFIG, MAIN, ...flags],
-      env: { SEAMLESS_LOG_LEVEL: "info", ...opts.env, [PARENT_WATCH_ENV]: "1" },
+      env: { SEAMLESS_LOG_LEVEL: "info", SEAMLESS_KV: ":memory:", ...opts.env, [PARENT_WATCH_ENV]: "1" },
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",

@@ -1,0 +1,385 @@
+/**
+ * A cell: this cellapp's part of one space. It holds the real entities in its
+ * rect, their range list, timers and movements, runs their scripts each tick,
+ * and follows seed 003's shutdown flow.
+ */
+import type { EntityRegistry } from "../core/def/mod.ts";
+import type { Logger } from "../core/log.ts";
+import type { CellScriptClass, EntityRef, Vec3 } from "../core/script.ts";
+import { cellRects } from "../core/geo/bsp.ts";
+import { type Rect, rectFromArray } from "../core/geo/rect.ts";
+import type { CellReport, EntitySummary, SpaceGeometry } from "../core/wire/mod.ts";
+import { type Movement, type Timer, TimerHeap } from "./controllers.ts";
+import { Entity, type EntityState } from "./entity.ts";
+import { RangeList } from "./range_list.ts";
+import { RANGE_FLAG_SCRIPT } from "./range_node.ts";
+import { TickStats } from "./tick_stats.ts";
+
+/** What a cell needs from its cellapp. */
+export interface CellHost {
+  registry: EntityRegistry;
+  scripts: Readonly<Record<string, CellScriptClass>>;
+  log: Logger;
+  /** A fresh, cluster-unique entity id. */
+  newEntityId(): number;
+  /** Asks the cellappmgr to shut the space down. */
+  requestShutDown(spaceId: number, why: string): void;
+  /** The cell has finished shutting down and can be dropped. */
+  cellGone(spaceId: number): void;
+  budgetMs: number;
+}
+
+/** Seed 003: a shutdown request is acted on after this delay, so in-flight work settles. */
+const SHUTDOWN_DELAY_MS = 1000;
+
+/** A cell of a space on this cellapp. */
+export class Cell {
+  readonly entities: Map<number, Entity> = new Map();
+  readonly rangeList: RangeList = new RangeList();
+  readonly stats: TickStats;
+  /** Game time in ms: the sum of tick steps since the cell was created. */
+  time = 0;
+  geometry: SpaceGeometry;
+  rect!: Rect;
+  hasHadEntities = false;
+  shuttingDown = false;
+  /** Script exceptions caught (and logged) so far. */
+  scriptErrors = 0;
+  #timers = new TimerHeap();
+  #movers = new Set<Entity>();
+  #tickers = new Set<Entity>();
+  #rng: () => number;
+  #shutdownTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(readonly host: CellHost, geometry: SpaceGeometry, readonly cellappId: number) {
+    this.geometry = geometry;
+    this.updateGeometry(geometry);
+    this.stats = new TickStats(host.budgetMs);
+    this.#rng = mulberry32(geometry.spaceId * 2654435761);
+  }
+
+  get spaceId(): number {
+    return this.geometry.spaceId;
+  }
+
+  get isDefault(): boolean {
+    return this.geometry.isDefault;
+  }
+
+  /** Takes a new tree; this cell's rect is the leaf of this cellapp. */
+  updateGeometry(g: SpaceGeometry): void {
+    this.geometry = g;
+    const bounds = rectFromArray(g.bounds);
+    const mine = cellRects(g.tree, bounds).find((c) => c.cellapp === this.cellappId);
+    this.rect = mine ? mine.rect : { minX: 0, minZ: 0, maxX: 0, maxZ: 0 };
+  }
+
+  random(): number {
+    return this.#rng();
+  }
+
+  /** Creates a real entity; initial properties are checked as they are set. */
+  createEntity(
+    typeName: string,
+    pos: Vec3,
+    props: Record<string, unknown> = {},
+    dir?: [number, number, number],
+  ): Entity {
+    if (this.shuttingDown) throw new Error(`space ${this.spaceId} is shutting down; cannot create ${typeName}`);
+    const type = this.host.registry.find(typeName);
+    if (!type) throw new Error(`unknown entity type "${typeName}"`);
+    if (!type.hasCell) throw new Error(`entity type ${typeName} has no cell part`);
+    const e = new Entity(this.host.newEntityId(), type, this, pos);
+    for (const [name, value] of Object.entries(props)) e.container.set(name, value);
+    if (dir) [e.yaw, e.pitch, e.roll] = dir;
+    this.#add(e);
+    this.#callScript(e, "onCreated");
+    return e;
+  }
+
+  /** Re-creates an entity from its serialised state: same id, properties and controllers; no onCreated. */
+  restoreEntity(state: EntityState): Entity {
+    const type = this.host.registry.find(state.type);
+    if (!type) throw new Error(`unknown entity type "${state.type}" in the state of entity ${state.id}`);
+    if (this.entities.has(state.id)) throw new Error(`entity ${state.id} already exists in space ${this.spaceId}`);
+    const pos = { x: state.position[0], y: state.position[1], z: state.position[2] };
+    const e = new Entity(state.id, type, this, pos, Entity.containerFrom(type, state));
+    [e.yaw, e.pitch, e.roll] = state.direction;
+    e.isOnGround = state.isOnGround;
+    e.nextControllerId = state.nextControllerId;
+    this.#add(e);
+    for (const c of state.controllers) {
+      if (c.kind === "timer") this.#pushTimer(e, c.id, this.time + c.dueInMs, c.repeatMs, c.userArg);
+      else if (c.kind === "rangeTrigger") this.addScriptTrigger(e, c.id, c.radius, c.userArg);
+      else this.startMovement(e, { ...c });
+    }
+    return e;
+  }
+
+  #add(e: Entity): void {
+    this.entities.set(e.id, e);
+    this.hasHadEntities = true;
+    this.rangeList.add(e);
+    const cls = this.host.scripts[e.type.name];
+    if (cls) {
+      try {
+        e.script = new cls(e);
+      } catch (err) {
+        this.#scriptFailed(e, "constructor", err);
+      }
+      if (e.script?.onTick) this.#tickers.add(e);
+    }
+  }
+
+  /** Destroys a real entity: its script hears onDestroy, its controllers go with it. */
+  destroyEntity(e: Entity): void {
+    if (e.destroyed) return;
+    this.#callScript(e, "onDestroy");
+    e.destroyed = true;
+    for (const t of e.timers.values()) t.cancelled = true;
+    e.timers.clear();
+    e.movement = null;
+    this.#movers.delete(e);
+    this.#tickers.delete(e);
+    for (const t of e.triggers.values()) t.remove();
+    e.triggers.clear();
+    this.rangeList.remove(e);
+    this.entities.delete(e.id);
+    this.#checkForShutDown();
+  }
+
+  /** Moves (or teleports) an entity; the range list fires what the move crossed. */
+  moveEntity(e: Entity, x: number, y: number, z: number): void {
+    if (e.destroyed) throw new Error(`entity ${e.id} is destroyed`);
+    if (!Number.isFinite(x) || !Number.isFinite(y) || !Number.isFinite(z)) {
+      throw new Error(`entity ${e.type.name} ${e.id}: position (${x}, ${y}, ${z}) is not finite`);
+    }
+    e.y = y;
+    this.rangeList.move(e, x, z);
+  }
+
+  addTimer(e: Entity, initialMs: number, repeatMs: number, userArg: number): number {
+    if (!(initialMs >= 0) || !(repeatMs >= 0)) throw new Error(`addTimer: times must be >= 0 (entity ${e.id})`);
+    const id = e.nextControllerId++;
+    this.#pushTimer(e, id, this.time + initialMs, repeatMs, userArg);
+    return id;
+  }
+
+  #pushTimer(e: Entity, id: number, due: number, repeatMs: number, userArg: number): void {
+    const t: Timer = { ownerId: e.id, id, due, repeatMs, userArg, cancelled: false };
+    e.timers.set(id, t);
+    this.#timers.push(t);
+  }
+
+  /** Starts a movement, replacing the one running (an entity moves one way at a time). */
+  startMovement(e: Entity, m: Movement): number {
+    if (!(m.speed > 0) || !Number.isFinite(m.speed)) throw new Error(`${m.kind}: speed must be > 0 (entity ${e.id})`);
+    e.movement = m;
+    this.#movers.add(e);
+    return m.id;
+  }
+
+  cancelController(e: Entity, id: number): void {
+    const t = e.timers.get(id);
+    if (t) {
+      t.cancelled = true;
+      e.timers.delete(id);
+      return;
+    }
+    if (e.movement?.id === id) {
+      e.movement = null;
+      this.#movers.delete(e);
+      return;
+    }
+    const trig = e.triggers.get(id);
+    if (trig) {
+      trig.remove();
+      e.triggers.delete(id);
+    }
+  }
+
+  /** Entities within `radius` of `e` on X/Z, optionally of one type. */
+  entitiesInRange(e: Entity, radius: number, typeName?: string): EntityRef[] {
+    const filter = typeName ? (o: unknown) => (o as Entity).type.name === typeName : undefined;
+    return this.rangeList.entitiesAround(e, radius, filter) as Entity[];
+  }
+
+  /** A script range trigger: onEnteredRange/onLeftRange as entities cross the circle of `radius`. */
+  addScriptTrigger(e: Entity, id: number, radius: number, userArg: number): number {
+    const trigger = this.rangeList.addTrigger(e, radius, {
+      onEnter: (other: unknown) => this.#callScript(e, "onEnteredRange", id, other, userArg),
+      onLeave: (other: unknown) => this.#callScript(e, "onLeftRange", id, other, userArg),
+    }, { shape: "circle", wants: RANGE_FLAG_SCRIPT });
+    e.triggers.set(id, { id, radius, userArg, remove: () => trigger.remove() });
+    return id;
+  }
+
+  /** One tick: timers that are due, movements, then scripts' onTick. */
+  tick(dtMs: number): void {
+    this.time += dtMs;
+    const now = this.time;
+    const heap = this.#timers;
+    for (let t = heap.peek(); t !== undefined && t.due <= now; t = heap.peek()) {
+      heap.pop();
+      if (t.cancelled) continue;
+      const e = this.entities.get(t.ownerId);
+      if (!e) continue;
+      if (t.repeatMs > 0) {
+        // One firing per tick at most; a timer that fell behind does not fire in a burst.
+        t.due = Math.max(t.due + t.repeatMs, now + 1e-6);
+        heap.push(t);
+      } else {
+        e.timers.delete(t.id);
+      }
+      this.#callScript(e, "onTimer", t.id, t.userArg);
+    }
+    const dt = dtMs / 1000;
+    for (const e of this.#movers) this.#advance(e, dt);
+    for (const e of this.#tickers) this.#callScript(e, "onTick", dt);
+  }
+
+  /** Moves `e` one tick along its movement; no allocation, as it runs per mover per tick. */
+  #advance(e: Entity, dt: number): void {
+    const m = e.movement;
+    if (!m || e.destroyed) {
+      this.#movers.delete(e);
+      return;
+    }
+    let tx: number, ty: number, tz: number;
+    let range = 0;
+    if (m.kind === "moveToPoint") {
+      tx = m.dest.x;
+      ty = m.dest.y;
+      tz = m.dest.z;
+    } else {
+      const target = this.entities.get(m.targetId);
+      if (!target) {
+        // The target is gone from this cell: the movement ends without arriving.
+        e.movement = null;
+        this.#movers.delete(e);
+        return;
+      }
+      tx = target.x;
+      ty = target.y;
+      tz = target.z;
+      range = m.range;
+    }
+    const dx = tx - e.x;
+    const dz = tz - e.z;
+    const dist = Math.sqrt(dx * dx + dz * dz);
+    let arrived = dist <= range;
+    if (!arrived) {
+      // Aim at the point `range` short of the target, on the line towards it.
+      const goal = dist - range;
+      const step = m.speed * dt;
+      arrived = step >= goal;
+      const f = arrived ? goal / dist : step / dist;
+      if (m.faceMovement) e.yaw = Math.atan2(dx, dz);
+      const ny = range === 0 && arrived ? ty : e.y + (ty - e.y) * Math.min(1, f);
+      this.moveEntity(e, arrived && range === 0 ? tx : e.x + dx * f, ny, arrived && range === 0 ? tz : e.z + dz * f);
+    }
+    if (arrived && e.movement === m) {
+      e.movement = null;
+      this.#movers.delete(e);
+      this.#callScript(e, "onMove", m.id, m.userArg);
+    }
+  }
+
+  // deno-lint-ignore no-explicit-any
+  #callScript(e: Entity, name: string, ...args: any[]): void {
+    const s = e.script as unknown as Record<string, ((...a: unknown[]) => void) | undefined> | null;
+    const fn = s?.[name];
+    if (!fn || e.destroyed) return;
+    try {
+      fn.apply(s, args);
+    } catch (err) {
+      this.#scriptFailed(e, name, err);
+    }
+  }
+
+  #scriptFailed(e: Entity, where: string, err: unknown): void {
+    this.scriptErrors++;
+    const msg = err instanceof Error ? (err.stack ?? err.message) : String(err);
+    this.host.log.error(`script error in ${e.type.name} ${e.id} (space ${this.spaceId}) ${where}: ${msg}`);
+  }
+
+  /** Asks for this space to shut down (destroySpace, or an emptied single-cell space). */
+  requestShutDown(why: string): void {
+    if (this.isDefault) throw new Error(`space ${this.spaceId} is the default space, which never shuts down`);
+    this.host.requestShutDown(this.spaceId, why);
+  }
+
+  #checkForShutDown(): void {
+    if (this.entities.size > 0 || this.shuttingDown || this.isDefault || !this.hasHadEntities) return;
+    if (cellRects(this.geometry.tree, rectFromArray(this.geometry.bounds)).length !== 1) return;
+    this.host.log.info(`space ${this.spaceId} is now empty; asking for its shutdown`);
+    this.host.requestShutDown(this.spaceId, "the space is empty");
+  }
+
+  /**
+   * The cellappmgr shuts the space down (seed 003): acted on after a delay,
+   * repeated requests ignored; then every real hears onSpaceGone and is
+   * destroyed, and the cell goes.
+   */
+  shutDown(): void {
+    if (this.#shutdownTimer !== undefined) {
+      this.host.log.info(`space ${this.spaceId} is already shutting down`);
+      return;
+    }
+    this.shuttingDown = true;
+    this.#shutdownTimer = setTimeout(() => this.#onSpaceGone(), SHUTDOWN_DELAY_MS);
+  }
+
+  #onSpaceGone(): void {
+    for (const e of [...this.entities.values()]) {
+      if (e.destroyed) continue;
+      this.#callScript(e, "onSpaceGone");
+      if (!e.destroyed && e.cell === this) this.destroyEntity(e);
+    }
+    this.host.log.info(`space ${this.spaceId}: cell destroyed`);
+    this.host.cellGone(this.spaceId);
+  }
+
+  /** Stops timers of its own (when the cellapp stops). */
+  dispose(): void {
+    clearTimeout(this.#shutdownTimer);
+  }
+
+  /** The entities as the admin API lists them. */
+  describe(): EntitySummary[] {
+    const out: EntitySummary[] = [];
+    for (const e of this.entities.values()) {
+      out.push({ id: e.id, type: e.type.name, position: [e.x, e.y, e.z], real: true });
+    }
+    return out;
+  }
+
+  /** This cell's figures for the load report. */
+  report(now = performance.now()): CellReport {
+    return {
+      spaceId: this.spaceId,
+      reals: this.entities.size,
+      ghosts: 0,
+      tickRate: round(this.stats.rate(now)),
+      tickMsP50: round(this.stats.percentile(0.5)),
+      tickMsP99: round(this.stats.percentile(0.99)),
+      load: round(this.stats.load),
+    };
+  }
+}
+
+function round(v: number): number {
+  return Math.round(v * 1000) / 1000;
+}
+
+/** A small seeded generator, so a cell's randomness can be replayed in tests. */
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -1,0 +1,187 @@
+/**
+ * A cell entity: position and direction, its cell properties, its script and
+ * its controllers. It is also the `self` its script sees (CellEntityApi).
+ */
+import { decodeCellBackup, encodeCellBackup, type EntityType, PropertyContainer } from "../core/def/mod.ts";
+import type { CellEntityApi, CellScript, Direction, EntityRef, MoveOptions, Vec3 } from "../core/script.ts";
+import type { ControllerState, Movement, Timer } from "./controllers.ts";
+import type { Cell } from "./cell.ts";
+import type { RangeNode } from "./range_node.ts";
+
+/** An entity's whole cell state in one serialised form (for offloading and tests). */
+export interface EntityState {
+  id: number;
+  type: string;
+  position: [number, number, number];
+  direction: [number, number, number];
+  isOnGround: boolean;
+  /** Every cell property (encodeCellBackup). */
+  props: Uint8Array;
+  controllers: ControllerState[];
+  nextControllerId: number;
+}
+
+/** A range trigger a script added with addRangeTrigger. */
+export interface ScriptTrigger {
+  id: number;
+  radius: number;
+  userArg: number;
+  /** Removes it from the range list. */
+  remove(): void;
+}
+
+/** A real entity in a cell. */
+export class Entity implements CellEntityApi {
+  x: number;
+  y: number;
+  z: number;
+  yaw = 0;
+  pitch = 0;
+  roll = 0;
+  isOnGround = true;
+  destroyed = false;
+  readonly isReal = true;
+  readonly container: PropertyContainer;
+  script: CellScript | null = null;
+  readonly timers: Map<number, Timer> = new Map();
+  movement: Movement | null = null;
+  readonly triggers: Map<number, ScriptTrigger> = new Map();
+  nextControllerId = 1;
+  /** This entity's node on its cell's range list. */
+  rangeNode: RangeNode | null = null;
+
+  constructor(
+    readonly id: number,
+    readonly type: EntityType,
+    readonly cell: Cell,
+    pos: Vec3,
+    container?: PropertyContainer,
+  ) {
+    this.x = pos.x;
+    this.y = pos.y;
+    this.z = pos.z;
+    this.container = container ?? new PropertyContainer(type, "cell", { entityId: id });
+  }
+
+  get typeName(): string {
+    return this.type.name;
+  }
+
+  get spaceID(): number {
+    return this.cell.spaceId;
+  }
+
+  get props(): Record<string, unknown> {
+    return this.container.view as Record<string, unknown>;
+  }
+
+  get position(): Vec3 {
+    return { x: this.x, y: this.y, z: this.z };
+  }
+
+  set position(p: Vec3) {
+    this.cell.moveEntity(this, p.x, p.y, p.z);
+  }
+
+  get direction(): Direction {
+    return { yaw: this.yaw, pitch: this.pitch, roll: this.roll };
+  }
+
+  set direction(d: Direction) {
+    this.yaw = d.yaw;
+    this.pitch = d.pitch;
+    this.roll = d.roll;
+  }
+
+  get time(): number {
+    return this.cell.time;
+  }
+
+  random(): number {
+    return this.cell.random();
+  }
+
+  destroy(): void {
+    this.cell.destroyEntity(this);
+  }
+
+  destroySpace(): void {
+    this.cell.requestShutDown(`destroySpace called by ${this.type.name} ${this.id}`);
+  }
+
+  addTimer(initial: number, repeat = 0, userArg = 0): number {
+    return this.cell.addTimer(this, initial * 1000, repeat * 1000, userArg);
+  }
+
+  moveToPoint(dest: Vec3, speed: number, opts: MoveOptions = {}): number {
+    return this.cell.startMovement(this, {
+      kind: "moveToPoint",
+      id: this.nextControllerId++,
+      dest: { x: dest.x, y: dest.y, z: dest.z },
+      speed,
+      faceMovement: opts.faceMovement ?? true,
+      userArg: opts.userArg ?? 0,
+    });
+  }
+
+  moveToEntity(targetId: number, speed: number, range = 0, opts: MoveOptions = {}): number {
+    return this.cell.startMovement(this, {
+      kind: "moveToEntity",
+      id: this.nextControllerId++,
+      targetId,
+      speed,
+      range,
+      faceMovement: opts.faceMovement ?? true,
+      userArg: opts.userArg ?? 0,
+    });
+  }
+
+  cancel(controllerId: number): void {
+    this.cell.cancelController(this, controllerId);
+  }
+
+  entitiesInRange(radius: number, typeName?: string): EntityRef[] {
+    return this.cell.entitiesInRange(this, radius, typeName);
+  }
+
+  addRangeTrigger(radius: number, userArg = 0): number {
+    return this.cell.addScriptTrigger(this, this.nextControllerId++, radius, userArg);
+  }
+
+  createEntity(typeName: string, position: Vec3, props?: Record<string, unknown>): number {
+    return this.cell.createEntity(typeName, position, props ?? {}).id;
+  }
+
+  /** The entity's whole cell state: properties, position, direction, controllers. */
+  serialise(now: number): EntityState {
+    const controllers: ControllerState[] = [];
+    for (const t of this.timers.values()) {
+      controllers.push({
+        kind: "timer",
+        id: t.id,
+        dueInMs: Math.max(0, t.due - now),
+        repeatMs: t.repeatMs,
+        userArg: t.userArg,
+      });
+    }
+    if (this.movement) controllers.push(structuredClone(this.movement));
+    for (const t of this.triggers.values()) {
+      controllers.push({ kind: "rangeTrigger", id: t.id, radius: t.radius, userArg: t.userArg });
+    }
+    return {
+      id: this.id,
+      type: this.type.name,
+      position: [this.x, this.y, this.z],
+      direction: [this.yaw, this.pitch, this.roll],
+      isOnGround: this.isOnGround,
+      props: encodeCellBackup(this.container),
+      controllers,
+      nextControllerId: this.nextControllerId,
+    };
+  }
+
+  /** The property container an EntityState carries. */
+  static containerFrom(type: EntityType, state: EntityState): PropertyContainer {
+    return decodeCellBackup(type, state.props, state.id);
+  }
+}

@@ -1,0 +1,178 @@
+/**
+ * Range triggers: an owner entity's square (or circle) on a cell's range list, told when entities enter and leave.
+ */
+import type { RangeList } from "./range_list.ts";
+import { ORDER_LOWER, ORDER_UPPER, type RangeEntity, RangeNode } from "./range_node.ts";
+
+/**
+ * Receives a trigger's events; they are delivered only once the range list is consistent again. The trigger is
+ * passed too, because the initial onEnter calls happen before `addTrigger` returns it.
+ */
+export interface RangeHandler {
+  onEnter(entity: RangeEntity, trigger: RangeTrigger): void;
+  onLeave(entity: RangeEntity, trigger: RangeTrigger): void;
+}
+
+/** Options of `RangeList.addTrigger`. */
+export interface RangeTriggerOptions {
+  /**
+   * "square" (the default; the AoI trigger): events when entering or leaving the axis-aligned square of half-side r.
+   * "circle" (script range triggers): the square is the broad phase, only entities within distance r count.
+   */
+  shape?: "square" | "circle";
+  /** Entity flags this trigger sees (RANGE_FLAG_*); defaults to RANGE_FLAG_AOI for squares, SCRIPT for circles. */
+  wants?: number;
+  /** Keeps only entities it accepts; called once per entry into the square, so its answer must not change. */
+  filter?: (entity: RangeEntity) => boolean;
+}
+
+/**
+ * A trigger on a range list: two bound nodes at the owner's position minus and plus the radius on both axes.
+ * Created by `RangeList.addTrigger`; moves with its owner.
+ */
+export class RangeTrigger {
+  /** The list it is on; null once removed. */
+  list: RangeList | null;
+  /**
+   * Entity nodes inside the square (after flags and filter), each with the queue index of its enter event so that
+   * an enter still undelivered when the node leaves again is cancelled instead; for a circle trigger the candidates.
+   */
+  readonly members: Map<RangeNode, number> = new Map();
+  /** For a circle trigger, the members also within the circle (with their enter's queue index); null for a square. */
+  readonly inCircle: Map<RangeNode, number> | null;
+  /** The lower bound node, at the owner's position minus the radius on both axes. */
+  readonly lower: RangeNode;
+  /** The upper bound node, at the owner's position plus the radius on both axes. */
+  readonly upper: RangeNode;
+  #radius: number;
+
+  constructor(
+    list: RangeList,
+    /** The owner's entity node. */
+    readonly owner: RangeNode,
+    radius: number,
+    readonly handler: RangeHandler,
+    readonly circle: boolean,
+    wants: number,
+    readonly filter: ((entity: RangeEntity) => boolean) | null,
+  ) {
+    this.list = list;
+    this.#radius = radius;
+    this.inCircle = circle ? new Map() : null;
+    // Bounds make nothing, so they never fire on each other or on other triggers' bounds.
+    this.lower = new RangeNode(ORDER_LOWER, wants, 0, null, this);
+    this.upper = new RangeNode(ORDER_UPPER, wants, 0, null, this);
+  }
+
+  /** The half-side of the square, and the circle's radius. */
+  get radius(): number {
+    return this.#radius;
+  }
+
+  /** The entity that owns the trigger. */
+  get ownerEntity(): RangeEntity {
+    return this.owner.entity!;
+  }
+
+  /** Number of entities inside, as the handler has been or is about to be told. */
+  get size(): number {
+    return (this.inCircle ?? this.members).size;
+  }
+
+  /** Whether an entity is inside (square, or circle for a circle trigger). */
+  has(entity: RangeEntity): boolean {
+    const n = entity.rangeNode;
+    return n !== null && (this.inCircle ?? this.members).has(n);
+  }
+
+  /** The entities inside, in no particular order. */
+  *entities(): IterableIterator<RangeEntity> {
+    for (const n of (this.inCircle ?? this.members).keys()) yield n.entity!;
+  }
+
+  /** Grows or shrinks the trigger, firing enter/leave for what it gains or loses. */
+  setRadius(radius: number): void {
+    if (this.list === null) throw new Error("range trigger was removed");
+    this.list.setTriggerRadius(this, radius);
+  }
+
+  /** Takes the trigger off its list; no leave events are sent for what it held, and pending events are dropped. */
+  remove(): void {
+    this.list?.removeTrigger(this);
+  }
+
+  /** @internal Sets the radius field; only the list calls this, along with moving the bounds. */
+  storeRadius(radius: number): void {
+    this.#radius = radius;
+  }
+
+  /** @internal An entity node came inside the square. */
+  enter(n: RangeNode): void {
+    if (this.filter !== null && !this.filter(n.entity!)) return;
+    if (this.inCircle === null) {
+      this.members.set(n, this.list!.queueEvent(this, n.entity!, true));
+    } else {
+      this.members.set(n, -1);
+      if (n.circles === null) n.circles = [this];
+      else n.circles.push(this);
+    }
+  }
+
+  /** @internal An entity node went outside the square (or off the list). */
+  leave(n: RangeNode): void {
+    const i = this.members.get(n);
+    if (i === undefined) return;
+    this.members.delete(n);
+    if (this.inCircle === null) {
+      this.#left(n, i);
+      return;
+    }
+    dropCircle(n, this);
+    const j = this.inCircle.get(n);
+    if (j === undefined) return;
+    this.inCircle.delete(n);
+    this.#left(n, j);
+  }
+
+  /** @internal Compares a member with the circle and queues an event if its side changed. */
+  recheck(n: RangeNode): void {
+    const o = this.owner;
+    const dx = n.x - o.x;
+    const dz = n.z - o.z;
+    const r = this.#radius;
+    const inCircle = this.inCircle!;
+    const i = inCircle.get(n);
+    if (dx * dx + dz * dz <= r * r) {
+      if (i === undefined) inCircle.set(n, this.list!.queueEvent(this, n.entity!, true));
+    } else if (i !== undefined) {
+      inCircle.delete(n);
+      this.#left(n, i);
+    }
+  }
+
+  // An enter and a leave of the same node in one batch cancel out: the handler sees neither.
+  #left(n: RangeNode, enterIndex: number): void {
+    if (!this.list!.cancelEnter(enterIndex, this, n.entity!)) this.list!.queueEvent(this, n.entity!, false);
+  }
+
+  /** @internal Re-checks every member against the circle (the owner moved or the radius changed). */
+  recheckAll(): void {
+    for (const n of this.members.keys()) this.recheck(n);
+  }
+
+  /** @internal Forgets every member without events, when the trigger is removed. */
+  clear(): void {
+    if (this.inCircle !== null) {
+      for (const n of this.members.keys()) dropCircle(n, this);
+      this.inCircle.clear();
+    }
+    this.members.clear();
+  }
+}
+
+function dropCircle(n: RangeNode, t: RangeTrigger): void {
+  const a = n.circles!;
+  const i = a.indexOf(t);
+  a[i] = a[a.length - 1];
+  a.pop();
+}

@@ -1,0 +1,125 @@
+/**
+ * A space's BSP tree as seed 003 describes it: inner nodes split the plane at
+ * a position on X or Z (horizontal and vertical lines only, so a kd-tree);
+ * leaves are cells, each run by one cellapp. The cellappmgr builds it, every
+ * cellapp of the space holds a copy.
+ */
+import { type Rect, rectArea, rectsTouch } from "./rect.ts";
+
+/** A leaf: one cell. */
+export interface BspCell {
+  cell: { cellapp: number };
+}
+
+/** An inner node: `left` holds coordinates below `at` on `axis`, `right` the rest. */
+export interface BspSplit {
+  axis: "x" | "z";
+  at: number;
+  left: BspNode;
+  right: BspNode;
+}
+
+/** A node of the tree, in the JSON form the wire and the admin API use. */
+export type BspNode = BspCell | BspSplit;
+
+/** A cell with the rect it covers. */
+export interface CellRect {
+  cellapp: number;
+  rect: Rect;
+}
+
+/** Whether `n` is a leaf. */
+export function isCell(n: BspNode): n is BspCell {
+  return "cell" in n;
+}
+
+/**
+ * Builds a tree of `cellapps.length` cells over `bounds`, splitting the longer
+ * side in proportion to the number of cells on each part, so the cells get
+ * equal areas (until load balancing moves the partitions).
+ */
+export function buildBsp(bounds: Rect, cellapps: readonly number[]): BspNode {
+  if (cellapps.length === 0) throw new Error("a space needs at least one cell");
+  if (cellapps.length === 1) return { cell: { cellapp: cellapps[0] } };
+  const leftCount = Math.floor(cellapps.length / 2);
+  const share = leftCount / cellapps.length;
+  const w = bounds.maxX - bounds.minX;
+  const h = bounds.maxZ - bounds.minZ;
+  const axis = w >= h ? "x" : "z";
+  const at = axis === "x" ? bounds.minX + w * share : bounds.minZ + h * share;
+  const [lb, rb] = splitRect(bounds, axis, at);
+  return {
+    axis,
+    at,
+    left: buildBsp(lb, cellapps.slice(0, leftCount)),
+    right: buildBsp(rb, cellapps.slice(leftCount)),
+  };
+}
+
+/** The two halves of `r` on either side of `at` on `axis`. */
+export function splitRect(r: Rect, axis: "x" | "z", at: number): [Rect, Rect] {
+  return axis === "x" ? [{ ...r, maxX: at }, { ...r, minX: at }] : [{ ...r, maxZ: at }, { ...r, minZ: at }];
+}
+
+/** Every cell of the tree with its rect, left to right. */
+export function cellRects(tree: BspNode, bounds: Rect): CellRect[] {
+  const out: CellRect[] = [];
+  const walk = (n: BspNode, r: Rect) => {
+    if (isCell(n)) {
+      out.push({ cellapp: n.cell.cellapp, rect: r });
+      return;
+    }
+    const [lr, rr] = splitRect(r, n.axis, n.at);
+    walk(n.left, lr);
+    walk(n.right, rr);
+  };
+  walk(tree, bounds);
+  return out;
+}
+
+/**
+ * The index (in `cellRects` order) of the cell containing (x, z). Points
+ * outside the bounds belong to the nearest cell on the same side of each split.
+ */
+export function cellIndexAt(tree: BspNode, x: number, z: number): number {
+  let index = 0;
+  let n = tree;
+  while (!isCell(n)) {
+    const v = n.axis === "x" ? x : z;
+    if (v < n.at) n = n.left;
+    else {
+      index += countCells(n.left);
+      n = n.right;
+    }
+  }
+  return index;
+}
+
+/** Number of leaves under `n`. */
+export function countCells(n: BspNode): number {
+  return isCell(n) ? 1 : countCells(n.left) + countCells(n.right);
+}
+
+/** For each cell, the indices of the cells whose rects touch it (its neighbours). */
+export function neighbours(cells: readonly CellRect[]): number[][] {
+  return cells.map((c, i) => cells.flatMap((o, j) => (j !== i && rectsTouch(c.rect, o.rect) ? [j] : [])));
+}
+
+/** Checks a tree received from the wire; returns why it is malformed, or null. */
+export function checkBsp(n: unknown, depth = 0): string | null {
+  if (depth > 64) return "tree deeper than 64 levels";
+  if (typeof n !== "object" || n === null) return "node is not an object";
+  const o = n as Record<string, unknown>;
+  if ("cell" in o) {
+    const c = o.cell as Record<string, unknown> | null;
+    return typeof c === "object" && c !== null && Number.isInteger(c.cellapp) ? null : "cell without a cellapp id";
+  }
+  if (o.axis !== "x" && o.axis !== "z") return `split axis ${String(o.axis)} is not x or z`;
+  if (typeof o.at !== "number" || !Number.isFinite(o.at)) return "split position is not a number";
+  return checkBsp(o.left, depth + 1) ?? checkBsp(o.right, depth + 1);
+}
+
+/** The total area of the cells (equals the bounds' area for a well-formed tree). */
+export function totalArea(cells: readonly CellRect[]): number {
+  return cells.reduce((s, c) => s + rectArea(c.rect), 0);
+}

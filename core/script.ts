@@ -1,0 +1,95 @@
+/**
+ * The game's view of a cell entity: the built-ins of seed 004 that a cell
+ * script calls, and the callbacks the cell calls on it. Scripts live in
+ * entities/ and see only this, so game code never depends on how cells work.
+ *
+ * A script's state is its entity's declared properties (`self.props`); plain
+ * fields of a script object do not move with the entity to another cell.
+ */
+
+/** A position or direction as scripts read and write it. */
+export interface Vec3 {
+  x: number;
+  y: number;
+  z: number;
+}
+
+/** Yaw, pitch and roll in radians. */
+export interface Direction {
+  yaw: number;
+  pitch: number;
+  roll: number;
+}
+
+/** Another entity as a script sees it through entitiesInRange or a trigger. */
+export interface EntityRef {
+  readonly id: number;
+  readonly typeName: string;
+  readonly position: Readonly<Vec3>;
+  /** False for a ghost: its real lives in another cell. */
+  readonly isReal: boolean;
+}
+
+/** Options of moveToPoint and moveToEntity. */
+export interface MoveOptions {
+  /** Turn to face the direction of movement (default true). */
+  faceMovement?: boolean;
+  /** Passed back to onMove. */
+  userArg?: number;
+}
+
+/** What a cell script can do with its entity (seed 004's built-ins). */
+export interface CellEntityApi<P = Record<string, unknown>> extends EntityRef {
+  readonly spaceID: number;
+  /** The entity's declared properties; setting one is checked and recorded. */
+  readonly props: P;
+  position: Vec3;
+  direction: Direction;
+  isOnGround: boolean;
+  /** Destroys the entity at the end of the current callback. */
+  destroy(): void;
+  /** Asks for the entity's space to shut down; not allowed in the default space. */
+  destroySpace(): void;
+  /** Calls onTimer(id, userArg) after `initial` seconds, then every `repeat` seconds if > 0. */
+  addTimer(initial: number, repeat?: number, userArg?: number): number;
+  /** Moves in a straight line at `speed` m/s; calls onMove(id, userArg) on arrival. */
+  moveToPoint(dest: Vec3, speed: number, opts?: MoveOptions): number;
+  /** Follows another entity until within `range` metres; calls onMove(id, userArg) on arrival. */
+  moveToEntity(targetId: number, speed: number, range?: number, opts?: MoveOptions): number;
+  /** Cancels a timer, a movement or a range trigger. */
+  cancel(controllerId: number): void;
+  /** Entities within `radius` metres (a circle on X/Z), optionally of one type, never this one. */
+  entitiesInRange(radius: number, typeName?: string): EntityRef[];
+  /** Calls onEnteredRange/onLeftRange(id, other) as entities come within or leave `radius` metres. */
+  addRangeTrigger(radius: number, userArg?: number): number;
+  /** Creates another entity in this entity's space, at `position`; returns its id. */
+  createEntity(typeName: string, position: Vec3, props?: Record<string, unknown>): number;
+  /** Milliseconds of game time since the cell started, for scripts that need a clock. */
+  readonly time: number;
+  /** A random number in [0, 1) from the cell's generator. */
+  random(): number;
+}
+
+/**
+ * A cell script: one object per cell entity, constructed with its entity.
+ * Every callback is optional; an exception in one is logged with the entity
+ * id and type and does not stop the tick.
+ */
+export abstract class CellScript<P = Record<string, unknown>> {
+  constructor(readonly self: CellEntityApi<P>) {}
+  /** The entity was created (not called again when it moves to another cell). */
+  onCreated?(): void;
+  /** The entity is about to be destroyed. */
+  onDestroy?(): void;
+  onTimer?(controllerId: number, userArg: number): void;
+  onMove?(controllerId: number, userArg: number): void;
+  onEnteredRange?(controllerId: number, other: EntityRef, userArg: number): void;
+  onLeftRange?(controllerId: number, other: EntityRef, userArg: number): void;
+  /** The space is shutting down; the entity is destroyed afterwards unless it already was. */
+  onSpaceGone?(): void;
+  /** Once per tick, after controllers ran; dt in seconds. */
+  onTick?(dt: number): void;
+}
+
+/** A script class as the cellapp instantiates it. */
+export type CellScriptClass = new (self: CellEntityApi) => CellScript;

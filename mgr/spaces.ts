@@ -1,0 +1,194 @@
+/**
+ * Spaces on the cellappmgr (seed 003): creation on the best cellapps, the BSP
+ * tree of cells, the shutdown flow, and the default space that never ends.
+ */
+import { type BspNode, buildBsp, type CellRect, cellRects } from "../core/geo/bsp.ts";
+import { type Rect, rectArea, rectFromArray, rectToArray } from "../core/geo/rect.ts";
+import { CellMsg, type CellReport, type SpaceGeometry } from "../core/wire/mod.ts";
+import type { Logger } from "../core/log.ts";
+import type { Member, Registry } from "./registry.ts";
+import { RequestError } from "../core/views.ts";
+
+/** The id of the default space, as BigWorld's useDefaultSpace. */
+export const DEFAULT_SPACE_ID = 1;
+
+/** What to create a space with. */
+export interface SpaceSpec {
+  bounds: Rect;
+  cells: number;
+  /** Prefer cellapps on this host (seed 003's preferred IP). */
+  preferredHost?: string | null;
+  isDefault?: boolean;
+  /** Entities to spawn once the cells exist. */
+  entities?: { type: string; count: number }[];
+}
+
+/** A space as the cellappmgr knows it. */
+export class Space {
+  shuttingDown = false;
+  hasHadEntities = false;
+  readonly createdAt: number = Date.now();
+
+  constructor(
+    readonly id: number,
+    readonly bounds: Rect,
+    public tree: BspNode,
+    readonly isDefault: boolean,
+    readonly preferredHost: string | null,
+  ) {}
+
+  /** The cells with their rects. */
+  cells(): CellRect[] {
+    return cellRects(this.tree, this.bounds);
+  }
+
+  /** What every cellapp of the space is sent. */
+  geometry(): SpaceGeometry {
+    return { spaceId: this.id, bounds: rectToArray(this.bounds), tree: this.tree, isDefault: this.isDefault };
+  }
+}
+
+/** Every space of the cluster. */
+export class Spaces {
+  readonly all: Map<number, Space> = new Map();
+  /** Latest report per cell, keyed by `${spaceId}/${cellappId}`. */
+  readonly reports: Map<string, CellReport> = new Map();
+  #nextId = DEFAULT_SPACE_ID + 1;
+
+  constructor(private readonly registry: Registry, private readonly log: Logger) {}
+
+  /**
+   * findBestCellApp, `n` times: the least loaded cellapps (fewest cells on a
+   * tie), with those on the preferred host first when one is asked for.
+   */
+  findBestCellApps(n: number, preferredHost: string | null = null): Member[] {
+    const cellsOf = new Map<number, number>();
+    for (const s of this.all.values()) {
+      for (const c of s.cells()) cellsOf.set(c.cellapp, (cellsOf.get(c.cellapp) ?? 0) + 1);
+    }
+    const score = (m: Member) => (preferredHost !== null && hostOf(m.address) === preferredHost ? 1 : 0);
+    return this.registry.withRole("cellapp").sort((a, b) =>
+      score(b) - score(a) || a.load - b.load || (cellsOf.get(a.id) ?? 0) - (cellsOf.get(b.id) ?? 0) || a.id - b.id
+    ).slice(0, n);
+  }
+
+  /** Creates a space: picks cellapps, builds the tree, has each cellapp create its cell. */
+  async create(spec: SpaceSpec): Promise<Space> {
+    const apps = this.findBestCellApps(spec.cells, spec.preferredHost ?? null);
+    if (apps.length === 0) throw new RequestError("unavailable", "no cellapp is running to host the space");
+    if (apps.length < spec.cells) {
+      throw new RequestError(
+        "conflict",
+        `cells: ${spec.cells} cells asked for but only ${apps.length} cellapps are running (one cell per cellapp)`,
+      );
+    }
+    const id = spec.isDefault ? DEFAULT_SPACE_ID : this.#nextId++;
+    const space = new Space(
+      id,
+      spec.bounds,
+      buildBsp(spec.bounds, apps.map((a) => a.id)),
+      !!spec.isDefault,
+      spec.preferredHost ?? null,
+    );
+    this.all.set(id, space);
+    const geometry = space.geometry();
+    const results = await Promise.allSettled(apps.map((a) => a.channel.request(CellMsg.createCell, geometry)));
+    const failed = results.find((r) => r.status === "rejected");
+    if (failed) {
+      this.all.delete(id);
+      // Undo only the cells that were made.
+      results.forEach((r, i) => r.status === "fulfilled" && apps[i].channel.send(CellMsg.shutDownSpace, id));
+      throw new RequestError(
+        "unavailable",
+        `creating the cells of space ${id} failed: ${(failed as PromiseRejectedResult).reason?.message}`,
+      );
+    }
+    this.log.info(`space ${id} created: ${spec.cells} cell(s) on cellapp(s) ${apps.map((a) => a.id).join(", ")}`);
+    for (const e of spec.entities ?? []) await this.spawn(space, e.type, e.count);
+    return space;
+  }
+
+  /** Spawns `count` entities of `type` over the space, each cell getting a share by area. */
+  async spawn(space: Space, type: string, count: number): Promise<number[]> {
+    const cells = space.cells();
+    const total = cells.reduce((s, c) => s + rectArea(c.rect), 0);
+    let left = count;
+    const jobs: Promise<number[]>[] = [];
+    cells.forEach((c, i) => {
+      const n = i === cells.length - 1 ? left : Math.round((count * rectArea(c.rect)) / total);
+      left -= n;
+      const m = this.registry.members.get(c.cellapp);
+      if (n > 0 && m) jobs.push(m.channel.request(CellMsg.spawn, { spaceId: space.id, type, count: n }));
+    });
+    const ids = (await Promise.all(jobs)).flat();
+    if (ids.length > 0) space.hasHadEntities = true;
+    return ids;
+  }
+
+  /**
+   * Shuts a space down (seed 003): every cellapp of the space is told, and the
+   * space is forgotten here at once; repeated requests are ignored.
+   */
+  shutDown(id: number, why: string): void {
+    const space = this.all.get(id);
+    if (!space) throw new RequestError("not_found", `no space ${id}`);
+    if (space.isDefault) throw new RequestError("conflict", `space ${id} is the default space, which never shuts down`);
+    if (space.shuttingDown) return;
+    space.shuttingDown = true;
+    this.log.info(`space ${id} shutting down: ${why}`);
+    for (const c of space.cells()) this.registry.members.get(c.cellapp)?.channel.send(CellMsg.shutDownSpace, id);
+    this.all.delete(id);
+    for (const c of space.cells()) this.reports.delete(`${id}/${c.cellapp}`);
+  }
+
+  /** Records a cellapp's per-cell figures. */
+  report(cellapp: number, cells: readonly CellReport[]): void {
+    for (const c of cells) {
+      const space = this.all.get(c.spaceId);
+      if (!space) continue;
+      if (c.reals > 0) space.hasHadEntities = true;
+      this.reports.set(`${c.spaceId}/${cellapp}`, c);
+    }
+  }
+
+  /** Adopts the spaces a re-registering cellapp still hosts (after a cellappmgr restart). */
+  adopt(cellapp: number, geometries: readonly SpaceGeometry[]): void {
+    for (const g of geometries) {
+      if (!this.all.has(g.spaceId)) {
+        const space = new Space(g.spaceId, rectFromArray(g.bounds), g.tree, g.isDefault, null);
+        space.hasHadEntities = true;
+        this.all.set(g.spaceId, space);
+        this.log.info(`space ${g.spaceId} adopted from cellapp ${cellapp}`);
+      }
+      this.#nextId = Math.max(this.#nextId, g.spaceId + 1);
+    }
+  }
+
+  /**
+   * A cellapp is gone: its cells go with it. A space left without cells is
+   * forgotten (restoring entities from base backups comes with fault tolerance).
+   */
+  onCellAppLeft(cellapp: number): Space[] {
+    const lost: Space[] = [];
+    for (const space of [...this.all.values()]) {
+      if (!space.cells().some((c) => c.cellapp === cellapp)) continue;
+      this.reports.delete(`${space.id}/${cellapp}`);
+      const remaining = space.cells().filter((c) => c.cellapp !== cellapp);
+      if (remaining.length === 0) {
+        this.all.delete(space.id);
+        lost.push(space);
+        this.log.warn(`space ${space.id} lost its only cell with cellapp ${cellapp}`);
+      } else {
+        space.tree = buildBsp(space.bounds, remaining.map((c) => c.cellapp));
+        const g = space.geometry();
+        for (const c of remaining) this.registry.members.get(c.cellapp)?.channel.send(CellMsg.updateGeometry, g);
+        this.log.warn(`space ${space.id} lost the cell of cellapp ${cellapp}; its area is spread over the others`);
+      }
+    }
+    return lost;
+  }
+}
+
+function hostOf(address: string): string {
+  return address.replace(/:\d+$/, "").replace(/^\[|\]$/g, "");
+}
