@@ -3,12 +3,12 @@
  * rect, their range list, timers and movements, runs their scripts each tick,
  * and follows seed 003's shutdown flow.
  */
-import type { EntityRegistry } from "../core/def/mod.ts";
+import { ByteReader, decodeCellBackup, type EntityRegistry } from "../core/def/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { CellScriptClass, EntityRef, Vec3 } from "../core/script.ts";
 import { cellRects } from "../core/geo/bsp.ts";
 import { type Rect, rectFromArray } from "../core/geo/rect.ts";
-import type { CellReport, EntitySummary, SpaceGeometry } from "../core/wire/mod.ts";
+import type { CellEntitySpec, CellReport, EntitySummary, SpaceGeometry } from "../core/wire/mod.ts";
 import { type Movement, type Timer, TimerHeap } from "./controllers.ts";
 import { Entity, type EntityState } from "./entity.ts";
 import { RangeList } from "./range_list.ts";
@@ -26,6 +26,8 @@ export interface CellHost {
   requestShutDown(spaceId: number, why: string): void;
   /** The cell has finished shutting down and can be dropped. */
   cellGone(spaceId: number): void;
+  /** Tells the base of `e` that its cell entity is gone. */
+  cellEntityDestroyed(e: Entity, reason: string): void;
   budgetMs: number;
 }
 
@@ -37,6 +39,8 @@ export class Cell {
   readonly entities: Map<number, Entity> = new Map();
   readonly rangeList: RangeList = new RangeList();
   readonly stats: TickStats;
+  /** Real entities with a witness (a client attached). */
+  readonly witnessed: Set<Entity> = new Set();
   /** Game time in ms: the sum of tick steps since the cell was created. */
   time = 0;
   geometry: SpaceGeometry;
@@ -97,6 +101,31 @@ export class Cell {
     return e;
   }
 
+  /**
+   * Creates the cell part of a base entity: the base's id, the initial cell
+   * properties it sent (all defaults when it sent none), and its address.
+   */
+  createBaseEntity(spec: CellEntitySpec): Entity {
+    if (this.shuttingDown) {
+      throw new Error(`space ${this.spaceId} is shutting down; cannot create ${spec.type} ${spec.entityId}`);
+    }
+    const type = this.host.registry.find(spec.type);
+    if (!type) throw new Error(`unknown entity type "${spec.type}" for entity ${spec.entityId}`);
+    if (!type.hasCell) throw new Error(`entity type ${spec.type} has no cell part (entity ${spec.entityId})`);
+    if (this.entities.has(spec.entityId)) {
+      throw new Error(`entity ${spec.entityId} already exists in space ${this.spaceId}`);
+    }
+    const [x, y, z] = spec.position;
+    const container = spec.props.length > 0 ? decodeCellBackup(type, spec.props, spec.entityId) : undefined;
+    const e = new Entity(spec.entityId, type, this, { x, y, z }, container);
+    [e.yaw, e.pitch, e.roll] = spec.direction;
+    e.baseAddress = spec.baseAddress;
+    e.hasClient = spec.hasClient;
+    this.#add(e);
+    this.#callScript(e, "onCreated");
+    return e;
+  }
+
   /** Re-creates an entity from its serialised state: same id, properties and controllers; no onCreated. */
   restoreEntity(state: EntityState): Entity {
     const type = this.host.registry.find(state.type);
@@ -131,8 +160,11 @@ export class Cell {
     }
   }
 
-  /** Destroys a real entity: its script hears onDestroy, its controllers go with it. */
-  destroyEntity(e: Entity): void {
+  /**
+   * Destroys a real entity: its script hears onDestroy, its controllers go
+   * with it, and its base (if any) is told why unless the base asked.
+   */
+  destroyEntity(e: Entity, reason = "destroyed by its script", tellBase = true): void {
     if (e.destroyed) return;
     this.#callScript(e, "onDestroy");
     e.destroyed = true;
@@ -141,10 +173,12 @@ export class Cell {
     e.movement = null;
     this.#movers.delete(e);
     this.#tickers.delete(e);
+    this.disableWitness(e);
     for (const t of e.triggers.values()) t.remove();
     e.triggers.clear();
     this.rangeList.remove(e);
     this.entities.delete(e.id);
+    if (tellBase && e.baseAddress !== null) this.host.cellEntityDestroyed(e, reason);
     this.#checkForShutDown();
   }
 
@@ -196,6 +230,45 @@ export class Cell {
       trig.remove();
       e.triggers.delete(id);
     }
+  }
+
+  /** The client of `e` enabled entities: `e` gets a witness (seed 000). */
+  enableWitness(e: Entity): void {
+    if (this.witnessed.has(e)) return;
+    this.witnessed.add(e);
+    this.#callScript(e, "onGetWitness");
+  }
+
+  /** The client of `e` went away: the witness goes. */
+  disableWitness(e: Entity): void {
+    if (!this.witnessed.delete(e)) return;
+    this.#callScript(e, "onLoseWitness");
+  }
+
+  /**
+   * A client's call of an exposed cell method of `target`, made through the
+   * proxy of `callerId`: checked against the definition, arguments decoded by
+   * their declared types, and the caller's id passed first (BigWorld's hidden
+   * argument). A bad call throws, naming the entity and the method.
+   */
+  clientCall(callerId: number, target: Entity, index: number, args: Uint8Array): void {
+    const m = target.type.methods("cell")[index];
+    const who = `${target.type.name} ${target.id}`;
+    if (!m) throw new Error(`${who} has no cell method with index ${index}`);
+    if (!m.exposed) throw new Error(`${who}.${m.name} is not exposed to clients`);
+    const r = new ByteReader(args);
+    const values: unknown[] = [];
+    try {
+      for (const a of m.args) values.push(a.type.read(r));
+    } catch (e) {
+      throw new Error(
+        `${who}.${m.name}: arguments do not match (${m.args.map((a) => a.type.name).join(", ")}): ${
+          (e as Error).message
+        }`,
+      );
+    }
+    if (r.remaining > 0) throw new Error(`${who}.${m.name}: ${r.remaining} bytes left after the declared arguments`);
+    this.#callScript(target, m.name, callerId, ...values);
   }
 
   /** Entities within `radius` of `e` on X/Z, optionally of one type. */
@@ -334,7 +407,7 @@ export class Cell {
     for (const e of [...this.entities.values()]) {
       if (e.destroyed) continue;
       this.#callScript(e, "onSpaceGone");
-      if (!e.destroyed && e.cell === this) this.destroyEntity(e);
+      if (!e.destroyed && e.cell === this) this.destroyEntity(e, `space ${this.spaceId} shut down`);
     }
     this.host.log.info(`space ${this.spaceId}: cell destroyed`);
     this.host.cellGone(this.spaceId);

@@ -2,10 +2,11 @@ import type { Config } from "../core/config.ts";
 import type { Logger } from "../core/log.ts";
 import { type MemberProcess, startMember } from "../core/member_process.ts";
 import { EntityIdPool } from "../core/id_pool.ts";
-import { beginTick, CellMsg, endTick, MgrMsg } from "../core/wire/mod.ts";
-import type { EntityRegistry } from "../core/def/mod.ts";
+import { BaseMsg, beginTick, CellMsg, endTick, type MessageDef, MgrMsg } from "../core/wire/mod.ts";
+import { encodePersistentState, type EntityRegistry } from "../core/def/mod.ts";
 import type { CellScriptClass } from "../core/script.ts";
 import { Cell, type CellHost } from "./cell.ts";
+import type { Entity } from "./entity.ts";
 
 /** What a cellapp runs: the entity types and their cell scripts. */
 export interface CellAppGame {
@@ -56,6 +57,7 @@ export class CellApp {
         this.cells.get(spaceId)?.dispose();
         this.cells.delete(spaceId);
       },
+      cellEntityDestroyed: (e, reason) => this.#toBase(e.baseAddress!, BaseMsg.cellEntityDestroyed, e.id, reason),
     };
     this.#serve();
     this.member.link.onRegistered = () => {
@@ -97,6 +99,36 @@ export class CellApp {
         }
         return ids;
       })
+      .on(CellMsg.createCellEntity, (_ch, spec) => {
+        const cell = this.cells.get(spec.spaceId);
+        if (!cell) throw new Error(`this cellapp has no cell of space ${spec.spaceId}`);
+        cell.createBaseEntity(spec);
+        return { spaceId: spec.spaceId, cellapp: this.member.link.id ?? 0 };
+      })
+      .on(CellMsg.enableWitness, (_ch, id) => {
+        const e = this.#real(id, "enableWitness");
+        e.cell.enableWitness(e);
+      })
+      .on(CellMsg.disableWitness, (_ch, id) => {
+        const e = this.#find(id);
+        if (e) e.cell.disableWitness(e);
+      })
+      .on(CellMsg.clientCall, (_ch, callerId, targetId, index, args) => {
+        const target = this.#real(targetId, "a client call");
+        target.cell.clientCall(callerId, target, index, args);
+      })
+      .on(CellMsg.clientPosition, (_ch, id, pos, dir) => {
+        const e = this.#real(id, "a client position");
+        [e.yaw, e.pitch, e.roll] = dir;
+        e.cell.moveEntity(e, pos[0], pos[1], pos[2]);
+      })
+      .on(CellMsg.destroyCellEntity, (_ch, id) => {
+        const e = this.#find(id);
+        if (!e) return null;
+        const state = encodePersistentState(e.container);
+        e.cell.destroyEntity(e, "its base asked", false);
+        return state;
+      })
       .on(CellMsg.describeCell, (_ch, spaceId) => this.cells.get(spaceId)?.describe() ?? null)
       .on(CellMsg.findEntity, (_ch, id) => {
         for (const cell of this.cells.values()) {
@@ -108,6 +140,34 @@ export class CellApp {
         }
         return null;
       });
+  }
+
+  /** The real entity `id` on this cellapp, if any. */
+  #find(id: number): Entity | undefined {
+    for (const cell of this.cells.values()) {
+      const e = cell.entities.get(id);
+      if (e) return e;
+    }
+    return undefined;
+  }
+
+  #real(id: number, what: string): Entity {
+    const e = this.#find(id);
+    if (!e) throw new Error(`${what}: no entity ${id} on this cellapp`);
+    return e;
+  }
+
+  /** Sends to a baseapp, dialling it when no channel is open. */
+  #toBase<A extends unknown[]>(address: string, def: MessageDef<A, unknown>, ...args: A): void {
+    const ch = this.member.peers.peek(address);
+    if (ch) {
+      ch.send(def, ...args);
+      return;
+    }
+    this.member.peers.get(address).then(
+      (c) => c.send(def, ...args),
+      (e) => this.#log.warn(`${def.name} to the baseapp at ${address} lost: ${(e as Error).message}`),
+    );
   }
 
   /** The address other processes reach this cellapp on. */

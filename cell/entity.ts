@@ -49,6 +49,10 @@ export class Entity implements CellEntityApi {
   nextControllerId = 1;
   /** This entity's node on its cell's range list. */
   rangeNode: RangeNode | null = null;
+  /** The baseapp holding this entity's base part, for entities created by a base. */
+  baseAddress: string | null = null;
+  /** Whether a client is attached through the base (a proxy's cell entity). */
+  hasClient = false;
 
   constructor(
     readonly id: number,

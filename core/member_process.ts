@@ -1,11 +1,13 @@
 import type { Config } from "./config.ts";
 import type { Logger } from "./log.ts";
-import { Handlers, MgrLink, ProcMsg, WireServer } from "./wire/mod.ts";
+import { Handlers, MgrLink, Peers, ProcMsg, WireServer } from "./wire/mod.ts";
 
 /** The parts every cellapp and baseapp has: a peer listener and the link to the cellappmgr. */
 export interface MemberProcess {
   server: WireServer;
   link: MgrLink;
+  /** Channels to other cellapps and baseapps by address (accepted or dialled), sharing the handlers. */
+  peers: Peers;
   /** Handlers for messages from the cellappmgr and peers; roles add theirs. */
   handlers: Handlers;
   /** Resolves with a reason when the cellappmgr asks this process to stop. */
@@ -37,7 +39,9 @@ export function startMember(
     handlers,
     log,
   };
-  const server = new WireServer({ ...common, host: cfg.host, port: cfg.port });
+  let peers: Peers | null = null;
+  const server = new WireServer({ ...common, host: cfg.host, port: cfg.port, onChannel: (ch) => peers?.adopt(ch) });
+  peers = new Peers({ ...common, address: server.address }, log);
   const link = new MgrLink({
     ...common,
     mgr: cfg.mgr,
@@ -49,10 +53,12 @@ export function startMember(
   return {
     server,
     link,
+    peers,
     handlers,
     stopRequested,
     async close(reason: string) {
       await link.close(reason);
+      peers?.close(reason);
       server.close(reason);
     },
   };

@@ -87,6 +87,10 @@ export abstract class CellScript<P = Record<string, unknown>> {
   onLeftRange?(controllerId: number, other: EntityRef, userArg: number): void;
   /** The space is shutting down; the entity is destroyed afterwards unless it already was. */
   onSpaceGone?(): void;
+  /** A client is attached: the entity now has a witness. */
+  onGetWitness?(): void;
+  /** The client went away: the witness is gone. */
+  onLoseWitness?(): void;
   /** Once per tick, after controllers ran; dt in seconds. */
   onTick?(dt: number): void;
 }

@@ -1,4 +1,4 @@
-import { CellMsg, Handlers, MgrMsg, ProcMsg, WireServer } from "../core/wire/mod.ts";
+import { type CellEntitySpec, CellMsg, Handlers, MgrMsg, ProcMsg, WireServer } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
 import { VERSION } from "../core/version.ts";
 import type { Rect } from "../core/geo/rect.ts";
@@ -20,6 +20,7 @@ import { IdAllocator } from "./ids.ts";
 import { Spaces } from "./spaces.ts";
 import { cellViews, spaceSummary } from "./views.ts";
 import { rectFromArray } from "../core/geo/rect.ts";
+import { cellIndexAt } from "../core/geo/bsp.ts";
 
 /** How a cellappmgr is started. */
 export interface CellAppMgrOptions {
@@ -92,6 +93,7 @@ export class CellAppMgr {
         m.load = report.load;
         this.spaces.report(m.id, report.cells);
       })
+      .on(MgrMsg.createCellEntity, (_ch, spec) => this.#createCellEntity(spec))
       .on(MgrMsg.adoptSpaces, (ch, geometries) => {
         const m = this.registry.memberOn(ch);
         if (m) this.spaces.adopt(m.id, geometries);
@@ -117,6 +119,28 @@ export class CellAppMgr {
   /** The address processes connect to. */
   get address(): string {
     return this.server.address;
+  }
+
+  /**
+   * A base's cell entity: in its space (or a new one, seed 003's
+   * createEntityInNewSpace), on the cellapp whose cell contains its position.
+   */
+  async #createCellEntity(spec: CellEntitySpec): Promise<{ spaceId: number; cellapp: number; cellappAddress: string }> {
+    const [x, , z] = spec.position;
+    const space = spec.spaceId === 0
+      ? await this.spaces.create({
+        bounds: { minX: x - 1000, minZ: z - 1000, maxX: x + 1000, maxZ: z + 1000 },
+        cells: 1,
+      })
+      : this.spaces.all.get(spec.spaceId);
+    if (!space) throw new Error(`no space ${spec.spaceId}`);
+    if (space.shuttingDown) throw new Error(`space ${space.id} is shutting down`);
+    const cell = space.cells()[cellIndexAt(space.tree, x, z)];
+    const m = this.registry.members.get(cell.cellapp);
+    if (!m) throw new Error(`the cellapp ${cell.cellapp} of space ${space.id} is gone`);
+    await m.channel.request(CellMsg.createCellEntity, { ...spec, spaceId: space.id });
+    space.hasHadEntities = true;
+    return { spaceId: space.id, cellapp: m.id, cellappAddress: m.address };
   }
 
   /** Creates the default space on the first cellapp, and again if its cellapp died. */

@@ -1,6 +1,6 @@
 /** Messages a cellapp handles, and the data they carry. */
 import { message } from "./catalog.ts";
-import { any, bool, int, obj, optional, str, tuple } from "./check.ts";
+import { any, bool, bytes, int, obj, optional, str, tuple } from "./check.ts";
 import { type BspNode, checkBsp } from "../geo/bsp.ts";
 
 /** A space's geometry as every cellapp hosting one of its cells gets it. */
@@ -55,6 +55,20 @@ const vec3 = (v: unknown) =>
     ? null
     : "position must be 3 finite numbers";
 
+/** Checks a CellEntitySpec whose spaceId is at least `minSpace` (0 allows "a new space"). */
+export function cellEntitySpec(minSpace: number): (v: unknown) => string | null {
+  return obj({
+    spaceId: int(minSpace, 2 ** 32 - 1),
+    entityId: int(1, 2 ** 53),
+    type: str(100),
+    position: vec3,
+    direction: vec3,
+    props: bytes(1024 * 1024),
+    baseAddress: str(300),
+    hasClient: bool,
+  });
+}
+
 /** Messages a cellapp handles. */
 export const CellMsg = {
   /** Create this cellapp's cell of a space. */
@@ -79,4 +93,43 @@ export const CellMsg = {
   describeCell: message<[number], EntitySummary[] | null>(84, "describeCell", tuple(spaceId)),
   /** Where an entity is, if this cellapp holds it. */
   findEntity: message<[number], EntityLocation | null>(85, "findEntity", tuple(int(1, 2 ** 53))),
+  /** Creates the cell part of a base entity (same id), in the cell containing `position`. */
+  createCellEntity: message<[CellEntitySpec], { spaceId: number; cellapp: number }>(
+    86,
+    "createCellEntity",
+    tuple(cellEntitySpec(1)),
+  ),
+  /** The proxy's client enabled entities: the cell entity gets a witness (seed 000). */
+  enableWitness: message<[number]>(87, "enableWitness", tuple(int(1, 2 ** 53))),
+  /** The client went away: the witness goes. */
+  disableWitness: message<[number]>(88, "disableWitness", tuple(int(1, 2 ** 53))),
+  /** A client's call of an exposed cell method: caller, target entity, method index, encoded arguments. */
+  clientCall: message<[number, number, number, Uint8Array]>(
+    89,
+    "clientCall",
+    tuple(int(1, 2 ** 53), int(1, 2 ** 53), int(0, 65535), bytes(64 * 1024)),
+  ),
+  /** The position the client reports for the entity it controls: [x, y, z], [yaw, pitch, roll]. */
+  clientPosition: message<[number, [number, number, number], [number, number, number]]>(
+    90,
+    "clientPosition",
+    tuple(int(1, 2 ** 53), vec3, vec3),
+  ),
+  /** Destroys the cell part of a base entity; replies with its persistent cell properties (encodePersistentState). */
+  destroyCellEntity: message<[number], Uint8Array | null>(91, "destroyCellEntity", tuple(int(1, 2 ** 53))),
 } as const;
+
+/** How a base asks for its cell entity. */
+export interface CellEntitySpec {
+  spaceId: number;
+  /** The base entity's id; the cell entity has the same one. */
+  entityId: number;
+  type: string;
+  position: [number, number, number];
+  direction: [number, number, number];
+  /** The cell properties the base holds initial values for (encodeCellBackup of a "cell" container). */
+  props: Uint8Array;
+  /** The baseapp of the base entity, for messages back to it. */
+  baseAddress: string;
+  hasClient: boolean;
+}

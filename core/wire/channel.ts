@@ -1,5 +1,5 @@
 import { DEFAULT_MAX_FRAME, FrameError, FrameReader, FrameWriter, NONE } from "./frame.ts";
-import { MAX_KIND, messageByKind, type MessageDef } from "./catalog.ts";
+import { type ArgsOf, MAX_KIND, messageByKind, type MessageDef, type ReplyOf } from "./catalog.ts";
 import { ChannelMsg as C, type HelloInfo, type Role, type WelcomeInfo } from "./messages.ts";
 import { deferFlush, inTick } from "./outbox.ts";
 import { makeProof, verifyProof } from "./secret.ts";
@@ -45,9 +45,10 @@ export class Handlers {
   #table: (Handler | undefined)[] = new Array(MAX_KIND + 1).fill(undefined);
 
   /** Serves `def` with `fn`; for a request, what `fn` returns (or resolves to) is the reply. */
-  on<A extends unknown[], R>(
-    def: MessageDef<A, R>,
-    fn: (ch: Channel, ...args: A) => R | Promise<R>,
+  // deno-lint-ignore no-explicit-any
+  on<D extends MessageDef<any, any>>(
+    def: D,
+    fn: (ch: Channel, ...args: ArgsOf<D>) => ReplyOf<D> | Promise<ReplyOf<D>>,
   ): this {
     this.#table[def.kind] = fn as Handler;
     return this;

@@ -1,6 +1,6 @@
 /** Messages the cellappmgr handles, and the data they carry. */
 import { message } from "./catalog.ts";
-import { type SpaceGeometry, spaceGeometry } from "./cell_interface.ts";
+import { type CellEntitySpec, cellEntitySpec, type SpaceGeometry, spaceGeometry } from "./cell_interface.ts";
 import { arrayOf, int, num, obj, oneOf, optional, str, tuple } from "./check.ts";
 
 /** What a cellapp or baseapp tells the cellappmgr when it registers. */
@@ -86,4 +86,14 @@ export const MgrMsg = {
   loadReport: message<[LoadReport]>(19, "loadReport", tuple(obj({ load: num, cells: arrayOf(cellReport, 10_000) }))),
   /** After (re-)registering, a cellapp tells which spaces it hosts cells of, so a restarted cellappmgr knows them again. */
   adoptSpaces: message<[SpaceGeometry[]]>(20, "adoptSpaces", tuple(arrayOf(spaceGeometry, 10_000))),
+  /**
+   * A base creates its cell entity: in space `spaceId` (0 for a new space,
+   * seed 003's createEntityInNewSpace), in the cell containing its position.
+   * Replies where it went.
+   */
+  createCellEntity: message<[CellEntitySpec], { spaceId: number; cellapp: number; cellappAddress: string }>(
+    21,
+    "createCellEntity",
+    tuple(cellEntitySpec(0)),
+  ),
 } as const;

@@ -9,3 +9,5 @@ export * as check from "./check.ts";
 export * from "./member.ts";
 export * from "./mgr_interface.ts";
 export * from "./cell_interface.ts";
+export * from "./base_interface.ts";
+export * from "./peers.ts";

@@ -80,6 +80,7 @@ function makeCell(scripts: Record<string, unknown>, opts: { spaceId?: number; is
     newEntityId: () => next++,
     requestShutDown: (id, why) => void shutdowns.push(`${id}: ${why}`),
     cellGone: (id) => void gone.push(id),
+    cellEntityDestroyed: () => {},
   };
   const geometry: SpaceGeometry = {
     spaceId: opts.spaceId ?? 5,

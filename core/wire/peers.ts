@@ -1,0 +1,53 @@
+import type { Channel, ChannelOptions } from "./channel.ts";
+import { dial } from "./endpoint.ts";
+import type { Logger } from "../log.ts";
+
+/**
+ * Channels to other processes by their listening address, one per peer:
+ * a channel the peer opened to us counts as well as one we opened, since
+ * channels carry messages both ways. A missing channel is dialled on demand.
+ */
+export class Peers {
+  #open = new Map<string, Channel>();
+  #dialing = new Map<string, Promise<Channel>>();
+
+  constructor(private readonly opts: ChannelOptions, private readonly log: Logger) {}
+
+  /** Registers a channel (an accepted one, once its handshake named the peer's address). */
+  adopt(ch: Channel): void {
+    const address = ch.peer.address;
+    if (!address || this.#open.get(address)?.isOpen) return;
+    this.#open.set(address, ch);
+    ch.closed.then(() => {
+      if (this.#open.get(address) === ch) this.#open.delete(address);
+    });
+  }
+
+  /** The open channel to `address`, if there is one now. */
+  peek(address: string): Channel | undefined {
+    const ch = this.#open.get(address);
+    return ch?.isOpen ? ch : undefined;
+  }
+
+  /** The channel to `address`, dialling it when there is none. */
+  get(address: string): Promise<Channel> {
+    const ch = this.peek(address);
+    if (ch) return Promise.resolve(ch);
+    let pending = this.#dialing.get(address);
+    if (!pending) {
+      pending = dial(address, this.opts).then((c) => {
+        this.adopt(c);
+        return this.#open.get(address) ?? c;
+      }).finally(() => this.#dialing.delete(address));
+      pending.catch((e) => this.log.warn(`cannot reach ${address}: ${(e as Error).message}`));
+      this.#dialing.set(address, pending);
+    }
+    return pending;
+  }
+
+  /** Closes every channel. */
+  close(reason: string): void {
+    for (const ch of this.#open.values()) ch.close(reason);
+    this.#open.clear();
+  }
+}
