@@ -2,25 +2,132 @@ import type { Config } from "../core/config.ts";
 import type { Logger } from "../core/log.ts";
 import { type MemberProcess, startMember } from "../core/member_process.ts";
 import { openKv } from "../core/kv.ts";
+import { EntityIdPool } from "../core/id_pool.ts";
+import { BaseMsg, type CellEntitySpec, MgrMsg } from "../core/wire/mod.ts";
+import {
+  decodePersistentState,
+  encodeOwnClientState,
+  type EntityRegistry,
+  type EntityType,
+  PropertyContainer,
+} from "../core/def/mod.ts";
+import { type C2S, type ClientMessage, S2C, type Vec3Tuple } from "../core/def/client_protocol.ts";
+import { registry as gameRegistry } from "../entities/mod.ts";
+import { Accounts, type LoginCheck } from "./accounts.ts";
+import { CellRoute } from "./cell_route.ts";
+import { type ClientEndpoint, serveClients } from "./client_endpoint.ts";
+import { Proxy, type ProxyHost } from "./proxy.ts";
+import type { BaseScripts } from "./scripts.ts";
+import { ClientSession, type SessionHost, type SessionLimits } from "./session.ts";
+import { EntityStore, type StoredEntity } from "./storage.ts";
+
+/** How a baseapp serves clients; every field has a default. */
+export interface BaseAppOptions {
+  registry?: EntityRegistry;
+  /** Port of the client WebSocket endpoint (0 = a free one); it binds Config.host. */
+  clientPort?: number;
+  /** Create an account on its first login (default true; `--auto-accounts=false` forbids it). */
+  autoCreateAccounts?: boolean;
+  /** A custom login check run before the password check. */
+  checkLogin?: LoginCheck | null;
+  /** The entity type of a new account (default "Avatar"). */
+  playerType?: string;
+  /** The space a login goes to when the client names none (default 1, the default space). */
+  defaultSpaceId?: number;
+  /** Top speed of client-controlled movement in m/s (default 10). */
+  maxSpeed?: number;
+  /** Milliseconds a proxy stays after its client went away (default 30,000). */
+  disconnectGraceMs?: number;
+  /** PBKDF2 iterations for new password hashes (default 100,000). */
+  passwordIterations?: number;
+  baseScripts?: BaseScripts;
+  limits?: Partial<SessionLimits>;
+}
+
+/** Session limits unless configured. */
+export const DEFAULT_LIMITS: SessionLimits = {
+  maxFrame: 64 * 1024,
+  abuseLimit: 10,
+  loginTimeoutMs: 10_000,
+  maxBuffered: 8 * 1024 * 1024,
+};
 
 /**
- * A baseapp process: joins the cluster and owns persistence in Deno KV; in
- * later parts it holds base entities and proxies and serves game clients.
+ * A baseapp process: joins the cluster, serves game clients over WebSocket,
+ * holds their proxies, routes between client, base and cell, and persists
+ * entities in Deno KV.
  */
-export class BaseApp {
+export class BaseApp implements SessionHost {
   readonly member: MemberProcess;
   readonly kv: Deno.Kv;
+  readonly registry: EntityRegistry;
+  readonly log: Logger;
+  readonly limits: SessionLimits;
+  readonly ids: EntityIdPool;
+  readonly accounts: Accounts;
+  readonly store: EntityStore;
+  /** Proxies by entity id. */
+  readonly proxies: Map<number, Proxy> = new Map();
+  readonly sessions: Set<ClientSession> = new Set();
+  readonly #endpoint: ClientEndpoint;
+  readonly #loading = new Map<number, Promise<Proxy>>();
+  readonly #opts: Required<Omit<BaseAppOptions, "limits" | "registry" | "checkLogin" | "clientPort">>;
+  readonly #proxyHost: ProxyHost;
 
-  private constructor(member: MemberProcess, kv: Deno.Kv) {
-    this.member = member;
+  private constructor(cfg: Config, log: Logger, kv: Deno.Kv, opts: BaseAppOptions) {
     this.kv = kv;
+    this.log = log;
+    this.registry = opts.registry ?? gameRegistry;
+    this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
+    this.#opts = {
+      autoCreateAccounts: opts.autoCreateAccounts ?? true,
+      playerType: opts.playerType ?? "Avatar",
+      defaultSpaceId: opts.defaultSpaceId ?? 1,
+      maxSpeed: opts.maxSpeed ?? 10,
+      disconnectGraceMs: opts.disconnectGraceMs ?? 30_000,
+      passwordIterations: opts.passwordIterations ?? 100_000,
+      baseScripts: opts.baseScripts ?? {},
+    };
+    const player = this.registry.get(this.#opts.playerType);
+    if (!player.proxy) throw new Error(`playerType: ${player.name} is not a proxy (proxy: true in its definition)`);
+    this.#endpoint = serveClients(cfg.host, opts.clientPort ?? 0, (ws, remote) => {
+      this.sessions.add(new ClientSession(ws, remote, this));
+    });
+    this.ids = new EntityIdPool(() => this.member.link.channel, log);
+    this.member = startMember("baseapp", cfg, log, () => 0, () => this.#endpoint.url, () => this.ids.highWater);
+    this.store = new EntityStore(kv);
+    this.accounts = new Accounts(kv, {
+      autoCreate: this.#opts.autoCreateAccounts,
+      check: opts.checkLogin ?? null,
+      iterations: this.#opts.passwordIterations,
+      entityType: this.#opts.playerType,
+      newEntityId: async () => {
+        await this.ids.ensure(1);
+        return this.ids.take();
+      },
+    });
+    this.#proxyHost = {
+      address: this.member.server.address,
+      log,
+      maxSpeed: this.#opts.maxSpeed,
+      disconnectGraceMs: this.#opts.disconnectGraceMs,
+      scripts: this.#opts.baseScripts,
+      createCellEntity: (spec) => this.#createCellEntity(spec),
+      save: (id, e) => this.store.save(id, e),
+      removed: (p) => {
+        if (this.proxies.get(p.id) === p) this.proxies.delete(p.id);
+      },
+    };
+    this.#serve();
   }
 
-  /** Opens the database, then joins the cluster. */
-  static async start(cfg: Config, log: Logger): Promise<BaseApp> {
+  /** Opens the database, starts the client endpoint, then joins the cluster. */
+  static async start(cfg: Config, log: Logger, opts: BaseAppOptions = {}): Promise<BaseApp> {
     const kv = await openKv(cfg.kv);
     log.info(`Deno KV open at ${cfg.kv}`);
-    return new BaseApp(startMember("baseapp", cfg, log, () => 0), kv);
+    const app = new BaseApp(cfg, log, kv, opts);
+    log.info(`serving clients at ${app.clientUrl}`);
+    return app;
   }
 
   /** The address other processes reach this baseapp on. */
@@ -28,8 +135,111 @@ export class BaseApp {
     return this.member.server.address;
   }
 
-  /** Stops serving and closes the database once queued writes are done. */
+  /** The WebSocket URL clients connect to. */
+  get clientUrl(): string {
+    return this.#endpoint.url;
+  }
+
+  #serve(): void {
+    this.member.handlers
+      .on(
+        BaseMsg.cellEntityCreated,
+        (_ch, id, spaceId, address) => this.proxies.get(id)?.onCellLocated(spaceId, address),
+      )
+      .on(BaseMsg.cellEntityDestroyed, (_ch, id, reason) => this.proxies.get(id)?.onCellDestroyed(reason))
+      .on(BaseMsg.toClient, (_ch, id, bytes) => this.proxies.get(id)?.client?.send(bytes));
+  }
+
+  async #createCellEntity(spec: CellEntitySpec): Promise<{ spaceId: number; cellappAddress: string }> {
+    const ch = this.member.link.channel;
+    if (!ch) throw new Error("the cellappmgr is not reachable");
+    return await ch.requestWithin(15_000, MgrMsg.createCellEntity, spec);
+  }
+
+  /** SessionHost: checks the login and attaches the session to the account's proxy. */
+  async login(session: ClientSession, m: Extract<ClientMessage, { id: typeof C2S.login }>): Promise<string | null> {
+    const res = await this.accounts.login({ name: m.name, password: m.password, remote: session.remote });
+    if (!res.ok) return res.reason;
+    let proxy = this.proxies.get(res.entityId);
+    if (proxy?.loggingOut) {
+      await proxy.logout().catch(() => {});
+      proxy = undefined;
+    }
+    let fresh = false;
+    if (!proxy) {
+      let loading = this.#loading.get(res.entityId);
+      if (!loading) {
+        fresh = true;
+        loading = this.#load(res.entityId, res.type, m.name, m.position).finally(() =>
+          this.#loading.delete(res.entityId)
+        );
+        this.#loading.set(res.entityId, loading);
+      }
+      proxy = await loading;
+    }
+    session.proxy = proxy;
+    session.state = session.state === "closed" ? "closed" : "online";
+    proxy.attach(session, {
+      id: S2C.loginOk,
+      entityId: proxy.id,
+      typeId: proxy.type.id,
+      ownState: encodeOwnClientState(proxy.base),
+    });
+    if (session.state === "closed") proxy.detach(session);
+    this.log.info(`${m.name} logged in as ${proxy.type.name} ${proxy.id}${res.created ? " (new account)" : ""}`);
+    if (fresh) proxy.createCell(m.spaceId ?? this.#opts.defaultSpaceId);
+    return null;
+  }
+
+  async #load(id: number, typeName: string, account: string, position: Vec3Tuple | null): Promise<Proxy> {
+    const stored = await this.store.load(id);
+    const type: EntityType = this.registry.get(stored?.type ?? typeName);
+    if (!type.proxy) throw new Error(`entity ${id} is a ${type.name}, which is not a proxy`);
+    const cellProps = new PropertyContainer(type, "cell", { entityId: id });
+    const proxy = new Proxy(
+      id,
+      type,
+      account,
+      cellProps,
+      new CellRoute(this.member.peers, this.log),
+      this.#proxyHost,
+      position ?? stored?.position ?? [0, 0, 0],
+      stored?.direction ?? [0, 0, 0],
+    );
+    if (stored) {
+      const skipped = [
+        ...decodePersistentState(stored.base, proxy.base),
+        ...decodePersistentState(stored.cell, cellProps),
+      ];
+      if (skipped.length) this.log.warn(`entity ${id}: stored properties no longer persistent: ${skipped.join(", ")}`);
+    } else {
+      const named = type.findProperty("playerName");
+      if (named && named.type.kind === "STRING") {
+        (proxy.base.holds(named) ? proxy.base : cellProps).setAt(named.index, account.slice(0, 32));
+      }
+    }
+    this.proxies.set(id, proxy);
+    return proxy;
+  }
+
+  /** SessionHost: a session ended. */
+  closed(session: ClientSession): void {
+    this.sessions.delete(session);
+  }
+
+  /** The state a proxy would store now (for tests and the admin view). */
+  snapshot(id: number): StoredEntity | null {
+    return this.proxies.get(id)?.snapshot() ?? null;
+  }
+
+  /** Logs every proxy out (persisting it), stops serving and closes the database. */
   async close(reason: string): Promise<void> {
+    const outs = [...this.proxies.values()].map((p) =>
+      p.logout().catch((e) => this.log.error(`logout of ${p.id} failed: ${(e as Error).message}`))
+    );
+    await Promise.race([Promise.all(outs), new Promise((r) => setTimeout(r, 5000))]);
+    for (const s of this.sessions) s.close(reason, 1001);
+    await this.#endpoint.close();
     await this.member.close(reason);
     this.kv.close();
   }

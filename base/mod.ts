@@ -1,2 +1,13 @@
 /** The baseapp role: base entities, proxies, the client endpoint, persistence. */
-export { BaseApp } from "./baseapp.ts";
+export { BaseApp, type BaseAppOptions, DEFAULT_LIMITS } from "./baseapp.ts";
+export {
+  type AccountRecord,
+  Accounts,
+  constantTimeEqual,
+  hashPassword,
+  type LoginAttempt,
+  type LoginCheck,
+} from "./accounts.ts";
+export { EntityStore, type StoredEntity } from "./storage.ts";
+export type { BaseEntityApi, BaseMethodHandler, BaseScripts } from "./scripts.ts";
+export type { Proxy } from "./proxy.ts";

@@ -14,6 +14,7 @@ import { Entity, type EntityState } from "./entity.ts";
 import { RangeList } from "./range_list.ts";
 import { RANGE_FLAG_SCRIPT } from "./range_node.ts";
 import { TickStats } from "./tick_stats.ts";
+import { updateWitnesses, Witness, witnessOf, type WitnessOptions } from "./witness.ts";
 
 /** What a cell needs from its cellapp. */
 export interface CellHost {
@@ -39,8 +40,6 @@ export class Cell {
   readonly entities: Map<number, Entity> = new Map();
   readonly rangeList: RangeList = new RangeList();
   readonly stats: TickStats;
-  /** Real entities with a witness (a client attached). */
-  readonly witnessed: Set<Entity> = new Set();
   /** Game time in ms: the sum of tick steps since the cell was created. */
   time = 0;
   geometry: SpaceGeometry;
@@ -232,17 +231,17 @@ export class Cell {
     }
   }
 
-  /** The client of `e` enabled entities: `e` gets a witness (seed 000). */
-  enableWitness(e: Entity): void {
-    if (this.witnessed.has(e)) return;
-    this.witnessed.add(e);
-    this.#callScript(e, "onGetWitness");
+  /**
+   * The client of `e` enabled entities: `e` gets a witness (seed 000), which
+   * writes that client's updates to `sink` each tick.
+   */
+  enableWitness(e: Entity, sink: (frame: Uint8Array) => void, opts: WitnessOptions = {}): Witness {
+    return witnessOf(e) ?? new Witness(e, opts, sink);
   }
 
   /** The client of `e` went away: the witness goes. */
   disableWitness(e: Entity): void {
-    if (!this.witnessed.delete(e)) return;
-    this.#callScript(e, "onLoseWitness");
+    witnessOf(e)?.destroy();
   }
 
   /**
@@ -309,6 +308,7 @@ export class Cell {
     const dt = dtMs / 1000;
     for (const e of this.#movers) this.#advance(e, dt);
     for (const e of this.#tickers) this.#callScript(e, "onTick", dt);
+    updateWitnesses(this);
   }
 
   /** Moves `e` one tick along its movement; no allocation, as it runs per mover per tick. */
@@ -358,8 +358,12 @@ export class Cell {
     }
   }
 
-  // deno-lint-ignore no-explicit-any
-  #callScript(e: Entity, name: string, ...args: any[]): void {
+  /** Calls a script callback of `e`, containing (and logging) anything it throws. */
+  callScript(e: Entity, name: string, ...args: unknown[]): void {
+    this.#callScript(e, name, ...args);
+  }
+
+  #callScript(e: Entity, name: string, ...args: unknown[]): void {
     const s = e.script as unknown as Record<string, ((...a: unknown[]) => void) | undefined> | null;
     const fn = s?.[name];
     if (!fn || e.destroyed) return;

@@ -7,6 +7,7 @@ import { encodePersistentState, type EntityRegistry } from "../core/def/mod.ts";
 import type { CellScriptClass } from "../core/script.ts";
 import { Cell, type CellHost } from "./cell.ts";
 import type { Entity } from "./entity.ts";
+import { witnessOf } from "./witness.ts";
 
 /** What a cellapp runs: the entity types and their cell scripts. */
 export interface CellAppGame {
@@ -107,7 +108,13 @@ export class CellApp {
       })
       .on(CellMsg.enableWitness, (_ch, id) => {
         const e = this.#real(id, "enableWitness");
-        e.cell.enableWitness(e);
+        const base = e.baseAddress;
+        if (base === null) throw new Error(`entity ${id} has no base to send its client's updates through`);
+        e.cell.enableWitness(e, (frame) => this.#toBase(base, BaseMsg.toClient, e.id, frame));
+      })
+      .on(CellMsg.clientAoi, (_ch, id, bytes) => {
+        const e = this.#find(id);
+        if (e) witnessOf(e)?.receive(bytes);
       })
       .on(CellMsg.disableWitness, (_ch, id) => {
         const e = this.#find(id);
@@ -157,13 +164,18 @@ export class CellApp {
     return e;
   }
 
-  /** Sends to a baseapp, dialling it when no channel is open. */
+  /**
+   * Sends to a baseapp, dialling it when no channel is open. Arguments are
+   * encoded at once when a channel is open; otherwise they are copied, since
+   * callers may reuse their buffers.
+   */
   #toBase<A extends unknown[]>(address: string, def: MessageDef<A, unknown>, ...args: A): void {
     const ch = this.member.peers.peek(address);
     if (ch) {
       ch.send(def, ...args);
       return;
     }
+    args = structuredClone(args);
     this.member.peers.get(address).then(
       (c) => c.send(def, ...args),
       (e) => this.#log.warn(`${def.name} to the baseapp at ${address} lost: ${(e as Error).message}`),

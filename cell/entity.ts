@@ -7,6 +7,8 @@ import type { CellEntityApi, CellScript, Direction, EntityRef, MoveOptions, Vec3
 import type { ControllerState, Movement, Timer } from "./controllers.ts";
 import type { Cell } from "./cell.ts";
 import type { RangeNode } from "./range_node.ts";
+import { type ClientCaller, clientsOf } from "./witness_clients.ts";
+import { witnessOf } from "./witness.ts";
 
 /** An entity's whole cell state in one serialised form (for offloading and tests). */
 export interface EntityState {
@@ -150,6 +152,28 @@ export class Entity implements CellEntityApi {
 
   addRangeTrigger(radius: number, userArg = 0): number {
     return this.cell.addScriptTrigger(this, this.nextControllerId++, radius, userArg);
+  }
+
+  get ownClient(): ClientCaller {
+    return clientsOf(this).ownClient;
+  }
+
+  get otherClients(): ClientCaller {
+    return clientsOf(this).otherClients;
+  }
+
+  get allClients(): ClientCaller {
+    return clientsOf(this).allClients;
+  }
+
+  addToAoI(id: number): void {
+    const o = this.cell.entities.get(id);
+    if (o) witnessOf(this)?.addToAoI(o);
+  }
+
+  removeFromAoI(id: number): void {
+    const o = this.cell.entities.get(id);
+    if (o) witnessOf(this)?.removeFromAoI(o);
   }
 
   createEntity(typeName: string, position: Vec3, props?: Record<string, unknown>): number {

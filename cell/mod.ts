@@ -5,3 +5,14 @@ export { Entity, type EntityState } from "./entity.ts";
 export { RangeList } from "./range_list.ts";
 export { RANGE_FLAG_AOI, RANGE_FLAG_SCRIPT, RANGE_FLAGS_ENTITY, type RangeEntity, RangeNode } from "./range_node.ts";
 export { type RangeHandler, RangeTrigger, type RangeTriggerOptions } from "./range_trigger.ts";
+export {
+  configureSpaceAoI,
+  updateWitnesses,
+  Witness,
+  WITNESS_DEFAULTS,
+  witnessesOf,
+  witnessOf,
+  type WitnessOptions,
+} from "./witness.ts";
+export { clientsOf } from "./witness_clients.ts";
+export { EventHistory, historyOf } from "./event_history.ts";

@@ -160,7 +160,7 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
         "--role=cellappmgr",
         `--port=${cfg.port}`,
         `--admin-port=${cfg.adminPort}`,
-        `--kv=${cfg.kv}`,
+        `--kv=${mgrKv(cfg.kv)}`,
         `--npcs=${cfg.npcs}`,
         ...common,
       ],
@@ -239,6 +239,15 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
     `every process of the local cluster has exited${clean ? "" : " (some with errors)"}`,
   );
   return clean ? 0 : 1;
+}
+
+/**
+ * The cellappmgr's own database beside the baseapps' one: SQLite serialises
+ * writers, and the two have nothing to share.
+ */
+export function mgrKv(kv: string): string {
+  if (kv === ":memory:" || /^https?:\/\//.test(kv)) return kv;
+  return kv.endsWith(".kv") ? `${kv.slice(0, -3)}.cellappmgr.kv` : `${kv}.cellappmgr`;
 }
 
 function signal(c: Child, sig: Deno.Signal): void {

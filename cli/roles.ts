@@ -25,14 +25,14 @@ export async function runRole(cfg: Config): Promise<void> {
     announceReady({ role, pid: Deno.pid, address: app.address, mgr: cfg.mgr });
     return stopOn(app.member.stopRequested, (why) => app.close(why), log);
   }
-  const app = await bind("--port", cfg, () => BaseApp.start(cfg, log));
-  announceReady({
-    role,
-    pid: Deno.pid,
-    address: app.address,
-    mgr: cfg.mgr,
-    kv: cfg.kv,
-  });
+  const app = await bind("--port", cfg, () =>
+    BaseApp.start(cfg, log, {
+      registry,
+      clientPort: cfg.clientPort,
+      autoCreateAccounts: cfg.autoAccounts,
+      maxSpeed: cfg.maxSpeed,
+    }));
+  announceReady({ role, pid: Deno.pid, address: app.address, mgr: cfg.mgr, kv: cfg.kv, clientUrl: app.clientUrl });
   return stopOn(app.member.stopRequested, (why) => app.close(why), log);
 }
 

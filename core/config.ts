@@ -36,6 +36,12 @@ export interface Config {
   npcs: number;
   /** Cell ticks per second. */
   tickHz: number;
+  /** Baseapps: the port game clients connect to over WebSocket; 0 picks a free one. */
+  clientPort: number;
+  /** Baseapps: create an account on its first login (false: only known accounts log in). */
+  autoAccounts: boolean;
+  /** Baseapps: the top speed (m/s) a client may move the entity it controls. */
+  maxSpeed: number;
 }
 
 /** A configuration value that cannot be used; the message names where it came from. */
@@ -135,6 +141,23 @@ const SPECS: Record<string, Spec> = {
   },
   npcs: { env: "SEAMLESS_NPCS", parse: integer(0, 100_000, "a number of NPCs") },
   "tick-hz": { env: "SEAMLESS_TICK_HZ", parse: integer(1, 100, "a tick rate in Hz") },
+  "client-port": { env: "SEAMLESS_CLIENT_PORT", parse: integer(0, 65535, "a port number") },
+  "auto-accounts": {
+    env: "SEAMLESS_AUTO_ACCOUNTS",
+    parse: (v) => {
+      const t = String(v).trim().toLowerCase();
+      if (t !== "true" && t !== "false") throw new Error(`${JSON.stringify(v)} is not true or false`);
+      return t === "true";
+    },
+  },
+  "max-speed": {
+    env: "SEAMLESS_MAX_SPEED",
+    parse: (v) => {
+      const n = Number(v);
+      if (!(n > 0 && n <= 1000)) throw new Error(`${JSON.stringify(v)} is not a speed in m/s (0-1000]`);
+      return n;
+    },
+  },
 };
 
 const KEY_OF: Record<string, keyof Config> = {
@@ -152,6 +175,9 @@ const KEY_OF: Record<string, keyof Config> = {
   baseapps: "baseapps",
   npcs: "npcs",
   "tick-hz": "tickHz",
+  "client-port": "clientPort",
+  "auto-accounts": "autoAccounts",
+  "max-speed": "maxSpeed",
 };
 
 /** Usage text printed by --help. */
@@ -178,6 +204,9 @@ Flags (each also read from the environment variable shown):
   --npcs=N             NPCs spawned into the default space                  SEAMLESS_NPCS
                        [local cluster: 300; a lone cellappmgr: 0]
   --tick-hz=N          cell ticks per second [10]                           SEAMLESS_TICK_HZ
+  --client-port=N      baseapp: WebSocket port for game clients, 0 = any    SEAMLESS_CLIENT_PORT
+  --auto-accounts=BOOL baseapp: create accounts on first login [true]       SEAMLESS_AUTO_ACCOUNTS
+  --max-speed=M        baseapp: top speed of a client's entity, m/s [10]    SEAMLESS_MAX_SPEED
   --config=FILE        JSON file with any of the above (camelCase keys)     SEAMLESS_CONFIG
   --help               this text
 `;
@@ -255,6 +284,9 @@ export function parseCommand(
     baseapps: (got.baseapps as number) ?? 1,
     npcs: (got.npcs as number) ?? (role === null ? 300 : 0),
     tickHz: (got.tickHz as number) ?? 10,
+    clientPort: (got.clientPort as number) ?? 0,
+    autoAccounts: (got.autoAccounts as boolean) ?? true,
+    maxSpeed: (got.maxSpeed as number) ?? 10,
   };
   return { help: false, config };
 }

@@ -64,6 +64,16 @@ export interface CellEntityApi<P = Record<string, unknown>> extends EntityRef {
   addRangeTrigger(radius: number, userArg?: number): number;
   /** Creates another entity in this entity's space, at `position`; returns its id. */
   createEntity(typeName: string, position: Vec3, props?: Record<string, unknown>): number;
+  /** Calls a client method on this entity's own client (seed 004). */
+  readonly ownClient: Readonly<Record<string, (...args: unknown[]) => void>>;
+  /** Calls a client method on the clients that see this entity, within the method's DetailDistance. */
+  readonly otherClients: Readonly<Record<string, (...args: unknown[]) => void>>;
+  /** Both of the above. */
+  readonly allClients: Readonly<Record<string, (...args: unknown[]) => void>>;
+  /** Keeps entity `id` in this entity's AoI whatever the distance (seed 000's manual AoI). */
+  addToAoI(id: number): void;
+  /** Undoes addToAoI. */
+  removeFromAoI(id: number): void;
   /** Milliseconds of game time since the cell started, for scripts that need a clock. */
   readonly time: number;
   /** A random number in [0, 1) from the cell's generator. */
@@ -87,6 +97,10 @@ export abstract class CellScript<P = Record<string, unknown>> {
   onLeftRange?(controllerId: number, other: EntityRef, userArg: number): void;
   /** The space is shutting down; the entity is destroyed afterwards unless it already was. */
   onSpaceGone?(): void;
+  /** Another entity came into this entity's AoI (it has a witness). */
+  onEnteredAoI?(other: EntityRef): void;
+  /** An entity left this entity's AoI. */
+  onLeftAoI?(other: EntityRef): void;
   /** A client is attached: the entity now has a witness. */
   onGetWitness?(): void;
   /** The client went away: the witness is gone. */

@@ -29,9 +29,12 @@ export const Avatar = defineEntity({
     aiState: { type: T.UINT8, flags: "CELL_PRIVATE" },
     gold: { type: T.UINT32, flags: "BASE_AND_CLIENT", persistent: true },
     emote: { type: T.STRING, flags: "OTHER_CLIENTS", sendLatestOnly: true },
+    /** Raised by 1 on request; load tests judge ordering and gaps by what clients see of it. */
+    counter: { type: T.UINT32, flags: "ALL_CLIENTS" },
   },
   cellMethods: {
     useItem: { args: [{ name: "slot", type: T.UINT8 }], exposed: true },
+    raiseCounter: { args: [], exposed: true },
     takeDamage: { args: [{ name: "amount", type: T.INT32 }, { name: "from", type: T.ENTITY_ID }] },
   },
   baseMethods: {

@@ -7,6 +7,7 @@ import { Account } from "./account.ts";
 import { Avatar, InventoryItem } from "./avatar.ts";
 import { NPC } from "./npc.ts";
 import { NPCCell } from "./npc_cell.ts";
+import { AvatarCell } from "./avatar_cell.ts";
 import type { CellScriptClass } from "../core/script.ts";
 
 export { Account, Avatar, InventoryItem, NPC };
@@ -24,4 +25,5 @@ export type NPCProps = PropertyValues<typeof NPC>;
 /** Cell behaviour by entity type name; a type without one has no script. */
 export const cellScripts: Readonly<Record<string, CellScriptClass>> = {
   NPC: NPCCell as unknown as CellScriptClass,
+  Avatar: AvatarCell as unknown as CellScriptClass,
 };

@@ -115,6 +115,8 @@ export const CellMsg = {
     "clientPosition",
     tuple(int(1, 2 ** 53), vec3, vec3),
   ),
+  /** Client→server AOI messages (the client cache's requestUpdate) for the witness of entity `id`, as the client framed them. */
+  clientAoi: message<[number, Uint8Array]>(92, "clientAoi", tuple(int(1, 2 ** 53), bytes(64 * 1024))),
   /** Destroys the cell part of a base entity; replies with its persistent cell properties (encodePersistentState). */
   destroyCellEntity: message<[number], Uint8Array | null>(91, "destroyCellEntity", tuple(int(1, 2 ** 53))),
 } as const;

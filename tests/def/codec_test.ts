@@ -116,15 +116,15 @@ Deno.test("own-client and other-client state; other-client state limited by deta
   const real = busyAvatar(new ChangeLog());
   const own = new PropertyContainer(avatar, "ownClient");
   const got = decodeClientState(encodeOwnClientState(real), own).map((p) => p.name);
-  assert.deepEqual(got, ["playerName", "maxHp", "level", "inventory"]);
+  assert.deepEqual(got, ["playerName", "maxHp", "level", "inventory", "counter"]);
   assert.deepEqual(own.values[avatar.property("inventory").index], real.values[avatar.property("inventory").index]);
 
   const names = (level: number) =>
     decodeClientState(encodeOtherClientState(real, level), new PropertyContainer(avatar, "otherClients"))
       .map((p) => p.name);
-  assert.deepEqual(names(0), ["playerName", "hp", "level", "emote"], "NEAR: everything");
-  assert.deepEqual(names(1), ["playerName", "level", "emote"], "FAR: no hp");
-  assert.deepEqual(names(2), ["playerName", "emote"], "beyond FAR: only unlabelled properties");
+  assert.deepEqual(names(0), ["playerName", "hp", "level", "emote", "counter"], "NEAR: everything");
+  assert.deepEqual(names(1), ["playerName", "level", "emote", "counter"], "FAR: no hp");
+  assert.deepEqual(names(2), ["playerName", "emote", "counter"], "beyond FAR: only unlabelled properties");
 });
 
 Deno.test("decoders reject truncated or wrong data", () => {

@@ -1,0 +1,86 @@
+/**
+ * The way from a base to its cell entity: the channel to the cellapp that
+ * holds it, dialled on demand. Messages sent before the channel is open wait
+ * in order, so enableWitness, positions and calls reach the cell as sent.
+ */
+import type { Channel, MessageDef } from "../core/wire/mod.ts";
+import type { Logger } from "../core/log.ts";
+
+/** Channels by peer address (core/wire Peers). */
+export interface PeerSource {
+  peek(address: string): Channel | undefined;
+  get(address: string): Promise<Channel>;
+}
+
+/** The route to one cell entity's cellapp. */
+export class CellRoute {
+  #address: string | null = null;
+  #queue: { run(ch: Channel): void; fail(e: Error): void }[] = [];
+  #dialing = false;
+
+  constructor(private readonly peers: PeerSource, private readonly log: Logger) {}
+
+  /** The cellapp's address, or null while the cell entity has none. */
+  get address(): string | null {
+    return this.#address;
+  }
+
+  /** Points the route at a (new) cellapp; waiting messages go there. */
+  setAddress(address: string | null): void {
+    this.#address = address;
+    if (address === null) this.#drop(new Error("the cell entity has no cellapp any more"));
+    else if (this.#queue.length > 0) this.#dial();
+  }
+
+  /** Sends a one-way message to the cellapp, in order with earlier ones. */
+  send<A extends unknown[]>(def: MessageDef<A, unknown>, ...args: A): void {
+    const ch = this.#open();
+    if (ch && this.#queue.length === 0) {
+      ch.send(def, ...args);
+      return;
+    }
+    this.#queue.push({ run: (c) => c.send(def, ...args), fail: () => {} });
+    this.#dial();
+  }
+
+  /** Sends a request to the cellapp, in order with earlier messages. */
+  request<A extends unknown[], R>(def: MessageDef<A, R>, ...args: A): Promise<R> {
+    const ch = this.#open();
+    if (ch && this.#queue.length === 0) return ch.request(def, ...args);
+    if (this.#address === null) return Promise.reject(new Error(`${def.name}: the cell entity has no cellapp`));
+    return new Promise<R>((resolve, reject) => {
+      this.#queue.push({ run: (c) => c.request(def, ...args).then(resolve, reject), fail: reject });
+      this.#dial();
+    });
+  }
+
+  #open(): Channel | undefined {
+    return this.#address === null ? undefined : this.peers.peek(this.#address);
+  }
+
+  #dial(): void {
+    const address = this.#address;
+    if (this.#dialing || address === null) return;
+    this.#dialing = true;
+    this.peers.get(address).then(
+      (ch) => {
+        this.#dialing = false;
+        if (this.#address !== address) return this.#dial();
+        const q = this.#queue;
+        this.#queue = [];
+        for (const item of q) item.run(ch);
+      },
+      (e) => {
+        this.#dialing = false;
+        this.log.warn(`cannot reach the cellapp at ${address}: ${(e as Error).message}; ${this.#queue.length} dropped`);
+        this.#drop(e as Error);
+      },
+    );
+  }
+
+  #drop(e: Error): void {
+    const q = this.#queue;
+    this.#queue = [];
+    for (const item of q) item.fail(e);
+  }
+}

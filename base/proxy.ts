@@ -1,0 +1,315 @@
+/**
+ * A proxy: a base entity with a client (BigWorld's Proxy). It owns the base
+ * properties and persistence, creates its cell entity, asks it for a witness
+ * once the client enabled entities (also when enableEntities came first, as
+ * in seed 000), and routes the client's calls and movement to the cell.
+ */
+import {
+  AUD,
+  type ChangeSink,
+  encodeCellBackup,
+  encodePersistentState as encodePersistent,
+  type EntityType,
+  PropertyContainer,
+  type PropertyDef,
+  writeChange,
+} from "../core/def/mod.ts";
+import { ByteWriter } from "../core/def/bytes.ts";
+import {
+  encodeArgs,
+  ErrorCode,
+  type ErrorCodeValue,
+  S2C,
+  type ServerMessage,
+  type Vec3Tuple,
+} from "../core/def/client_protocol.ts";
+import { type CellEntitySpec, CellMsg } from "../core/wire/mod.ts";
+import type { Logger } from "../core/log.ts";
+import type { CellRoute } from "./cell_route.ts";
+import type { BaseEntityApi, BaseScripts } from "./scripts.ts";
+import { SpeedCheck } from "./speed_check.ts";
+import type { StoredEntity } from "./storage.ts";
+
+/** The client connection as a proxy uses it. */
+export interface ClientLink {
+  readonly remote: string;
+  /** Bytes already in the client protocol (several messages may follow each other). */
+  send(bytes: Uint8Array): void;
+  sendMessage(m: ServerMessage): void;
+  /** An error reply; `about` is the id of the message it answers (0 for none). */
+  error(code: ErrorCodeValue, about: number, message: string): void;
+  close(reason: string, code?: number): void;
+}
+
+/** What a proxy needs from its baseapp. */
+export interface ProxyHost {
+  /** This baseapp's address, for messages from the cell back to the base. */
+  readonly address: string;
+  readonly log: Logger;
+  readonly maxSpeed: number;
+  /** Milliseconds a proxy stays after its client went away, before it logs out. */
+  readonly disconnectGraceMs: number;
+  readonly scripts: BaseScripts;
+  createCellEntity(spec: CellEntitySpec): Promise<{ spaceId: number; cellappAddress: string }>;
+  save(id: number, e: StoredEntity): Promise<void>;
+  /** The proxy logged out and is gone. */
+  removed(p: Proxy): void;
+}
+
+/** Where the cell part is. */
+export type CellState = "none" | "creating" | "live" | "destroying";
+
+/** A base entity with a client. */
+export class Proxy implements BaseEntityApi, ChangeSink {
+  readonly base: PropertyContainer;
+  readonly speed: SpeedCheck;
+  client: ClientLink | null = null;
+  cellState: CellState = "none";
+  spaceId = 0;
+  direction: Vec3Tuple;
+  entitiesEnabled = false;
+  witness = false;
+  #awaitingCorrection = false;
+  #grace: ReturnType<typeof setTimeout> | undefined;
+  #loggingOut: Promise<void> | null = null;
+  #log: Logger;
+
+  constructor(
+    readonly id: number,
+    readonly type: EntityType,
+    readonly accountName: string,
+    /** The cell part's properties while it has no cell entity (initial values, persistent ones). */
+    readonly cellProps: PropertyContainer,
+    private readonly route: CellRoute,
+    private readonly host: ProxyHost,
+    position: Vec3Tuple,
+    direction: Vec3Tuple,
+  ) {
+    this.base = new PropertyContainer(type, "base", { entityId: id, sink: this });
+    this.speed = new SpeedCheck(host.maxSpeed, position);
+    this.direction = [...direction];
+    this.#log = host.log.child(`[${type.name} ${id}]`);
+  }
+
+  get typeName(): string {
+    return this.type.name;
+  }
+
+  get props(): Record<string, unknown> {
+    return this.base.view;
+  }
+
+  get hasClient(): boolean {
+    return this.client !== null;
+  }
+
+  /** True once logout started. */
+  get loggingOut(): boolean {
+    return this.#loggingOut !== null;
+  }
+
+  /** ChangeSink: base property changes the own client sees go to it. */
+  onChange(prop: PropertyDef, path: readonly number[], value: unknown, start: number, end: number): void {
+    if (!this.client || (prop.mask & AUD.ownClient) === 0) return;
+    const w = new ByteWriter(32);
+    writeChange(w, prop, path, value, start, end);
+    this.client.sendMessage({ id: S2C.baseProperty, change: w.toBytes() });
+  }
+
+  /** Gives the proxy a client: a second login takes it over from the first one. */
+  attach(client: ClientLink, loginOk: ServerMessage): void {
+    clearTimeout(this.#grace);
+    const old = this.client;
+    if (old && old !== client) {
+      this.client = null;
+      old.error(ErrorCode.loggedInElsewhere, 0, "this account logged in from another connection");
+      old.close("logged in elsewhere", 4002);
+    }
+    if (this.witness) this.#setWitness(false);
+    this.entitiesEnabled = false;
+    this.#awaitingCorrection = false;
+    this.client = client;
+    client.sendMessage(loginOk);
+    if (this.cellState === "live") this.#sendCellReady();
+  }
+
+  /** The client went away: the witness goes; after the grace period the proxy logs out. */
+  detach(client: ClientLink): void {
+    if (this.client !== client) return;
+    this.client = null;
+    this.entitiesEnabled = false;
+    if (this.witness) this.#setWitness(false);
+    if (this.#loggingOut) return;
+    this.#grace = setTimeout(() => {
+      if (!this.client) this.logout().catch((e) => this.#log.error(`logout failed: ${(e as Error).message}`));
+    }, this.host.disconnectGraceMs);
+  }
+
+  /** Asks the cellappmgr for the cell entity in `spaceId` (0 = a new space). */
+  async createCell(spaceId: number): Promise<void> {
+    if (!this.type.hasCell || this.cellState !== "none") return;
+    this.cellState = "creating";
+    const spec: CellEntitySpec = {
+      spaceId,
+      entityId: this.id,
+      type: this.type.name,
+      position: [...this.speed.position],
+      direction: [...this.direction],
+      props: encodeCellBackup(this.cellProps),
+      baseAddress: this.host.address,
+      hasClient: true,
+    };
+    try {
+      const where = await this.host.createCellEntity(spec);
+      if (this.cellState === "creating") this.onCellLocated(where.spaceId, where.cellappAddress);
+    } catch (e) {
+      if (this.cellState !== "creating") return;
+      this.cellState = "none";
+      const why = `could not create the cell entity in space ${spaceId || "(new)"}: ${(e as Error).message}`;
+      this.#log.warn(why);
+      this.client?.error(ErrorCode.noCell, 0, why);
+    }
+  }
+
+  /** The cell entity is (now) on the cellapp at `address`. */
+  onCellLocated(spaceId: number, address: string): void {
+    if (this.cellState === "destroying") return;
+    const first = this.cellState !== "live";
+    this.cellState = "live";
+    this.spaceId = spaceId;
+    this.route.setAddress(address);
+    if (!first) return;
+    this.#log.debug(`cell entity in space ${spaceId} on ${address}`);
+    if (this.client) this.#sendCellReady();
+    if (this.entitiesEnabled && !this.witness) this.#setWitness(true);
+  }
+
+  /** The cell entity is gone (its space shut down, or a script destroyed it). */
+  onCellDestroyed(reason: string): void {
+    if (this.cellState === "destroying" || this.cellState === "none") return;
+    this.cellState = "none";
+    this.witness = false;
+    this.route.setAddress(null);
+    this.client?.sendMessage({ id: S2C.cellGone, reason });
+  }
+
+  /** The client is ready for AOI traffic. */
+  enableEntities(): void {
+    this.entitiesEnabled = true;
+    if (this.cellState === "live" && !this.witness) this.#setWitness(true);
+  }
+
+  /**
+   * A position the client reports. Returns what was wrong (the caller replies
+   * and counts abuse), or null when it went to the cell.
+   */
+  move(pos: Vec3Tuple, dir: Vec3Tuple): { code: ErrorCodeValue; message: string; abuse: boolean } | null {
+    if (![...pos, ...dir].every(Number.isFinite)) {
+      return { code: ErrorCode.badPosition, message: "position and direction must be finite numbers", abuse: true };
+    }
+    if (this.cellState !== "live") {
+      return { code: ErrorCode.noCell, message: "no cell entity yet: wait for cellReady", abuse: false };
+    }
+    if (this.speed.check(pos) === "tooFast") {
+      const first = !this.#awaitingCorrection;
+      this.#awaitingCorrection = true;
+      this.client?.sendMessage({
+        id: S2C.forcedPosition,
+        position: [...this.speed.position],
+        direction: this.direction,
+      });
+      return {
+        code: ErrorCode.tooFast,
+        message: `moved faster than ${this.host.maxSpeed} m/s; corrected to the last accepted position`,
+        abuse: first,
+      };
+    }
+    this.#awaitingCorrection = false;
+    this.direction = [dir[0], dir[1], dir[2]];
+    this.route.send(CellMsg.clientPosition, this.id, [pos[0], pos[1], pos[2]], this.direction);
+    return null;
+  }
+
+  /** Forwards a checked call of an exposed cell method (the cell adds the caller as first argument). */
+  callCell(target: number, method: number, args: Uint8Array): { code: ErrorCodeValue; message: string } | null {
+    if (this.cellState !== "live") return { code: ErrorCode.noCell, message: "no cell entity yet" };
+    this.route.send(CellMsg.clientCall, this.id, target, method, args);
+    return null;
+  }
+
+  /** Client-to-server AOI messages (requestUpdate) for the witness, as the client framed them. */
+  forwardAoi(bytes: Uint8Array): void {
+    if (!this.witness) return; // No witness: nothing asked for them; the client's request is stale.
+    this.route.send(CellMsg.clientAoi, this.id, bytes);
+  }
+
+  /** Runs an exposed base method whose arguments were checked. */
+  async callBase(name: string, args: unknown[]): Promise<void> {
+    const fn = this.host.scripts[this.type.name]?.[name];
+    if (!fn) {
+      this.#log.debug(`no base script for ${this.type.name}.${name}; call dropped`);
+      return;
+    }
+    await fn(this, ...args);
+  }
+
+  /** BaseEntityApi: a client method on the own client. */
+  callClient(method: string, ...args: unknown[]): void {
+    const m = this.type.method("client", method);
+    this.client?.sendMessage({ id: S2C.baseClientCall, method: m.index, args: encodeArgs(m, args) });
+  }
+
+  /** Destroys the cell part (collecting its persistent properties), writes everything in one commit, drops the client. */
+  logout(): Promise<void> {
+    this.#loggingOut ??= this.#logout();
+    return this.#loggingOut;
+  }
+
+  async #logout(): Promise<void> {
+    clearTimeout(this.#grace);
+    const hadCell = this.cellState === "live";
+    this.cellState = "destroying";
+    let cellState: Uint8Array | null = null;
+    if (hadCell) {
+      try {
+        cellState = await this.route.request(CellMsg.destroyCellEntity, this.id);
+      } catch (e) {
+        this.#log.warn(`destroying the cell entity failed (${(e as Error).message}); saving its last known state`);
+      }
+    }
+    this.route.setAddress(null);
+    try {
+      await this.host.save(this.id, this.snapshot(cellState));
+      this.client?.sendMessage({ id: S2C.loggedOut });
+      this.client?.close("logged out", 1000);
+    } catch (e) {
+      this.client?.error(ErrorCode.serverError, 0, `logout could not be saved: ${(e as Error).message}`);
+      this.client?.close("logout failed", 1011);
+      throw e;
+    } finally {
+      this.client = null;
+      this.host.removed(this);
+    }
+  }
+
+  /** What would be stored now; `cellState` is the cell's persistent state when it just sent it. */
+  snapshot(cellState: Uint8Array | null = null): StoredEntity {
+    return {
+      type: this.type.name,
+      base: encodePersistent(this.base),
+      cell: cellState ?? encodePersistent(this.cellProps),
+      position: [...this.speed.position],
+      direction: [...this.direction],
+      spaceId: this.spaceId,
+    };
+  }
+
+  #sendCellReady(): void {
+    this.client?.sendMessage({ id: S2C.cellReady, spaceId: this.spaceId, position: [...this.speed.position] });
+  }
+
+  #setWitness(on: boolean): void {
+    this.witness = on;
+    this.route.send(on ? CellMsg.enableWitness : CellMsg.disableWitness, this.id);
+  }
+}

@@ -1,0 +1,200 @@
+/**
+ * An entity's event history (seed 001): every change of a property other clients see, and every client method call
+ * to other clients, numbered in one sequence, encoded once and read by every witness that has the entity in its AoI.
+ * It also keeps, per property, the number of the event that last changed it (propertyEventStamps), which is what
+ * the detail-level and cache round-trip sends compare against. Own-client changes and calls go straight to the
+ * entity's own witness, if it has one.
+ */
+import {
+  AUD,
+  ByteWriter,
+  type ChangeSink,
+  type EntityType,
+  type MethodDef,
+  type PropertyDef,
+  writeChange,
+} from "../core/def/mod.ts";
+import { writeMethodCall } from "../core/def/aoi_protocol.ts";
+
+/** One recorded event. */
+export interface HistoryEvent {
+  /** Event number, from 1 up, per entity. */
+  readonly seq: number;
+  /** A property change (its index in `prop`) or a method call (prop -1). */
+  readonly prop: number;
+  /** Property: its detail level (sent while the observer's level is <= it). Method: -1. */
+  readonly level: number;
+  /** Method: the detail distance within which it is sent (Infinity: anywhere in the AoI). */
+  readonly distance: number;
+  /** The encoded change (client index space) or call. */
+  readonly bytes: Uint8Array;
+}
+
+/** Receives what the entity's own client should see (implemented by its witness). */
+export interface OwnClientSink {
+  ownChange(change: Uint8Array): void;
+  ownMethod(call: Uint8Array): void;
+}
+
+/** Default history horizon (seed 004: about 60 s, so that everything queued gets a turn within it). */
+export const DEFAULT_HISTORY_HORIZON_MS = 60_000;
+
+const scratch = new ByteWriter(256);
+
+/**
+ * The event history of one entity; attach it as its cell container's sink (historyOf does). Trimming is seed 001's
+ * two-phase trim, run at most once per horizon: each trim drops what was already there at the previous trim, so an
+ * event is kept for at least one horizon.
+ */
+export class EventHistory implements ChangeSink {
+  /**
+   * Number of the newest event. Event 1 stands for the state when the history began, so that stamp 0 always means
+   * "knows nothing" and every property is newer than it.
+   */
+  lastSeq = 1;
+  /** Highest event number trimmed away: a reader whose last event is below it has missed events. */
+  trimmedTo = 0;
+  /** By property index: number of the event that last changed it (1: not since the history began). */
+  readonly propStamps: number[];
+  /** The entity's own witness, or null. */
+  own: OwnClientSink | null = null;
+  /** Told of every new event (for the real to forward to its ghosts). */
+  listener: ((ev: HistoryEvent) => void) | null = null;
+  /** Events in order, oldest at `head`; null where a sendLatestOnly event was replaced. */
+  readonly events: (HistoryEvent | null)[] = [];
+  head = 0;
+  #base = 0;
+  #trimTo = 0;
+  #lastTrim: number;
+  readonly #latest = new Map<number, number>();
+
+  constructor(
+    readonly type: EntityType,
+    /** The sink that was on the container before (kept in the chain). */
+    readonly next: ChangeSink | null,
+    /** Game time in ms. */
+    readonly clock: () => number,
+    public horizonMs: number = DEFAULT_HISTORY_HORIZON_MS,
+  ) {
+    this.propStamps = new Array(type.properties.length).fill(1);
+    this.#lastTrim = clock();
+  }
+
+  /** Number of events held. */
+  get size(): number {
+    let n = 0;
+    for (let i = this.head; i < this.events.length; i++) if (this.events[i] !== null) n++;
+    return n;
+  }
+
+  /** ChangeSink: numbers and keeps other-client changes, passes own-client ones to the own witness. */
+  onChange(prop: PropertyDef, path: readonly number[], value: unknown, start: number, end: number): void {
+    const other = (prop.mask & AUD.otherClients) !== 0;
+    const own = (prop.mask & AUD.ownClient) !== 0 && this.own !== null;
+    if (other || own) {
+      writeChange(scratch.reset(), prop, path, value, start, end, "client");
+      const bytes = scratch.toBytes();
+      if (own) this.own!.ownChange(bytes);
+      if (other) this.#add(prop.index, prop.detailLevel, Infinity, bytes, prop.sendLatestOnly);
+    }
+    this.next?.onChange(prop, path, value, start, end);
+  }
+
+  /**
+   * A client method call (ownClient / otherClients / allClients): encoded once, checked against the declared
+   * argument types; the other-clients part joins the history so it stays in order with property changes.
+   */
+  callClientMethod(name: string, args: readonly unknown[], toOwn: boolean, toOthers: boolean): void {
+    const method: MethodDef | undefined = this.type.findMethod("client", name);
+    if (!method) throw new Error(`${this.type.name} has no client method '${name}'`);
+    writeMethodCall(scratch.reset(), this.type, method, args);
+    const bytes = scratch.toBytes();
+    if (toOwn && this.own !== null) this.own.ownMethod(bytes);
+    if (toOthers) this.#add(-1, -1, method.detailDistance ?? Infinity, bytes, false);
+  }
+
+  /** Adds an event numbered elsewhere (a ghost replaying its real's history); numbers must increase. */
+  addRemote(ev: HistoryEvent, latestOnly = false): void {
+    if (ev.seq <= this.lastSeq) throw new RangeError(`history event ${ev.seq} is not after ${this.lastSeq}`);
+    this.lastSeq = ev.seq - 1;
+    this.#add(ev.prop, ev.level, ev.distance, ev.bytes, latestOnly);
+  }
+
+  #add(prop: number, level: number, distance: number, bytes: Uint8Array, latestOnly: boolean): void {
+    this.maybeTrim();
+    const ev: HistoryEvent = { seq: ++this.lastSeq, prop, level, distance, bytes };
+    if (prop >= 0) this.propStamps[prop] = ev.seq;
+    if (latestOnly) {
+      // Seed 001: a sendLatestOnly property keeps one event, its newest.
+      const at = this.#latest.get(prop);
+      if (at !== undefined && at - this.#base >= this.head) this.events[at - this.#base] = null;
+      this.#latest.set(prop, this.#base + this.events.length);
+    }
+    this.events.push(ev);
+    this.listener?.(ev);
+  }
+
+  /** Runs the two-phase trim when a horizon has passed since the last one. */
+  maybeTrim(): void {
+    const now = this.clock();
+    if (now - this.#lastTrim < this.horizonMs) return;
+    this.#lastTrim = now;
+    this.trim();
+  }
+
+  /** Seed 001's trim: drops the events numbered up to the newest of the previous trim, then remembers today's. */
+  trim(): void {
+    const ev = this.events;
+    while (this.head < ev.length) {
+      const e = ev[this.head];
+      if (e !== null && e.seq > this.#trimTo) break;
+      if (e !== null) this.trimmedTo = e.seq;
+      ev[this.head++] = null;
+    }
+    this.#trimTo = this.lastSeq;
+    if (this.head > 32 && this.head * 2 > ev.length) {
+      ev.splice(0, this.head);
+      this.#base += this.head;
+      this.head = 0;
+    }
+  }
+
+  /** Index in `events` of the first event numbered above `seq` (events.length when none). */
+  indexAfter(seq: number): number {
+    const ev = this.events;
+    let i = ev.length - 1;
+    for (; i >= this.head; i--) {
+      const e = ev[i];
+      if (e !== null && e.seq <= seq) break;
+    }
+    return i + 1;
+  }
+}
+
+const histories = new WeakMap<object, EventHistory>();
+
+/** What historyOf needs of an entity. */
+export interface HistoryOwner {
+  readonly type: EntityType;
+  readonly container: { sink: ChangeSink | null };
+  readonly cell: { readonly time: number };
+}
+
+/**
+ * The entity's history, created on first use and chained in as its container's sink. Before that, nothing can
+ * hold stamps of the entity, so starting the numbering late loses nothing.
+ */
+export function historyOf(entity: HistoryOwner, horizonMs?: number): EventHistory {
+  let h = histories.get(entity);
+  if (h === undefined) {
+    h = new EventHistory(entity.type, entity.container.sink, () => entity.cell.time, horizonMs);
+    entity.container.sink = h;
+    histories.set(entity, h);
+  }
+  return h;
+}
+
+/** The entity's history if it has one. */
+export function existingHistoryOf(entity: object): EventHistory | undefined {
+  return histories.get(entity);
+}

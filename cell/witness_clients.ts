@@ -1,0 +1,40 @@
+/**
+ * The script's handles for calling client methods (seed 004: ownClient, otherClients, allClients): one function per
+ * client method of the entity's type. Calls to other clients go through the entity's event history, so they stay
+ * in order with its property changes and reach whoever sees the entity (DetailDistance decides how far).
+ */
+import type { Entity } from "./entity.ts";
+import { historyOf } from "./event_history.ts";
+
+/** A client method caller: `clients.onChat(from, text)`. */
+export type ClientCaller = Readonly<Record<string, (...args: unknown[]) => void>>;
+
+/** The three callers of an entity. */
+export interface ClientCallers {
+  /** The entity's own client only. */
+  readonly ownClient: ClientCaller;
+  /** The clients of other entities that have this one in their AoI (within the method's DetailDistance). */
+  readonly otherClients: ClientCaller;
+  /** Both. */
+  readonly allClients: ClientCaller;
+}
+
+const callers = new WeakMap<Entity, ClientCallers>();
+
+function caller(e: Entity, own: boolean, others: boolean): ClientCaller {
+  const out: Record<string, (...args: unknown[]) => void> = {};
+  for (const m of e.type.clientMethods) {
+    out[m.name] = (...args: unknown[]) => historyOf(e).callClientMethod(m.name, args, own, others);
+  }
+  return Object.freeze(out);
+}
+
+/** The entity's client method callers (made once per entity). */
+export function clientsOf(e: Entity): ClientCallers {
+  let c = callers.get(e);
+  if (c === undefined) {
+    c = { ownClient: caller(e, true, false), otherClients: caller(e, false, true), allClients: caller(e, true, true) };
+    callers.set(e, c);
+  }
+  return c;
+}

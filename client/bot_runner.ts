@@ -1,0 +1,203 @@
+/**
+ * The load generator behind `deno task bots`: finds baseapps through the
+ * admin API, logs N bots in at random points of a square, walks them
+ * randomly, has each raise its avatar's counter by 1 every few seconds, and
+ * after a warm-up measures what the clients see.
+ */
+import type { EntityRegistry } from "../core/def/mod.ts";
+import { type Client, connect } from "./client.ts";
+import { type BotTotals, LatencyHistogram, MoveLog, Observer } from "./bot_stats.ts";
+
+/** What to run. */
+export interface BotOptions {
+  /** Admin API base URL, e.g. http://127.0.0.1:8080 */
+  admin: string;
+  count: number;
+  /** Seconds measured after the warm-up. */
+  duration: number;
+  /** The space to enter (default 1, the default space). */
+  space?: number;
+  /** Side of the spawn and walk square in metres, centred on the space (default: the space's bounds). */
+  side?: number;
+  /** Walking speed, m/s (default 5). */
+  speed?: number;
+  /** Position updates per second (default 10). */
+  moveHz?: number;
+  /** Seconds between counter raises (default 5). */
+  propEvery?: number;
+  /** Seconds before measuring (default 5). */
+  warmup?: number;
+  registry: EntityRegistry;
+  /** Account name prefix (default "bot-" plus a run id, so runs never share accounts). */
+  prefix?: string;
+  /** Logins in flight at once (default 25). */
+  loginConcurrency?: number;
+  /** Receives progress lines (stderr in the CLI). */
+  log?: (line: string) => void;
+  /** Called when the measurement starts and ends (benchmarks sample process CPU there). */
+  onMeasure?: (phase: "start" | "end") => void | Promise<void>;
+}
+
+/** The one JSON object the bots print. */
+export interface BotReport {
+  clients: number;
+  connected: number;
+  seconds: number;
+  enters: number;
+  leaves: number;
+  updatesPerClientPerSec: number;
+  bytesPerClientPerSec: number;
+  propertyEvents: number;
+  outOfOrder: number;
+  gaps: number;
+  latencyP50Ms: number | null;
+  latencyP99Ms: number | null;
+  errors: number;
+}
+
+interface ClusterBody {
+  processes: { role: string; clientUrl?: string }[];
+}
+
+async function getJson<T>(url: string): Promise<T> {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`GET ${url}: ${res.status} ${await res.text()}`);
+  return await res.json() as T;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const round = (v: number, d = 1) => Math.round(v * 10 ** d) / 10 ** d;
+
+/** Runs the bots and returns the report; every bot is logged out or closed before it resolves. */
+export async function runBots(o: BotOptions): Promise<BotReport> {
+  const log = o.log ?? (() => {});
+  const space = o.space ?? 1, speed = o.speed ?? 5, moveHz = o.moveHz ?? 10;
+  const propEvery = o.propEvery ?? 5, warmup = o.warmup ?? 5;
+  const admin = o.admin.replace(/\/$/, "");
+  const urls = (await getJson<ClusterBody>(`${admin}/api/cluster`)).processes
+    .filter((p) => p.role === "baseapp" && p.clientUrl).map((p) => p.clientUrl!);
+  if (urls.length === 0) throw new Error(`${admin}/api/cluster lists no baseapp with a clientUrl`);
+  const { bounds } = await getJson<{ bounds: [number, number, number, number] }>(`${admin}/api/spaces/${space}`);
+  const cx = (bounds[0] + bounds[2]) / 2, cz = (bounds[1] + bounds[3]) / 2;
+  const half = o.side === undefined ? null : o.side / 2;
+  const area = {
+    minX: half === null ? bounds[0] : Math.max(bounds[0], cx - half),
+    maxX: half === null ? bounds[2] : Math.min(bounds[2], cx + half),
+    minZ: half === null ? bounds[1] : Math.max(bounds[1], cz - half),
+    maxZ: half === null ? bounds[3] : Math.min(bounds[3], cz + half),
+  };
+  const prefix = o.prefix ?? `bot-${Date.now().toString(36)}-`;
+  const totals: BotTotals = { enters: 0, leaves: 0, updates: 0, propertyEvents: 0, outOfOrder: 0, gaps: 0 };
+  const moves = new MoveLog();
+  const latency = new LatencyHistogram();
+  let measuring = false;
+  let errors = 0;
+  const errorLines = new Map<string, number>();
+  const fail = (what: string) => {
+    errors++;
+    const n = (errorLines.get(what) ?? 0) + 1;
+    errorLines.set(what, n);
+    if (n === 1) log(`error: ${what}`);
+  };
+  const clients: Client[] = [];
+  const timers: ReturnType<typeof setInterval>[] = [];
+
+  const start = async (i: number): Promise<void> => {
+    const pos = {
+      x: area.minX + Math.random() * (area.maxX - area.minX),
+      y: 0,
+      z: area.minZ + Math.random() * (area.maxZ - area.minZ),
+    };
+    let c: Client;
+    try {
+      c = await connect(urls[i % urls.length], {
+        name: `${prefix}${i}`,
+        password: "bot",
+        spaceId: space,
+        position: pos,
+      }, {
+        registry: o.registry,
+      });
+    } catch (e) {
+      return fail(`login: ${(e as Error).message}`);
+    }
+    clients.push(c);
+    const obs = new Observer(c.player.id, totals, moves, latency, () => measuring);
+    c.on("enter", (e) => obs.enter(e.id, e.props.counter));
+    c.on("leave", (id) => obs.left(id));
+    c.on("property", (e, name, value) => obs.property(e.id, name, value));
+    c.on("move", (e) => obs.moved(e.id, e.position.x, e.position.z, performance.now()));
+    c.on("error", (code, message) => fail(`server error ${code}: ${message.replace(/\d+/g, "N")}`));
+    c.on("close", (code, reason) => {
+      if (code !== 1000) fail(`connection closed: ${code} ${reason}`);
+    });
+    c.on("forcedPosition", (p) => Object.assign(pos, p));
+    await new Promise<void>((r) => c.player.spaceId ? r() : c.on("cellReady", () => r()));
+    let heading = Math.random() * 2 * Math.PI;
+    const step = speed / moveHz;
+    timers.push(setInterval(() => {
+      if (c.closed) return;
+      heading += (Math.random() - 0.5) * 0.6;
+      let nx = pos.x + Math.sin(heading) * step, nz = pos.z + Math.cos(heading) * step;
+      if (nx < area.minX || nx > area.maxX) {
+        heading = -heading;
+        nx = pos.x;
+      }
+      if (nz < area.minZ || nz > area.maxZ) {
+        heading = Math.PI - heading;
+        nz = pos.z;
+      }
+      pos.x = nx;
+      pos.z = nz;
+      moves.record(c.player.id, performance.now(), nx, nz);
+      c.move(pos, [heading, 0, 0]);
+    }, 1000 / moveHz));
+    const raise = c.player.type.findMethod("cell", "raiseCounter");
+    if (!raise) return fail(`${c.player.type.name} has no cell method raiseCounter; counters stay still`);
+    const first = setTimeout(() => {
+      timers.push(setInterval(() => c.closed || c.callCell(null, "raiseCounter"), propEvery * 1000));
+    }, Math.random() * propEvery * 1000);
+    timers.push(first);
+  };
+
+  log(`logging ${o.count} bots in to ${urls.join(", ")} in space ${space} (${JSON.stringify(area)})`);
+  const queue = Array.from({ length: o.count }, (_, i) => i);
+  await Promise.all(
+    Array.from({ length: Math.min(o.loginConcurrency ?? 25, o.count) }, async () => {
+      for (let i = queue.shift(); i !== undefined; i = queue.shift()) await start(i);
+    }),
+  );
+  log(`${clients.length} logged in; warming up for ${warmup} s`);
+  await sleep(warmup * 1000);
+  await o.onMeasure?.("start");
+  const bytes0 = clients.reduce((n, c) => n + c.stats.bytesIn, 0);
+  measuring = true;
+  const t0 = performance.now();
+  await sleep(o.duration * 1000);
+  measuring = false;
+  const seconds = (performance.now() - t0) / 1000;
+  await o.onMeasure?.("end");
+  const connected = clients.filter((c) => !c.closed).length;
+  const bytes = clients.reduce((n, c) => n + c.stats.bytesIn, 0) - bytes0;
+  for (const t of timers) clearInterval(t);
+  const perClient = (v: number) => connected ? round(v / connected / seconds) : 0;
+  const report: BotReport = {
+    clients: o.count,
+    connected,
+    seconds: round(seconds, 2),
+    enters: totals.enters,
+    leaves: totals.leaves,
+    updatesPerClientPerSec: perClient(totals.updates),
+    bytesPerClientPerSec: perClient(bytes),
+    propertyEvents: totals.propertyEvents,
+    outOfOrder: totals.outOfOrder,
+    gaps: totals.gaps,
+    latencyP50Ms: latency.percentile(50),
+    latencyP99Ms: latency.percentile(99),
+    errors,
+  };
+  await Promise.race([Promise.all(clients.map((c) => c.logout())), sleep(10_000)]);
+  for (const c of clients) c.close();
+  for (const [what, n] of errorLines) if (n > 1) log(`error ×${n}: ${what}`);
+  return report;
+}

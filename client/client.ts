@@ -1,0 +1,349 @@
+/**
+ * The client SDK's connection: logs in over a WebSocket (browsers and Deno),
+ * keeps the player entity, hands AOI messages to a pluggable world model,
+ * raises events and sends calls and movement.
+ */
+import { ByteReader, ByteWriter } from "../core/def/bytes.ts";
+import {
+  decodeClientState,
+  type EntityRegistry,
+  type EntityType,
+  PropertyContainer,
+  readChange,
+} from "../core/def/mod.ts";
+import {
+  C2S,
+  type ClientMessage,
+  decodeArgs,
+  encodeArgs,
+  MAX_SESSION_ID,
+  readServerMessage,
+  S2C,
+  type ServerMessage,
+  type Vec3Tuple,
+  writeClientMessage,
+} from "../core/def/client_protocol.ts";
+import { type ClientEvents, Emitter, type EntityView, type Vec3 } from "./events.ts";
+import { ClientWorld } from "./world.ts";
+
+/** Account name, password, and where to appear. */
+export interface Credentials {
+  name: string;
+  password: string;
+  /** The space to enter (0 = a new one); the server's default space when absent. */
+  spaceId?: number;
+  position?: Vec3;
+}
+
+/** How to connect. */
+export interface ConnectOptions {
+  /** The game's entity definitions (the same the server runs). */
+  registry: EntityRegistry;
+  /** Decode AOI traffic into `entities` (default true); false only counts it (lighter load generators). */
+  decodeAoi?: boolean;
+  /** Send enableEntities right after login (default true). */
+  enableEntities?: boolean;
+  /** Give up on the login after this long (default 15,000 ms). */
+  timeoutMs?: number;
+}
+
+/** The login was refused; `reason` is the server's. */
+export class LoginError extends Error {
+  override name = "LoginError";
+}
+
+/** The player's own entity. */
+export class PlayerEntity implements EntityView {
+  position: Vec3 = { x: 0, y: 0, z: 0 };
+  yaw = 0;
+  pitch = 0;
+  roll = 0;
+  detailLevel = 0;
+  spaceId = 0;
+
+  constructor(readonly id: number, readonly type: EntityType, readonly container: PropertyContainer) {}
+
+  get props(): Record<string, unknown> {
+    return this.container.view;
+  }
+}
+
+/** Counters of what a client received and sent. */
+export interface ClientStats {
+  framesIn: number;
+  /** WebSocket payload bytes received. */
+  bytesIn: number;
+  messagesIn: number;
+  aoiMessages: number;
+  framesOut: number;
+  bytesOut: number;
+  /** Frames whose AOI part could not be read (not decoding, or a decode error). */
+  undecoded: number;
+}
+
+/** A logged-in client. */
+export class Client extends Emitter<ClientEvents> {
+  player!: PlayerEntity;
+  readonly stats: ClientStats = {
+    framesIn: 0,
+    bytesIn: 0,
+    messagesIn: 0,
+    aoiMessages: 0,
+    framesOut: 0,
+    bytesOut: 0,
+    undecoded: 0,
+  };
+  /** The AOI model (client/world.ts); null before login or with `decodeAoi: false`. */
+  world: ClientWorld | null = null;
+  #ws: WebSocket;
+  #opts: ConnectOptions;
+  #out = new ByteWriter(256);
+  #flushQueued = false;
+  #loggedIn: { resolve(): void; reject(e: Error): void } | null = null;
+  #closed = false;
+
+  private constructor(ws: WebSocket, opts: ConnectOptions) {
+    super();
+    this.#ws = ws;
+    this.#opts = opts;
+  }
+
+  /** Connects to a baseapp's client URL and logs in; rejects with LoginError when refused. */
+  static connect(url: string, creds: Credentials, opts: ConnectOptions): Promise<Client> {
+    const ws = new WebSocket(url);
+    ws.binaryType = "arraybuffer";
+    const c = new Client(ws, opts);
+    return new Promise<Client>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(new Error(`no login reply from ${url} within ${opts.timeoutMs ?? 15_000} ms`));
+        c.close();
+      }, opts.timeoutMs ?? 15_000);
+      c.#loggedIn = {
+        resolve: () => {
+          clearTimeout(timer);
+          resolve(c);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      };
+      ws.onopen = () => {
+        const p = creds.position;
+        c.sendMessage({
+          id: C2S.login,
+          name: creds.name,
+          password: creds.password,
+          spaceId: creds.spaceId ?? null,
+          position: p ? [p.x, p.y, p.z] : null,
+        });
+      };
+      ws.onmessage = (ev) => c.#onFrame(ev.data);
+      ws.onerror = () => {};
+      ws.onclose = (ev) => c.#onClose(ev.code, ev.reason);
+    });
+  }
+
+  /** The entities in the AOI (empty without a world model). */
+  get entities(): ReadonlyMap<number, EntityView> {
+    return this.world?.entities ?? new Map();
+  }
+
+  /** True once the connection closed. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Sends one session message (batched with others of this turn). */
+  sendMessage(m: ClientMessage): void {
+    writeClientMessage(this.#out, m);
+    this.#schedule();
+  }
+
+  /** Sends raw client-protocol bytes (AOI replies, or tests of bad input). */
+  send(bytes: Uint8Array): void {
+    this.#out.raw(bytes);
+    this.#schedule();
+  }
+
+  /** Sends raw bytes as a frame of their own right away. */
+  sendFrame(bytes: Uint8Array | string): void {
+    this.flush();
+    if (this.#ws.readyState !== WebSocket.OPEN) return;
+    this.stats.framesOut++;
+    this.stats.bytesOut += typeof bytes === "string" ? bytes.length : bytes.length;
+    this.#ws.send(bytes);
+  }
+
+  /** Asks for AOI traffic (done after login unless `enableEntities: false`). */
+  enableEntities(): void {
+    this.sendMessage({ id: C2S.enableEntities });
+  }
+
+  /** Calls an exposed base method of the player. */
+  callBase(name: string, ...args: unknown[]): void {
+    const m = this.player.type.method("base", name);
+    this.sendMessage({ id: C2S.callBase, method: m.index, args: encodeArgs(m, args) });
+  }
+
+  /** Calls an exposed cell method of the player (target null) or of an entity in the AOI. */
+  callCell(target: number | null, name: string, ...args: unknown[]): void {
+    const id = target ?? this.player.id;
+    const type = id === this.player.id ? this.player.type : this.entities.get(id)?.type;
+    if (!type) throw new Error(`entity ${id} is not in this client's AOI`);
+    const m = type.method("cell", name);
+    this.sendMessage({ id: C2S.callCell, target: id, typeId: type.id, method: m.index, args: encodeArgs(m, args) });
+  }
+
+  /** Reports the player's position and direction (yaw, pitch, roll in radians). */
+  move(pos: Vec3, dir: [number, number, number] = [this.player.yaw, this.player.pitch, this.player.roll]): void {
+    this.player.position = { ...pos };
+    [this.player.yaw, this.player.pitch, this.player.roll] = dir;
+    this.sendMessage({ id: C2S.position, position: [pos.x, pos.y, pos.z], direction: [...dir] });
+  }
+
+  /** Logs out: the server saves the player and closes the connection; resolves when closed. */
+  logout(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    const done = new Promise<void>((r) => this.on("close", () => r()));
+    this.sendMessage({ id: C2S.logout });
+    return done;
+  }
+
+  /** Writes what is queued as one frame now. */
+  flush(): void {
+    this.#flushQueued = false;
+    if (this.#out.pos === 0 || this.#ws.readyState !== WebSocket.OPEN) return;
+    const bytes = this.#out.toBytes();
+    this.#out.reset();
+    this.stats.framesOut++;
+    this.stats.bytesOut += bytes.length;
+    this.#ws.send(bytes);
+  }
+
+  /** Closes the connection (the server keeps the player for a grace period). */
+  close(): void {
+    this.flush();
+    try {
+      this.#ws.close(1000, "client closed");
+    } catch {
+      // already closed
+    }
+  }
+
+  #schedule(): void {
+    if (this.#flushQueued) return;
+    this.#flushQueued = true;
+    queueMicrotask(() => this.flush());
+  }
+
+  #onClose(code: number, reason: string): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#loggedIn?.reject(new LoginError(`connection closed before login: ${code} ${reason}`));
+    this.#loggedIn = null;
+    this.emit("close", code, reason);
+  }
+
+  #onFrame(data: unknown): void {
+    if (!(data instanceof ArrayBuffer)) return;
+    this.stats.framesIn++;
+    this.stats.bytesIn += data.byteLength;
+    const r = new ByteReader(new Uint8Array(data));
+    try {
+      while (r.remaining > 0) {
+        const id = r.u8();
+        this.stats.messagesIn++;
+        if (id <= MAX_SESSION_ID) this.#onSession(readServerMessage(r, id));
+        else {
+          this.stats.aoiMessages++;
+          if (!this.world) {
+            this.stats.undecoded++;
+            return;
+          }
+          this.world.handle(id, r);
+        }
+      }
+      this.world?.flush();
+    } catch (e) {
+      this.stats.undecoded++;
+      this.emit("error", 0, `undecodable frame from the server: ${(e as Error).message}`, 0);
+    }
+  }
+
+  #listen(w: ClientWorld): void {
+    w.on("enter", (ev) => this.emit("enter", ev.entity));
+    w.on("leave", (ev) => this.emit("leave", ev.entity.id, ev.entity));
+    w.on("property", (ev) => this.emit("property", ev.entity, ev.name, ev.value));
+    w.on("detailLevel", (ev) => this.emit("detailLevel", ev.entity, ev.level));
+    w.on("method", (ev) => this.emit("clientMethod", ev.entity, ev.name, ev.args));
+    w.on("move", (ev) => this.emit("move", ev.entity));
+    w.on("ownProperty", (ev) => this.emit("playerProperty", ev.name, ev.value));
+    w.on("ownMethod", (ev) => this.emit("playerMethod", ev.name, ev.args));
+  }
+
+  #onSession(m: ServerMessage): void {
+    switch (m.id) {
+      case S2C.loginOk: {
+        const type = this.#opts.registry.byId(m.typeId);
+        let container: PropertyContainer;
+        if (this.#opts.decodeAoi !== false) {
+          const world = new ClientWorld(this.#opts.registry, { send: (b) => this.send(b) });
+          world.setPlayer(m.entityId, type);
+          container = world.player!.container;
+          this.#listen(world);
+          this.world = world;
+        } else container = new PropertyContainer(type, "ownClient", { entityId: m.entityId });
+        this.player = new PlayerEntity(m.entityId, type, container);
+        decodeClientState(m.ownState, container);
+        if (this.#opts.enableEntities !== false) this.enableEntities();
+        this.#loggedIn?.resolve();
+        this.#loggedIn = null;
+        return;
+      }
+      case S2C.loginFailed:
+        this.#loggedIn?.reject(new LoginError(`login refused: ${m.reason}`));
+        this.#loggedIn = null;
+        return;
+      case S2C.error:
+        this.emit("error", m.code, m.message, m.about);
+        return;
+      case S2C.forcedPosition:
+        this.player.position = vec(m.position);
+        [this.player.yaw, this.player.pitch, this.player.roll] = m.direction;
+        this.emit("forcedPosition", vec(m.position), m.direction);
+        return;
+      case S2C.baseProperty: {
+        const rec = readChange(new ByteReader(m.change), this.player.type);
+        this.player.container.apply(rec, false);
+        const p = this.player.type.properties[rec.index];
+        this.emit("playerProperty", p.name, this.player.container.get(p.name));
+        return;
+      }
+      case S2C.baseClientCall: {
+        const method = this.player.type.clientMethods[m.method];
+        if (method) this.emit("playerMethod", method.name, decodeArgs(method, m.args));
+        return;
+      }
+      case S2C.cellReady:
+        this.player.spaceId = m.spaceId;
+        this.player.position = vec(m.position);
+        this.emit("cellReady", m.spaceId, vec(m.position));
+        return;
+      case S2C.cellGone:
+        this.emit("cellGone", m.reason);
+        return;
+      case S2C.loggedOut:
+        return;
+    }
+  }
+}
+
+function vec(v: Vec3Tuple): Vec3 {
+  return { x: v[0], y: v[1], z: v[2] };
+}
+
+/** Connects to a baseapp's client URL (`clientUrl` in /api/cluster) and logs in. */
+export function connect(url: string, creds: Credentials, opts: ConnectOptions): Promise<Client> {
+  return Client.connect(url, creds, opts);
+}

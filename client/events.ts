@@ -1,0 +1,82 @@
+/** The events a client raises, the entity objects they carry, and a small typed emitter. */
+import type { EntityType } from "../core/def/mod.ts";
+
+/** A position. */
+export interface Vec3 {
+  x: number;
+  y: number;
+  z: number;
+}
+
+/** An entity as the client knows it: the player or one in its AOI. */
+export interface EntityView {
+  readonly id: number;
+  readonly type: EntityType;
+  /** Property values by name (what this client is allowed to see). */
+  readonly props: Record<string, unknown>;
+  readonly position: Vec3;
+  readonly yaw: number;
+  readonly pitch: number;
+  readonly roll: number;
+  /** The LoD level it is seen at (0 = nearest). */
+  readonly detailLevel: number;
+}
+
+/** Every event of a Client, with its arguments. */
+export interface ClientEvents {
+  /** An entity entered the AOI (created with its properties). */
+  enter: [entity: EntityView];
+  /** An entity left the AOI. */
+  leave: [id: number, entity: EntityView | undefined];
+  /** A property of an entity in the AOI changed (name of the top-level property and its new value). */
+  property: [entity: EntityView, name: string, value: unknown];
+  /** An entity's position or direction changed. */
+  move: [entity: EntityView];
+  detailLevel: [entity: EntityView, level: number];
+  /** A client method called on an entity in the AOI. */
+  clientMethod: [entity: EntityView, method: string, args: unknown[]];
+  /** A property of the player changed (base or cell part). */
+  playerProperty: [name: string, value: unknown];
+  /** A client method called on the player (by its base or its cell). */
+  playerMethod: [method: string, args: unknown[]];
+  /** The player's cell entity exists. */
+  cellReady: [spaceId: number, position: Vec3];
+  /** The player's cell entity is gone. */
+  cellGone: [reason: string];
+  /** The server refused a move and put the player back here. */
+  forcedPosition: [position: Vec3, direction: [number, number, number]];
+  /** The server's reply to a bad message. */
+  error: [code: number, message: string, about: number];
+  /** The connection closed. */
+  close: [code: number, reason: string];
+}
+
+/** Subscribe/unsubscribe and emit for a fixed event map. */
+export class Emitter<E extends { [K in keyof E]: unknown[] }> {
+  #on: { [K in keyof E]?: ((...args: E[K]) => void)[] } = {};
+
+  /** Adds a listener; returns a function that removes it. */
+  on<K extends keyof E>(event: K, fn: (...args: E[K]) => void): () => void {
+    (this.#on[event] ??= []).push(fn);
+    return () => this.off(event, fn);
+  }
+
+  /** Removes a listener. */
+  off<K extends keyof E>(event: K, fn: (...args: E[K]) => void): void {
+    const list = this.#on[event];
+    if (list) this.#on[event] = list.filter((f) => f !== fn);
+  }
+
+  /** Calls every listener of `event`; a listener that throws does not stop the others. */
+  emit<K extends keyof E>(event: K, ...args: E[K]): void {
+    const list = this.#on[event];
+    if (!list) return;
+    for (const fn of list) {
+      try {
+        fn(...args);
+      } catch (e) {
+        console.error(`client: a ${String(event)} listener failed:`, e);
+      }
+    }
+  }
+}

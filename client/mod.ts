@@ -1,0 +1,17 @@
+/**
+ * The client SDK for browsers and Deno: `connect(url, credentials, {registry})`
+ * logs in to a baseapp and gives a Client with the player, the entities in its
+ * AOI (through the world model), events, exposed method calls and movement.
+ */
+export {
+  Client,
+  type ClientStats,
+  connect,
+  type ConnectOptions,
+  type Credentials,
+  LoginError,
+  PlayerEntity,
+} from "./client.ts";
+export { type ClientEntity, ClientWorld } from "./world.ts";
+export { type ClientEvents, Emitter, type EntityView, type Vec3 } from "./events.ts";
+export { ErrorCode } from "../core/def/client_protocol.ts";

@@ -1,0 +1,290 @@
+/**
+ * The client's model of the world around its player (no network): it applies decoded AOI messages to a map of
+ * entities, keeps the alias table and the reference position, caches entities that left with their per-level
+ * event stamps (and answers an enter with them, so the server sends only what changed since), and tells the game
+ * through a small typed emitter.
+ */
+import {
+  ByteReader,
+  ByteWriter,
+  type ChangeRecord,
+  type EntityRegistry,
+  type EntityType,
+  PropertyContainer,
+} from "../core/def/mod.ts";
+import {
+  type AoiDecodeContext,
+  type AoiMessage,
+  isAoiMessageId,
+  NO_ALIAS,
+  POS_FULL,
+  POS_XYZ,
+  POS_XZ,
+  type PropValue,
+  readAoiMessage,
+  writeRequestUpdate,
+} from "../core/def/aoi_protocol.ts";
+
+/** An entity the client sees. */
+export interface ClientEntity {
+  readonly id: number;
+  readonly type: EntityType;
+  /** Its other-client properties. */
+  readonly container: PropertyContainer;
+  /** The properties by name (read them; the server changes them). */
+  readonly props: Record<string, unknown>;
+  readonly position: { x: number; y: number; z: number };
+  yaw: number;
+  pitch: number;
+  roll: number;
+  detailLevel: number;
+  alias: number;
+}
+
+/** What the world tells its listeners. */
+export interface WorldEvents {
+  /** An entity was created; `fromCache` when a cached copy was reused; `sent`: the properties that came with it. */
+  enter: { entity: ClientEntity; fromCache: boolean; sent: string[] };
+  leave: { entity: ClientEntity; stamps: readonly number[] };
+  property: { entity: ClientEntity; name: string; value: unknown; change: ChangeRecord };
+  detailLevel: { entity: ClientEntity; level: number; names: string[] };
+  method: { entity: ClientEntity; name: string; args: unknown[] };
+  move: { entity: ClientEntity; full: boolean };
+  ownProperty: { name: string; value: unknown; change: ChangeRecord };
+  ownMethod: { name: string; args: unknown[] };
+}
+
+type Listener<T> = (ev: T) => void;
+
+/** A small typed event emitter. */
+export class Emitter<M> {
+  readonly #on = new Map<keyof M, Listener<never>[]>();
+
+  /** Adds a listener; returns its remover. */
+  on<K extends keyof M>(kind: K, fn: Listener<M[K]>): () => void {
+    const list = this.#on.get(kind) ?? [];
+    list.push(fn as Listener<never>);
+    this.#on.set(kind, list);
+    return () => {
+      const i = list.indexOf(fn as Listener<never>);
+      if (i >= 0) list.splice(i, 1);
+    };
+  }
+
+  /** Whether anyone listens (so that callers can skip building events). */
+  has(kind: keyof M): boolean {
+    return (this.#on.get(kind)?.length ?? 0) > 0;
+  }
+
+  /** Calls the listeners of a kind. */
+  emit<K extends keyof M>(kind: K, ev: M[K]): void {
+    const list = this.#on.get(kind);
+    if (list) { for (const fn of list) (fn as Listener<M[K]>)(ev); }
+  }
+}
+
+/** A left entity kept with its stamps. */
+interface Cached {
+  type: EntityType;
+  container: PropertyContainer;
+  stamps: number[];
+}
+
+/** Options of a ClientWorld. */
+export interface ClientWorldOptions {
+  /** Sends client→server bytes (the re-entry requests), one frame per received frame. */
+  send?: (frame: Uint8Array) => void;
+  /** How many left entities to keep cached (least recently left dropped first). */
+  cacheSize?: number;
+}
+
+/** The client-side AOI model. */
+export class ClientWorld extends Emitter<WorldEvents> implements AoiDecodeContext {
+  readonly entities: Map<number, ClientEntity> = new Map();
+  /** Entities that were announced and not created yet: id → alias. */
+  readonly pending: Map<number, number> = new Map();
+  readonly cache: Map<number, Cached> = new Map();
+  readonly reference = { x: 0, y: 0, z: 0 };
+  scale = 1;
+  player: { id: number; type: EntityType; container: PropertyContainer } | null = null;
+  /** Messages applied, by kind. */
+  readonly counts: Record<string, number> = {};
+  readonly #aliases = new Int32Array(256).fill(-1);
+  readonly #out = new ByteWriter(64);
+  readonly #cacheSize: number;
+
+  constructor(readonly registry: EntityRegistry, readonly opts: ClientWorldOptions = {}) {
+    super();
+    this.#cacheSize = opts.cacheSize ?? 256;
+  }
+
+  /** The player's own entity (for own-client messages). */
+  setPlayer(id: number, type: EntityType | string): void {
+    const t = typeof type === "string" ? this.registry.get(type) : type;
+    this.player = { id, type: t, container: new PropertyContainer(t, "ownClient", { entityId: id }) };
+  }
+
+  get ownType(): EntityType | null {
+    return this.player?.type ?? null;
+  }
+
+  /** AoiDecodeContext: the entity an alias stands for. */
+  aliasId(alias: number): number {
+    const id = this.#aliases[alias];
+    if (id < 0) throw new RangeError(`unknown entity alias ${alias}`);
+    return id;
+  }
+
+  /** AoiDecodeContext: the type of a known entity. */
+  typeOf(id: number): EntityType | undefined {
+    return this.entities.get(id)?.type;
+  }
+
+  /** Applies a frame of AOI messages; throws on anything else or on malformed data. */
+  receive(frame: Uint8Array): void {
+    const r = new ByteReader(frame);
+    while (r.remaining > 0) {
+      const id = r.u8();
+      if (!this.handle(id, r)) throw new RangeError(`message id ${id} is not an AOI message`);
+    }
+    this.flush();
+  }
+
+  /** Decodes and applies one message whose id was read; false when the id is not an AOI message. */
+  handle(id: number, r: ByteReader): boolean {
+    if (!isAoiMessageId(id)) return false;
+    this.apply(readAoiMessage(r, id, this));
+    return true;
+  }
+
+  /** Sends the requests queued while applying messages. */
+  flush(): void {
+    if (this.#out.pos === 0) return;
+    const bytes = this.#out.toBytes();
+    this.#out.reset();
+    this.opts.send?.(bytes);
+  }
+
+  /** Applies one decoded message. */
+  apply(m: AoiMessage): void {
+    this.counts[m.kind] = (this.counts[m.kind] ?? 0) + 1;
+    switch (m.kind) {
+      case "enter": {
+        if (m.alias !== NO_ALIAS) this.#aliases[m.alias] = m.id;
+        this.pending.set(m.id, m.alias);
+        writeRequestUpdate(this.#out, m.id, this.cache.get(m.id)?.stamps ?? []);
+        return;
+      }
+      case "create":
+        return this.#create(m);
+      case "leave":
+        return this.#leave(m.id, m.stamps);
+      case "property": {
+        const e = this.#entity(m.id);
+        e.container.apply(m.change, false);
+        const name = e.type.properties[m.change.index].name;
+        if (this.has("property")) {
+          this.emit("property", { entity: e, name, value: e.container.raw(m.change.index), change: m.change });
+        }
+        return;
+      }
+      case "detailLevel": {
+        const e = this.#entity(m.id);
+        e.detailLevel = m.detailLevel;
+        this.emit("detailLevel", { entity: e, level: m.detailLevel, names: load(e.container, m.props) });
+        return;
+      }
+      case "reference":
+        this.reference.x = m.x;
+        this.reference.y = m.y;
+        this.reference.z = m.z;
+        this.scale = m.scale;
+        return;
+      case "method":
+        this.emit("method", { entity: this.#entity(m.id), name: m.method.name, args: m.args });
+        return;
+      case "ownProperty": {
+        const p = this.player!;
+        p.container.apply(m.change, false);
+        const name = p.type.properties[m.change.index].name;
+        this.emit("ownProperty", { name, value: p.container.raw(m.change.index), change: m.change });
+        return;
+      }
+      case "ownMethod":
+        this.emit("ownMethod", { name: m.method.name, args: m.args });
+        return;
+      case "volatile": {
+        const e = this.#entity(m.id), p = e.position, ref = this.reference;
+        if (m.posType === POS_XZ || m.posType === POS_XYZ) {
+          p.x = ref.x + m.x;
+          p.z = ref.z + m.z;
+          if (m.posType === POS_XYZ) p.y = ref.y + m.y;
+        } else if (m.posType === POS_FULL) {
+          p.x = m.x;
+          p.y = m.y;
+          p.z = m.z;
+        }
+        if (!Number.isNaN(m.yaw)) e.yaw = m.yaw;
+        if (!Number.isNaN(m.pitch)) e.pitch = m.pitch;
+        if (!Number.isNaN(m.roll)) e.roll = m.roll;
+        if (this.has("move")) this.emit("move", { entity: e, full: m.posType === POS_FULL });
+        return;
+      }
+      case "requestUpdate":
+        throw new RangeError("requestUpdate is a client→server message");
+    }
+  }
+
+  #entity(id: number): ClientEntity {
+    const e = this.entities.get(id);
+    if (!e) throw new RangeError(`AOI update for entity ${id}, which the client does not have`);
+    return e;
+  }
+
+  #create(m: Extract<AoiMessage, { kind: "create" }>): void {
+    const alias = this.pending.get(m.id) ?? NO_ALIAS;
+    this.pending.delete(m.id);
+    const cached = this.cache.get(m.id);
+    this.cache.delete(m.id);
+    const fromCache = cached !== undefined && cached.type === m.type;
+    const container = fromCache ? cached!.container : new PropertyContainer(m.type, "otherClients", { entityId: m.id });
+    const sent = load(container, m.props);
+    const e: ClientEntity = {
+      id: m.id,
+      type: m.type,
+      container,
+      props: container.view as Record<string, unknown>,
+      position: { x: m.x, y: m.y, z: m.z },
+      yaw: m.yaw,
+      pitch: m.pitch,
+      roll: m.roll,
+      detailLevel: m.detailLevel,
+      alias,
+    };
+    this.entities.set(m.id, e);
+    this.emit("enter", { entity: e, fromCache, sent });
+  }
+
+  #leave(id: number, stamps: number[]): void {
+    const e = this.entities.get(id);
+    const alias = e ? e.alias : this.pending.get(id);
+    if (alias !== undefined && alias !== NO_ALIAS && this.#aliases[alias] === id) this.#aliases[alias] = -1;
+    this.pending.delete(id);
+    if (!e) return;
+    this.entities.delete(id);
+    if (stamps.length > 0 && this.#cacheSize > 0) {
+      this.cache.set(id, { type: e.type, container: e.container, stamps });
+      if (this.cache.size > this.#cacheSize) this.cache.delete(this.cache.keys().next().value!);
+    }
+    this.emit("leave", { entity: e, stamps });
+  }
+}
+
+function load(c: PropertyContainer, props: readonly PropValue[]): string[] {
+  const names: string[] = [];
+  for (const p of props) {
+    c.load(p.index, p.value);
+    names.push(c.type.properties[p.index].name);
+  }
+  return names;
+}

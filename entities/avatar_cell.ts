@@ -1,0 +1,21 @@
+/** The Avatar's cell behaviour: what its own client may ask of it. */
+import { CellScript } from "../core/script.ts";
+import type { PropertyValues } from "../core/def/mod.ts";
+import type { Avatar } from "./avatar.ts";
+
+type AvatarProps = PropertyValues<typeof Avatar>;
+
+/** Exposed cell methods of the Avatar; the caller's id comes first (BigWorld's hidden argument). */
+export class AvatarCell extends CellScript<AvatarProps> {
+  /** Only the avatar's own client may raise its counter. */
+  raiseCounter(caller: number): void {
+    if (caller === this.self.id) this.self.props.counter += 1;
+  }
+
+  /** Uses an inventory slot: one fewer of that item. */
+  useItem(caller: number, slot: number): void {
+    if (caller !== this.self.id) return;
+    const item = this.self.props.inventory[slot];
+    if (item && item.count > 0) item.count -= 1;
+  }
+}
