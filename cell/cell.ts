@@ -3,12 +3,32 @@
  * rect, their range list, timers and movements, runs their scripts each tick,
  * and follows seed 003's shutdown flow.
  */
-import { ByteReader, decodeCellBackup, type EntityRegistry } from "../core/def/mod.ts";
+import { ByteReader, decodeCellBackup, type EntityRegistry, PropertyContainer } from "../core/def/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { CellScriptClass, EntityRef, Vec3 } from "../core/script.ts";
 import { cellRects } from "../core/geo/bsp.ts";
 import { type Rect, rectFromArray } from "../core/geo/rect.ts";
-import type { CellEntitySpec, CellReport, EntitySummary, SpaceGeometry } from "../core/wire/mod.ts";
+import {
+  type CellEntitySpec,
+  CellMsg,
+  type CellReport,
+  type EntitySummary,
+  type GhostOp,
+  type GhostState,
+  type MessageDef,
+  type SpaceGeometry,
+} from "../core/wire/mod.ts";
+import {
+  type GhostConfig,
+  GhostInfo,
+  ghostingOf,
+  type GhostLink,
+  ghostStateOf,
+  loadGhostState,
+  receiveBatch,
+  takeBatch,
+  wantedGhosts,
+} from "./ghosts.ts";
 import { type Movement, type Timer, TimerHeap } from "./controllers.ts";
 import { Entity, type EntityState } from "./entity.ts";
 import { RangeList } from "./range_list.ts";
@@ -23,6 +43,8 @@ export interface CellHost {
   log: Logger;
   /** A fresh, cluster-unique entity id. */
   newEntityId(): number;
+  /** Ghosting between cellapps; a host without it (a lone cell in a test) keeps no ghosts. */
+  ghosting?: GhostHost;
   /** Asks the cellappmgr to shut the space down. */
   requestShutDown(spaceId: number, why: string): void;
   /** The cell has finished shutting down and can be dropped. */
@@ -32,12 +54,28 @@ export interface CellHost {
   budgetMs: number;
 }
 
+/** What a cell needs to keep ghosts on other cellapps. */
+export interface GhostHost {
+  config: GhostConfig;
+  /** This cellapp's listening address. */
+  address: string;
+  /** Sends a one-way message to another cellapp by address. */
+  send<A extends unknown[]>(address: string, def: MessageDef<A, unknown>, ...args: A): void;
+  /** Sends a request to another cellapp by address. */
+  ask<A extends unknown[], R>(address: string, timeoutMs: number, def: MessageDef<A, R>, ...args: A): Promise<R>;
+}
+
 /** Seed 003: a shutdown request is acted on after this delay, so in-flight work settles. */
 const SHUTDOWN_DELAY_MS = 1000;
 
 /** A cell of a space on this cellapp. */
 export class Cell {
   readonly entities: Map<number, Entity> = new Map();
+  /** Ghosts of reals in neighbouring cells, by id. */
+  readonly ghosts: Map<number, Entity> = new Map();
+  /** Reals that have at least one ghost. */
+  readonly #ghosted = new Set<Entity>();
+  #lastGhostCheck = -Infinity;
   readonly rangeList: RangeList = new RangeList();
   readonly stats: TickStats;
   /** Game time in ms: the sum of tick steps since the cell was created. */
@@ -175,6 +213,7 @@ export class Cell {
     this.disableWitness(e);
     for (const t of e.triggers.values()) t.remove();
     e.triggers.clear();
+    this.#dropGhosts(e);
     this.rangeList.remove(e);
     this.entities.delete(e.id);
     if (tellBase && e.baseAddress !== null) this.host.cellEntityDestroyed(e, reason);
@@ -308,6 +347,11 @@ export class Cell {
     const dt = dtMs / 1000;
     for (const e of this.#movers) this.#advance(e, dt);
     for (const e of this.#tickers) this.#callScript(e, "onTick", dt);
+    if (this.host.ghosting && this.time - this.#lastGhostCheck >= this.host.ghosting.config.checkMs) {
+      this.#lastGhostCheck = this.time;
+      this.checkGhosts();
+    }
+    this.#sendGhostBatches();
     updateWitnesses(this);
   }
 
@@ -417,6 +461,145 @@ export class Cell {
     this.host.cellGone(this.spaceId);
   }
 
+  /**
+   * The periodic ghost check (seed 002's check_ghost_create_destroy): each
+   * real gets a ghost in every neighbour cell whose rect grown by the ghost
+   * radius contains it, and loses ghosts outside that area once they lived
+   * the minimum time; creations per pass are capped, unanswered ones retried.
+   */
+  checkGhosts(): void {
+    const gh = this.host.ghosting;
+    if (!gh) return;
+    const cfg = gh.config;
+    const now = this.time;
+    let created = 0;
+    for (const e of this.entities.values()) {
+      const wanted = wantedGhosts(e, cfg.ghostRadius);
+      const g = e.ghosting;
+      if (g) {
+        for (const [cellapp, link] of g.links) {
+          const stale = link.state === "creating" && now - link.since > cfg.createTimeoutMs;
+          const unwanted = !wanted.has(cellapp) && link.state === "live" && now - link.since >= cfg.minLifetimeMs;
+          if (stale || unwanted || (link.address !== wanted.get(cellapp) && wanted.has(cellapp))) {
+            g.links.delete(cellapp);
+            this.host.ghosting!.send(link.address, CellMsg.deleteGhost, this.spaceId, e.id);
+          }
+        }
+        if (g.links.size === 0) this.#ghosted.delete(e);
+      }
+      for (const [cellapp, address] of wanted) {
+        if (e.ghosting?.links.has(cellapp) || created >= cfg.maxCreatesPerPass) continue;
+        created++;
+        this.#createGhostAt(e, cellapp, address);
+      }
+    }
+  }
+
+  #createGhostAt(e: Entity, cellapp: number, address: string): void {
+    const g = ghostingOf(e);
+    // Batches still queued this tick were not in the state: send them first, numbered, to the existing ghosts.
+    this.#sendBatch(e);
+    const link: GhostLink = { cellapp, address, state: "creating", since: this.time };
+    g.links.set(cellapp, link);
+    this.#ghosted.add(e);
+    const state = ghostStateOf(e, this.cellappId, this.host.ghosting!.address);
+    this.host.ghosting!.ask(address, this.host.ghosting!.config.createTimeoutMs, CellMsg.createGhost, state).then(
+      () => {
+        if (g.links.get(cellapp) === link) {
+          link.state = "live";
+          link.since = this.time;
+        }
+      },
+      (err) => {
+        if (g.links.get(cellapp) === link) g.links.delete(cellapp);
+        this.host.log.warn(
+          `ghost of ${e.type.name} ${e.id} on cellapp ${cellapp} not created: ${(err as Error).message}`,
+        );
+      },
+    );
+  }
+
+  /** A ghost elsewhere lost updates: create it again. */
+  resyncGhost(id: number, cellapp: number): void {
+    const e = this.entities.get(id);
+    const link = e?.ghosting?.links.get(cellapp);
+    if (!e || !link) return;
+    e.ghosting!.links.delete(cellapp);
+    this.#createGhostAt(e, cellapp, link.address);
+  }
+
+  #sendGhostBatches(): void {
+    for (const e of this.#ghosted) this.#sendBatch(e);
+  }
+
+  #sendBatch(e: Entity): void {
+    const ops = takeBatch(e);
+    if (!ops) return;
+    const seq = e.ghosting!.seq;
+    for (const link of e.ghosting!.links.values()) {
+      this.host.ghosting!.send(link.address, CellMsg.ghostSync, this.spaceId, e.id, seq, ops);
+    }
+  }
+
+  #dropGhosts(e: Entity): void {
+    const g = e.ghosting;
+    if (!g) return;
+    for (const link of g.links.values()) {
+      this.host.ghosting!.send(link.address, CellMsg.deleteGhost, this.spaceId, e.id);
+    }
+    g.links.clear();
+    this.#ghosted.delete(e);
+  }
+
+  /** Creates (or refreshes) the ghost of a real of a neighbouring cell. */
+  createGhost(state: GhostState): Entity {
+    if (this.entities.has(state.id)) throw new Error(`entity ${state.id} is real in space ${this.spaceId} here`);
+    const type = this.host.registry.find(state.type);
+    if (!type) throw new Error(`unknown entity type "${state.type}" for ghost ${state.id}`);
+    const [x, y, z] = state.position;
+    let ghost = this.ghosts.get(state.id);
+    if (!ghost) {
+      const container = new PropertyContainer(type, "ghost", { entityId: state.id, readOnly: true });
+      ghost = new Entity(state.id, type, this, { x, y, z }, container);
+      ghost.isReal = false;
+      this.ghosts.set(state.id, ghost);
+      ghost.ghostInfo = new GhostInfo(state.realCellapp, state.realAddress, state.syncSeq);
+      loadGhostState(ghost, state);
+      this.rangeList.add(ghost);
+    } else {
+      ghost.ghostInfo = new GhostInfo(state.realCellapp, state.realAddress, state.syncSeq);
+      loadGhostState(ghost, state);
+      ghost.y = y;
+      this.rangeList.move(ghost, x, z);
+    }
+    [ghost.yaw, ghost.pitch, ghost.roll] = state.direction;
+    ghost.isOnGround = state.isOnGround;
+    return ghost;
+  }
+
+  /** Applies a real's batch to its ghost here; asks for a resync when updates went missing. */
+  receiveGhostSync(id: number, seq: number, ops: GhostOp[]): void {
+    const ghost = this.ghosts.get(id);
+    if (!ghost) return;
+    if (receiveBatch(ghost, seq, ops, this.time, this.host.ghosting!.config)) {
+      const info = ghost.ghostInfo!;
+      this.host.log.warn(
+        `ghost ${ghost.type.name} ${id} is missing updates after ${info.seq}; asking its real for a resync`,
+      );
+      this.host.ghosting!.send(info.realAddress, CellMsg.ghostResync, this.spaceId, id, this.cellappId);
+    }
+  }
+
+  /** The real no longer needs its ghost here. */
+  deleteGhost(id: number): void {
+    const ghost = this.ghosts.get(id);
+    if (!ghost) return;
+    this.ghosts.delete(id);
+    ghost.destroyed = true;
+    this.disableWitness(ghost);
+    this.rangeList.remove(ghost);
+  }
+
   /** Stops timers of its own (when the cellapp stops). */
   dispose(): void {
     clearTimeout(this.#shutdownTimer);
@@ -428,6 +611,9 @@ export class Cell {
     for (const e of this.entities.values()) {
       out.push({ id: e.id, type: e.type.name, position: [e.x, e.y, e.z], real: true });
     }
+    for (const e of this.ghosts.values()) {
+      out.push({ id: e.id, type: e.type.name, position: [e.x, e.y, e.z], real: false });
+    }
     return out;
   }
 
@@ -436,7 +622,7 @@ export class Cell {
     return {
       spaceId: this.spaceId,
       reals: this.entities.size,
-      ghosts: 0,
+      ghosts: this.ghosts.size,
       tickRate: round(this.stats.rate(now)),
       tickMsP50: round(this.stats.percentile(0.5)),
       tickMsP99: round(this.stats.percentile(0.99)),

@@ -7,7 +7,9 @@ import { encodePersistentState, type EntityRegistry } from "../core/def/mod.ts";
 import type { CellScriptClass } from "../core/script.ts";
 import { Cell, type CellHost } from "./cell.ts";
 import type { Entity } from "./entity.ts";
-import { witnessOf } from "./witness.ts";
+import { configureSpaceAoI, witnessOf, type WitnessOptions } from "./witness.ts";
+import { GHOST_DEFAULTS } from "./ghosts.ts";
+import { AOI_HYSTERESIS } from "../core/config.ts";
 
 /** What a cellapp runs: the entity types and their cell scripts. */
 export interface CellAppGame {
@@ -31,6 +33,7 @@ export class CellApp {
   #game: CellAppGame;
   #host: CellHost;
   #load = 0;
+  #aoi: WitnessOptions;
   #tickTimer: ReturnType<typeof setTimeout> | undefined;
   #reportTimer: ReturnType<typeof setInterval> | undefined;
   #nextTickAt = 0;
@@ -59,7 +62,15 @@ export class CellApp {
         this.cells.delete(spaceId);
       },
       cellEntityDestroyed: (e, reason) => this.#toBase(e.baseAddress!, BaseMsg.cellEntityDestroyed, e.id, reason),
+      ghosting: {
+        config: { ...GHOST_DEFAULTS, ghostRadius: cfg.ghostRadius },
+        address: this.member.server.address,
+        send: (address, def, ...args) => this.#toPeer(address, def, ...args),
+        ask: async (address, timeoutMs, def, ...args) =>
+          (await this.member.peers.get(address)).requestWithin(timeoutMs, def, ...args),
+      },
     };
+    this.#aoi = { aoiRadius: cfg.aoiRadius, hysteresis: AOI_HYSTERESIS };
     this.#serve();
     this.member.link.onRegistered = () => {
       const ch = this.member.link.channel;
@@ -79,7 +90,9 @@ export class CellApp {
         else {
           const id = this.member.link.id;
           if (id === null) throw new Error("this cellapp is not registered yet");
-          this.cells.set(g.spaceId, new Cell(this.#host, g, id));
+          const cell = new Cell(this.#host, g, id);
+          configureSpaceAoI(cell, this.#aoi);
+          this.cells.set(g.spaceId, cell);
           this.#log.info(`cell of space ${g.spaceId} created`);
         }
         return true;
@@ -136,13 +149,23 @@ export class CellApp {
         e.cell.destroyEntity(e, "its base asked", false);
         return state;
       })
+      .on(CellMsg.createGhost, (_ch, state) => {
+        const cell = this.cells.get(state.spaceId);
+        if (!cell) throw new Error(`this cellapp has no cell of space ${state.spaceId}`);
+        cell.createGhost(state);
+        return true;
+      })
+      .on(CellMsg.ghostSync, (_ch, spaceId, id, seq, ops) => this.cells.get(spaceId)?.receiveGhostSync(id, seq, ops))
+      .on(CellMsg.deleteGhost, (_ch, spaceId, id) => this.cells.get(spaceId)?.deleteGhost(id))
+      .on(CellMsg.ghostResync, (_ch, spaceId, id, cellapp) => this.cells.get(spaceId)?.resyncGhost(id, cellapp))
       .on(CellMsg.describeCell, (_ch, spaceId) => this.cells.get(spaceId)?.describe() ?? null)
       .on(CellMsg.findEntity, (_ch, id) => {
         for (const cell of this.cells.values()) {
-          const e = cell.entities.get(id);
+          const e = cell.entities.get(id) ?? cell.ghosts.get(id);
           if (e) {
             const position: [number, number, number] = [e.x, e.y, e.z];
-            return { id, type: e.type.name, spaceId: cell.spaceId, position, real: true, ghosts: [] };
+            const ghosts = e.ghosting ? [...e.ghosting.links.keys()] : [];
+            return { id, type: e.type.name, spaceId: cell.spaceId, position, real: e.isReal, ghosts };
           }
         }
         return null;
@@ -164,12 +187,17 @@ export class CellApp {
     return e;
   }
 
-  /**
-   * Sends to a baseapp, dialling it when no channel is open. Arguments are
-   * encoded at once when a channel is open; otherwise they are copied, since
-   * callers may reuse their buffers.
-   */
+  /** Sends to a baseapp (see #toPeer). */
   #toBase<A extends unknown[]>(address: string, def: MessageDef<A, unknown>, ...args: A): void {
+    this.#toPeer(address, def, ...args);
+  }
+
+  /**
+   * Sends to another process by address, dialling it when no channel is open.
+   * Arguments are encoded at once when a channel is open; otherwise they are
+   * copied, since callers may reuse their buffers.
+   */
+  #toPeer<A extends unknown[]>(address: string, def: MessageDef<A, unknown>, ...args: A): void {
     const ch = this.member.peers.peek(address);
     if (ch) {
       ch.send(def, ...args);
@@ -178,7 +206,7 @@ export class CellApp {
     args = structuredClone(args);
     this.member.peers.get(address).then(
       (c) => c.send(def, ...args),
-      (e) => this.#log.warn(`${def.name} to the baseapp at ${address} lost: ${(e as Error).message}`),
+      (e) => this.#log.warn(`${def.name} to ${address} lost: ${(e as Error).message}`),
     );
   }
 

@@ -7,6 +7,7 @@ import type { CellEntityApi, CellScript, Direction, EntityRef, MoveOptions, Vec3
 import type { ControllerState, Movement, Timer } from "./controllers.ts";
 import type { Cell } from "./cell.ts";
 import type { RangeNode } from "./range_node.ts";
+import type { GhostInfo, RealGhosting } from "./ghosts.ts";
 import { type ClientCaller, clientsOf } from "./witness_clients.ts";
 import { witnessOf } from "./witness.ts";
 
@@ -42,7 +43,12 @@ export class Entity implements CellEntityApi {
   roll = 0;
   isOnGround = true;
   destroyed = false;
-  readonly isReal = true;
+  /** False for a ghost: a read-only copy of a real entity in a neighbouring cell. */
+  isReal = true;
+  /** A real's ghosts and what it will send them; null until it has had one. */
+  ghosting: RealGhosting | null = null;
+  /** A ghost's real and sync state; null on a real. */
+  ghostInfo: GhostInfo | null = null;
   readonly container: PropertyContainer;
   script: CellScript | null = null;
   readonly timers: Map<number, Timer> = new Map();

@@ -138,6 +138,8 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
     `--log-level=${cfg.logLevel}`,
     `--max-frame=${cfg.maxFrame}`,
     `--tick-hz=${cfg.tickHz}`,
+    `--aoi-radius=${cfg.aoiRadius}`,
+    `--ghost-radius=${cfg.ghostRadius}`,
   ];
 
   const stopAll = async (why: string) => {

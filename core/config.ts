@@ -42,7 +42,16 @@ export interface Config {
   autoAccounts: boolean;
   /** Baseapps: the top speed (m/s) a client may move the entity it controls. */
   maxSpeed: number;
+  /** Cellapps: the default AoI radius of witnesses (m). */
+  aoiRadius: number;
+  /** Cellapps: how far beyond its rect a cell holds ghosts of its neighbours' entities (m). */
+  ghostRadius: number;
 }
+
+/** Seed 004's offload hysteresis: a real moves cell once this far outside its rect (m). */
+export const OFFLOAD_HYSTERESIS = 10;
+/** The witness's AoI hysteresis (m): entities leave at the radius plus this. */
+export const AOI_HYSTERESIS = 5;
 
 /** A configuration value that cannot be used; the message names where it came from. */
 export class ConfigError extends Error {
@@ -150,6 +159,8 @@ const SPECS: Record<string, Spec> = {
       return t === "true";
     },
   },
+  "aoi-radius": { env: "SEAMLESS_AOI_RADIUS", parse: integer(1, 100_000, "a radius in metres") },
+  "ghost-radius": { env: "SEAMLESS_GHOST_RADIUS", parse: integer(1, 100_000, "a radius in metres") },
   "max-speed": {
     env: "SEAMLESS_MAX_SPEED",
     parse: (v) => {
@@ -178,6 +189,8 @@ const KEY_OF: Record<string, keyof Config> = {
   "client-port": "clientPort",
   "auto-accounts": "autoAccounts",
   "max-speed": "maxSpeed",
+  "aoi-radius": "aoiRadius",
+  "ghost-radius": "ghostRadius",
 };
 
 /** Usage text printed by --help. */
@@ -207,6 +220,8 @@ Flags (each also read from the environment variable shown):
   --client-port=N      baseapp: WebSocket port for game clients, 0 = any    SEAMLESS_CLIENT_PORT
   --auto-accounts=BOOL baseapp: create accounts on first login [true]       SEAMLESS_AUTO_ACCOUNTS
   --max-speed=M        baseapp: top speed of a client's entity, m/s [10]    SEAMLESS_MAX_SPEED
+  --aoi-radius=M       cellapp: witnesses' AoI radius, m [500]               SEAMLESS_AOI_RADIUS
+  --ghost-radius=M     cellapp: ghost radius, m [AoI radius + 15; no less]   SEAMLESS_GHOST_RADIUS
   --config=FILE        JSON file with any of the above (camelCase keys)     SEAMLESS_CONFIG
   --help               this text
 `;
@@ -287,7 +302,18 @@ export function parseCommand(
     clientPort: (got.clientPort as number) ?? 0,
     autoAccounts: (got.autoAccounts as boolean) ?? true,
     maxSpeed: (got.maxSpeed as number) ?? 10,
+    aoiRadius: (got.aoiRadius as number) ?? 500,
+    ghostRadius: 0,
   };
+  const minGhost = config.aoiRadius + AOI_HYSTERESIS + OFFLOAD_HYSTERESIS;
+  config.ghostRadius = (got.ghostRadius as number) ?? minGhost;
+  if (config.ghostRadius < minGhost) {
+    throw new ConfigError(
+      `--ghost-radius: ${config.ghostRadius} m is less than the AoI radius (${config.aoiRadius} m) plus its hysteresis ` +
+        `(${AOI_HYSTERESIS} m) plus the offload hysteresis (${OFFLOAD_HYSTERESIS} m): a witness near a border would ` +
+        `miss entities of the neighbour cell; use at least ${minGhost}`,
+    );
+  }
   return { help: false, config };
 }
 

@@ -42,9 +42,14 @@ export class Space {
     return cellRects(this.tree, this.bounds);
   }
 
-  /** What every cellapp of the space is sent. */
-  geometry(): SpaceGeometry {
-    return { spaceId: this.id, bounds: rectToArray(this.bounds), tree: this.tree, isDefault: this.isDefault };
+  /** What every cellapp of the space is sent; `address` names each cellapp's listening address. */
+  geometry(address: (cellapp: number) => string | undefined = () => undefined): SpaceGeometry {
+    const cellapps: [number, string][] = [];
+    for (const c of this.cells()) {
+      const a = address(c.cellapp);
+      if (a) cellapps.push([c.cellapp, a]);
+    }
+    return { spaceId: this.id, bounds: rectToArray(this.bounds), tree: this.tree, isDefault: this.isDefault, cellapps };
   }
 }
 
@@ -72,6 +77,11 @@ export class Spaces {
     ).slice(0, n);
   }
 
+  /** A space's geometry with the addresses of its cellapps. */
+  geometryOf(space: Space): SpaceGeometry {
+    return space.geometry((id) => this.registry.members.get(id)?.address);
+  }
+
   /** Creates a space: picks cellapps, builds the tree, has each cellapp create its cell. */
   async create(spec: SpaceSpec): Promise<Space> {
     const apps = this.findBestCellApps(spec.cells, spec.preferredHost ?? null);
@@ -91,7 +101,7 @@ export class Spaces {
       spec.preferredHost ?? null,
     );
     this.all.set(id, space);
-    const geometry = space.geometry();
+    const geometry = this.geometryOf(space);
     const results = await Promise.allSettled(apps.map((a) => a.channel.request(CellMsg.createCell, geometry)));
     const failed = results.find((r) => r.status === "rejected");
     if (failed) {
@@ -180,7 +190,7 @@ export class Spaces {
         this.log.warn(`space ${space.id} lost its only cell with cellapp ${cellapp}`);
       } else {
         space.tree = buildBsp(space.bounds, remaining.map((c) => c.cellapp));
-        const g = space.geometry();
+        const g = this.geometryOf(space);
         for (const c of remaining) this.registry.members.get(c.cellapp)?.channel.send(CellMsg.updateGeometry, g);
         this.log.warn(`space ${space.id} lost the cell of cellapp ${cellapp}; its area is spread over the others`);
       }

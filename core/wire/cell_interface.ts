@@ -11,7 +11,40 @@ export interface SpaceGeometry {
   tree: BspNode;
   /** The default space (id 1) never shuts down. */
   isDefault: boolean;
+  /** The listening address of each cellapp holding a cell of the space, by cellapp id. */
+  cellapps?: [number, string][];
 }
+
+/** What a ghost is created with: the real's ghosted state and where the real is. */
+export interface GhostState {
+  spaceId: number;
+  id: number;
+  type: string;
+  position: [number, number, number];
+  direction: [number, number, number];
+  isOnGround: boolean;
+  /** The ghosted properties (encodeGhostState). */
+  props: Uint8Array;
+  /** The last sync batch number sent to ghosts; the next batch is one more. */
+  syncSeq: number;
+  /** The cellapp of the real, and its address. */
+  realCellapp: number;
+  realAddress: string;
+  /** The real's recent event history, so an offload onto this ghost needs no refresh. */
+  history: {
+    lastSeq: number;
+    trimmedTo: number;
+    propStamps: number[];
+    events: [number, number, number, number, Uint8Array][];
+  };
+}
+
+/**
+ * One tick's changes of a real for its ghosts: [kind, ...]. Kinds: 0 volatile
+ * [0, x, y, z, yaw, pitch, roll, onGround]; 1 property [1, internal-index change
+ * bytes]; 2 history event [2, seq, prop, level, distance, bytes].
+ */
+export type GhostOp = unknown[];
 
 /** Entities to create in a space: `count` of `type`, at random points of the cell unless `position` is given. */
 export interface SpawnRequest {
@@ -48,7 +81,17 @@ const bounds = (v: unknown) =>
     : "bounds must be 4 finite numbers";
 const spaceId = int(1, 2 ** 32 - 1);
 /** Checks a SpaceGeometry from the wire. */
-export const spaceGeometry = obj({ spaceId, bounds, tree: checkBsp, isDefault: bool });
+export const spaceGeometry = obj({
+  spaceId,
+  bounds,
+  tree: checkBsp,
+  isDefault: bool,
+  cellapps: (v: unknown) =>
+    v === undefined || Array.isArray(v) && v.length <= 1024 &&
+        v.every((e) => Array.isArray(e) && e.length === 2 && Number.isInteger(e[0]) && typeof e[1] === "string")
+      ? null
+      : "cellapps must be [id, address] pairs",
+});
 const geometry = spaceGeometry;
 const vec3 = (v: unknown) =>
   Array.isArray(v) && v.length === 3 && v.every((n) => typeof n === "number" && Number.isFinite(n))
@@ -117,6 +160,18 @@ export const CellMsg = {
   ),
   /** Client→server AOI messages (the client cache's requestUpdate) for the witness of entity `id`, as the client framed them. */
   clientAoi: message<[number, Uint8Array]>(92, "clientAoi", tuple(int(1, 2 ** 53), bytes(64 * 1024))),
+  /** Creates (or refreshes) the ghost of a real entity of a neighbouring cell. */
+  createGhost: message<[GhostState], boolean>(93, "createGhost", tuple(any)),
+  /** One tick's changes of a real for its ghost, numbered per entity: [spaceId, id, seq, ops]. */
+  ghostSync: message<[number, number, number, GhostOp[]]>(
+    94,
+    "ghostSync",
+    tuple(spaceId, int(1, 2 ** 53), int(0, 2 ** 53), (v) => Array.isArray(v) ? null : "ops must be an array"),
+  ),
+  /** The real no longer needs its ghost here. */
+  deleteGhost: message<[number, number]>(95, "deleteGhost", tuple(spaceId, int(1, 2 ** 53))),
+  /** A ghost that lost updates asks its real (on this cellapp) to create it again: [spaceId, id, ghost's cellapp]. */
+  ghostResync: message<[number, number, number]>(96, "ghostResync", tuple(spaceId, int(1, 2 ** 53), int(1, 2 ** 31))),
   /** Destroys the cell part of a base entity; replies with its persistent cell properties (encodePersistentState). */
   destroyCellEntity: message<[number], Uint8Array | null>(91, "destroyCellEntity", tuple(int(1, 2 ** 53))),
 } as const;

@@ -93,6 +93,8 @@ export class FakeCluster {
       clientPort: 0,
       autoAccounts: true,
       maxSpeed: 10,
+      aoiRadius: 500,
+      ghostRadius: 515,
     };
   }
 

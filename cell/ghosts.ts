@@ -1,0 +1,257 @@
+/**
+ * Ghosts (seeds 002 and 004). A real entity near a cell border keeps a ghost
+ * in each neighbouring cell whose rect, grown by the ghost radius, contains
+ * it; each tick it sends its ghosts what changed (volatile data, ghosted
+ * properties, history events) as one numbered batch, which a ghost applies
+ * strictly in order, buffering what arrives early.
+ */
+import {
+  ByteReader,
+  ByteWriter,
+  type ChangeSink,
+  decodeGhostState,
+  encodeGhostState,
+  readChange,
+} from "../core/def/mod.ts";
+import { AUD, writeChange } from "../core/def/mod.ts";
+import { cellRects } from "../core/geo/bsp.ts";
+import { rectContains, rectFromArray, rectGrow } from "../core/geo/rect.ts";
+import type { GhostOp, GhostState } from "../core/wire/mod.ts";
+import type { Entity } from "./entity.ts";
+import { historyOf } from "./event_history.ts";
+
+/** Ghosting settings of a cellapp. */
+export interface GhostConfig {
+  /** How far beyond a cell's rect its neighbours' entities are ghosted into it. */
+  ghostRadius: number;
+  /** How often each cell checks which ghosts its reals need. */
+  checkMs: number;
+  /** A ghost lives at least this long before it is destroyed for being out of range. */
+  minLifetimeMs: number;
+  /** At most this many ghost creations per cell per check. */
+  maxCreatesPerPass: number;
+  /** A creation without an answer is dropped after this long and tried again. */
+  createTimeoutMs: number;
+  /** A ghost missing an update this long, or holding this many early batches, asks for a resync. */
+  resyncAfterMs: number;
+  resyncAfterBatches: number;
+}
+
+/** Defaults after seeds 002 and 004. */
+export const GHOST_DEFAULTS: GhostConfig = {
+  ghostRadius: 520,
+  checkMs: 1000,
+  minLifetimeMs: 5000,
+  maxCreatesPerPass: 200,
+  createTimeoutMs: 10_000,
+  resyncAfterMs: 2000,
+  resyncAfterBatches: 32,
+};
+
+/** One ghost of a real, on another cellapp. */
+export interface GhostLink {
+  cellapp: number;
+  address: string;
+  state: "creating" | "live";
+  /** Cell time (ms) when it was asked for (creating) or confirmed (live). */
+  since: number;
+}
+
+/** What a real keeps about its ghosts. */
+export class RealGhosting {
+  readonly links: Map<number, GhostLink> = new Map();
+  /** Number of the last batch sent. */
+  seq = 0;
+  /** This tick's changes, sent at the end of the tick. */
+  ops: GhostOp[] = [];
+  lastX = NaN;
+  lastY = NaN;
+  lastZ = NaN;
+  lastYaw = NaN;
+  lastPitch = NaN;
+  lastRoll = NaN;
+}
+
+/** What a ghost keeps about its real and the batches it has applied. */
+export class GhostInfo {
+  /** Early batches by number. */
+  readonly pending: Map<number, GhostOp[]> = new Map();
+  /** Cell time when the oldest early batch arrived (NaN when none wait). */
+  waitingSince = NaN;
+  resyncAsked = false;
+
+  constructor(public realCellapp: number, public realAddress: string, public seq: number) {}
+}
+
+const scratch = new ByteWriter(256);
+
+/**
+ * Starts ghosting `e`: its ghosted property changes and history events are
+ * collected for its ghosts from now on.
+ */
+export function ghostingOf(e: Entity): RealGhosting {
+  if (e.ghosting) return e.ghosting;
+  const g = new RealGhosting();
+  e.ghosting = g;
+  const history = historyOf(e);
+  history.listener = (ev) => {
+    if (g.links.size > 0) g.ops.push([2, ev.seq, ev.prop, ev.level, ev.distance, ev.bytes]);
+  };
+  const next = e.container.sink;
+  const capture: ChangeSink = {
+    onChange(prop, path, value, start, end) {
+      if (g.links.size > 0 && (prop.mask & AUD.ghost) !== 0) {
+        writeChange(scratch.reset(), prop, path, value, start, end, "internal");
+        g.ops.push([1, scratch.toBytes()]);
+      }
+      next?.onChange(prop, path, value, start, end);
+    },
+  };
+  e.container.sink = capture;
+  return g;
+}
+
+/** The state a ghost of `e` is created with. */
+export function ghostStateOf(e: Entity, realCellapp: number, realAddress: string): GhostState {
+  const g = ghostingOf(e);
+  const h = historyOf(e);
+  const events: GhostState["history"]["events"] = [];
+  for (let i = h.head; i < h.events.length; i++) {
+    const ev = h.events[i];
+    if (ev) events.push([ev.seq, ev.prop, ev.level, ev.distance, ev.bytes]);
+  }
+  return {
+    spaceId: e.cell.spaceId,
+    id: e.id,
+    type: e.type.name,
+    position: [e.x, e.y, e.z],
+    direction: [e.yaw, e.pitch, e.roll],
+    isOnGround: e.isOnGround,
+    props: encodeGhostState(e.container),
+    syncSeq: g.seq,
+    realCellapp,
+    realAddress,
+    history: { lastSeq: h.lastSeq, trimmedTo: h.trimmedTo, propStamps: [...h.propStamps], events },
+  };
+}
+
+/** Fills a new ghost's properties and history from its real's state. */
+export function loadGhostState(ghost: Entity, state: GhostState): void {
+  const fresh = decodeGhostState(ghost.type, state.props, ghost.id);
+  for (let i = 0; i < fresh.values.length; i++) {
+    if (fresh.values[i] !== undefined) ghost.container.load(i, fresh.values[i]);
+  }
+  const h = historyOf(ghost);
+  for (const [seq, prop, level, distance, bytes] of state.history.events) {
+    if (seq > h.lastSeq) h.addRemote({ seq, prop, level, distance, bytes });
+  }
+  h.lastSeq = Math.max(h.lastSeq, state.history.lastSeq);
+  h.trimmedTo = Math.max(h.trimmedTo, state.history.trimmedTo);
+  state.history.propStamps.forEach((s, i) => (h.propStamps[i] = Math.max(h.propStamps[i] ?? 0, s)));
+}
+
+/**
+ * Collects `e`'s volatile change for its ghosts and returns this tick's batch
+ * (null when nothing changed); the caller sends it to every link.
+ */
+export function takeBatch(e: Entity): GhostOp[] | null {
+  const g = e.ghosting;
+  if (!g || g.links.size === 0) return null;
+  if (
+    e.x !== g.lastX || e.y !== g.lastY || e.z !== g.lastZ || e.yaw !== g.lastYaw || e.pitch !== g.lastPitch ||
+    e.roll !== g.lastRoll
+  ) {
+    g.ops.push([0, e.x, e.y, e.z, e.yaw, e.pitch, e.roll, e.isOnGround]);
+    g.lastX = e.x;
+    g.lastY = e.y;
+    g.lastZ = e.z;
+    g.lastYaw = e.yaw;
+    g.lastPitch = e.pitch;
+    g.lastRoll = e.roll;
+  }
+  if (g.ops.length === 0) return null;
+  const ops = g.ops;
+  g.ops = [];
+  g.seq++;
+  return ops;
+}
+
+/**
+ * Applies a batch to a ghost in order: the next one at once (then any early
+ * ones it unblocks), a later one buffered, an old one dropped. Returns true
+ * when the ghost should ask its real for a resync.
+ */
+export function receiveBatch(ghost: Entity, seq: number, ops: GhostOp[], now: number, cfg: GhostConfig): boolean {
+  const info = ghost.ghostInfo!;
+  if (seq <= info.seq) return false;
+  if (seq > info.seq + 1) {
+    info.pending.set(seq, ops);
+    if (Number.isNaN(info.waitingSince)) info.waitingSince = now;
+    const stuck = info.pending.size >= cfg.resyncAfterBatches || now - info.waitingSince >= cfg.resyncAfterMs;
+    if (stuck && !info.resyncAsked) {
+      info.resyncAsked = true;
+      return true;
+    }
+    return false;
+  }
+  applyOps(ghost, ops);
+  info.seq = seq;
+  for (let next = info.pending.get(info.seq + 1); next; next = info.pending.get(info.seq + 1)) {
+    info.pending.delete(info.seq + 1);
+    applyOps(ghost, next);
+    info.seq++;
+  }
+  for (const s of info.pending.keys()) if (s <= info.seq) info.pending.delete(s);
+  info.waitingSince = info.pending.size > 0 ? now : NaN;
+  return false;
+}
+
+function applyOps(ghost: Entity, ops: GhostOp[]): void {
+  const h = historyOf(ghost);
+  for (const op of ops) {
+    switch (op[0]) {
+      case 0: {
+        const [, x, y, z, yaw, pitch, roll, onGround] = op as [
+          0,
+          number,
+          number,
+          number,
+          number,
+          number,
+          number,
+          boolean,
+        ];
+        ghost.yaw = yaw;
+        ghost.pitch = pitch;
+        ghost.roll = roll;
+        ghost.isOnGround = onGround;
+        ghost.y = y;
+        ghost.cell.rangeList.move(ghost, x, z);
+        break;
+      }
+      case 1: {
+        const rec = readChange(new ByteReader(op[1] as Uint8Array), ghost.type, "internal");
+        ghost.container.apply(rec);
+        break;
+      }
+      case 2: {
+        const [, seq, prop, level, distance, bytes] = op as [2, number, number, number, number, Uint8Array];
+        if (seq > h.lastSeq) h.addRemote({ seq, prop, level, distance, bytes });
+        break;
+      }
+    }
+  }
+}
+
+/** The neighbour cells of `e`'s cell whose grown rect contains it: cellapp id to address. */
+export function wantedGhosts(e: Entity, ghostRadius: number): Map<number, string> {
+  const out = new Map<number, string>();
+  const g = e.cell.geometry;
+  const addresses = new Map(g.cellapps ?? []);
+  for (const c of cellRects(g.tree, rectFromArray(g.bounds))) {
+    if (c.cellapp === e.cell.cellappId) continue;
+    const address = addresses.get(c.cellapp);
+    if (address && rectContains(rectGrow(c.rect, ghostRadius), e.x, e.z)) out.set(c.cellapp, address);
+  }
+  return out;
+}

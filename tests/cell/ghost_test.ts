@@ -1,0 +1,172 @@
+import assert from "node:assert/strict";
+import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
+import type { CellScriptClass } from "../../core/script.ts";
+import { Cell, type CellHost } from "../../cell/cell.ts";
+import { GHOST_DEFAULTS, type GhostConfig } from "../../cell/ghosts.ts";
+import { CellMsg, type GhostOp, type MessageDef, type SpaceGeometry } from "../../core/wire/mod.ts";
+import { memoryLogger } from "../helpers/log.ts";
+
+const Walker = defineEntity({
+  name: "Walker",
+  hasCell: true,
+  volatile: { position: true, yaw: true },
+  properties: {
+    hp: { type: T.INT32, flags: "OTHER_CLIENTS", default: 100 },
+    secret: { type: T.INT32, flags: "CELL_PRIVATE" },
+    shared: { type: T.INT32, flags: "CELL_PUBLIC" },
+    bag: { type: T.array(T.UINT16), flags: "ALL_CLIENTS" },
+  },
+});
+const registry = createRegistry({ entities: [Walker] });
+
+/** Two cells of one space, split at x = 100, each on its own "cellapp", linked by an in-memory route. */
+function twoCells(cfg: Partial<GhostConfig> = {}, drop: (def: string, args: unknown[]) => boolean = () => false) {
+  const cells = new Map<string, Cell>();
+  const geometry: SpaceGeometry = {
+    spaceId: 9,
+    bounds: [0, 0, 200, 100],
+    tree: { axis: "x", at: 100, left: { cell: { cellapp: 1 } }, right: { cell: { cellapp: 2 } } },
+    isDefault: false,
+    cellapps: [[1, "a"], [2, "b"]],
+  };
+  let next = 1;
+  const log = memoryLogger();
+  const queue: (() => void)[] = [];
+  const deliver = (address: string, def: MessageDef, args: unknown[]) => {
+    const cell = cells.get(address)!;
+    switch (def) {
+      case CellMsg.createGhost:
+        return cell.createGhost(args[0] as never);
+      case CellMsg.ghostSync:
+        return cell.receiveGhostSync(args[1] as number, args[2] as number, args[3] as GhostOp[]);
+      case CellMsg.deleteGhost:
+        return cell.deleteGhost(args[1] as number);
+      case CellMsg.ghostResync:
+        return cell.resyncGhost(args[1] as number, args[2] as number);
+    }
+    throw new Error(`unexpected ${def.name}`);
+  };
+  const host = (address: string): CellHost => ({
+    registry,
+    scripts: {} as Record<string, CellScriptClass>,
+    log,
+    budgetMs: 100,
+    newEntityId: () => next++,
+    requestShutDown: () => {},
+    cellGone: () => {},
+    cellEntityDestroyed: () => {},
+    ghosting: {
+      config: { ...GHOST_DEFAULTS, ghostRadius: 20, checkMs: 100, minLifetimeMs: 300, ...cfg },
+      address,
+      send: (to, def, ...args) => {
+        if (!drop(def.name, args)) queue.push(() => deliver(to, def as MessageDef, structuredClone(args)));
+      },
+      ask: (to, _t, def, ...args) => {
+        return new Promise((resolve) =>
+          queue.push(() => resolve(deliver(to, def as MessageDef, structuredClone(args)) as never))
+        );
+      },
+    },
+  });
+  const a = new Cell(host("a"), geometry, 1);
+  const b = new Cell(host("b"), geometry, 2);
+  cells.set("a", a).set("b", b);
+  /** One tick of both cells, then the messages they sent, in order. */
+  const tick = async (n = 1) => {
+    for (let i = 0; i < n; i++) {
+      a.tick(100);
+      b.tick(100);
+      while (queue.length) queue.shift()!();
+      await new Promise((r) => setTimeout(r, 0)); // let replies settle, as a real event loop would
+    }
+  };
+  return { a, b, tick, log };
+}
+
+Deno.test("ghosts exist exactly where the grown neighbour rect contains the real, after the minimum lifetime", async () => {
+  const { a, b, tick } = twoCells();
+  const near = a.createEntity("Walker", { x: 90, y: 0, z: 50 });
+  const far = a.createEntity("Walker", { x: 50, y: 0, z: 50 });
+  await tick(2);
+  assert.deepEqual([...b.ghosts.keys()], [near.id], "only the real within 20 m of the border is ghosted");
+  assert.equal(b.ghosts.get(near.id)!.isReal, false);
+  assert.deepEqual(b.report().ghosts, 1);
+  assert.deepEqual(b.describe().map((e) => [e.id, e.real]), [[near.id, false]]);
+  assert.equal(far.ghosting, null);
+  // Leaving the area: the ghost goes, but not before it lived its minimum time.
+  a.moveEntity(near, 60, 0, 50);
+  await tick(1);
+  const createdAt = b.time;
+  assert.ok(b.ghosts.has(near.id), "a young ghost is kept");
+  await tick(5);
+  assert.ok(!b.ghosts.has(near.id), `gone ${b.time - createdAt} ms later`);
+});
+
+Deno.test("a ghost follows its real: position, ghosted properties, history; private ones stay home", async () => {
+  const { a, b, tick } = twoCells();
+  const e = a.createEntity("Walker", { x: 95, y: 0, z: 10 });
+  e.props.secret = 7;
+  e.props.shared = 3;
+  await tick(2);
+  const g = b.ghosts.get(e.id)!;
+  assert.equal(g.props.shared, 3);
+  assert.throws(() => g.props.secret, /not held by the ghost part/, "CELL_PRIVATE never leaves the real");
+  a.moveEntity(e, 97, 1, 12);
+  e.yaw = 1.25;
+  e.props.hp = 42;
+  e.props.shared = 4;
+  (e.props.bag as number[]).push(5, 6);
+  (e.props.bag as number[])[0] = 9;
+  await tick(1);
+  assert.deepEqual([g.x, g.y, g.z, g.yaw], [97, 1, 12, 1.25]);
+  assert.deepEqual([g.props.hp, g.props.shared, [...(g.props.bag as number[])]], [42, 4, [9, 6]]);
+  assert.throws(() => (g.props.hp = 1), /hp/, "a ghost's properties cannot be set");
+  assert.deepEqual(b.rangeList.entitiesInRange(97, 12, 1).map((x) => x.id), [e.id], "the ghost is on the range list");
+});
+
+Deno.test("batches that arrive early are held until the gap fills; a gap that never fills asks for a resync", async () => {
+  let dropNext = false;
+  const { a, b, tick, log } = twoCells({ resyncAfterBatches: 3 }, (def) => {
+    if (def !== "ghostSync" || !dropNext) return false;
+    dropNext = false;
+    return true;
+  });
+  const e = a.createEntity("Walker", { x: 95, y: 0, z: 10 });
+  await tick(2);
+  const g = b.ghosts.get(e.id)!;
+  const seq0 = g.ghostInfo!.seq;
+  // Deliver two batches out of order by hand.
+  e.props.hp = 1;
+  a.tick(100);
+  e.props.hp = 2;
+  // Simulate reordering: the ghost sees batch seq0+2 before seq0+1.
+  b.receiveGhostSync(e.id, seq0 + 2, [[1, new Uint8Array()]].slice(0, 0));
+  assert.equal(g.ghostInfo!.seq, seq0, "held back");
+  b.receiveGhostSync(e.id, seq0 + 1, []);
+  assert.equal(g.ghostInfo!.seq, seq0 + 2, "the gap filled: both applied in order");
+  // A batch lost for good: later ones pile up until the ghost asks for a resync, which brings it up to date.
+  await tick(1);
+  dropNext = true;
+  e.props.hp = 50;
+  await tick(1);
+  for (let i = 0; i < 4; i++) {
+    e.props.hp = 60 + i;
+    await tick(1);
+  }
+  assert.ok(log.lines.some((l) => l.includes(`ghost Walker ${e.id} is missing updates`)));
+  assert.equal(g.props.hp, 63, "after the resync the ghost has the real's value");
+  e.props.hp = 70;
+  await tick(1);
+  assert.equal(g.props.hp, 70);
+});
+
+Deno.test("destroying a real destroys its ghosts", async () => {
+  const { a, b, tick } = twoCells();
+  const e = a.createEntity("Walker", { x: 99, y: 0, z: 10 });
+  await tick(2);
+  assert.ok(b.ghosts.has(e.id));
+  a.destroyEntity(e);
+  await tick(1);
+  assert.ok(!b.ghosts.has(e.id));
+  assert.equal(b.rangeList.entitiesInRange(99, 10, 5).length, 0);
+});
