@@ -86,6 +86,7 @@ export function createAdminApp(backend: AdminBackend, opts: AdminOptions = {}): 
         message: `unknown entity type; known types: ${types?.join(", ")}`,
       }),
       count: z.number().int().min(1).max(100_000),
+      props: z.record(z.string(), z.unknown()).optional(),
     })).max(32).optional(),
   });
 

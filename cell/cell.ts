@@ -6,8 +6,9 @@
 import { ByteReader, decodeCellBackup, type EntityRegistry, PropertyContainer } from "../core/def/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { CellScriptClass, EntityRef, Vec3 } from "../core/script.ts";
-import { cellRects } from "../core/geo/bsp.ts";
-import { type Rect, rectFromArray } from "../core/geo/rect.ts";
+import { cellIndexAt, cellRects } from "../core/geo/bsp.ts";
+import { type Rect, rectDistanceOutside, rectFromArray } from "../core/geo/rect.ts";
+import { becomeGhost, becomeReal, offloadStateOf } from "./offload.ts";
 import {
   type CellEntitySpec,
   CellMsg,
@@ -16,6 +17,7 @@ import {
   type GhostOp,
   type GhostState,
   type MessageDef,
+  type OffloadState,
   type SpaceGeometry,
 } from "../core/wire/mod.ts";
 import {
@@ -29,7 +31,7 @@ import {
   takeBatch,
   wantedGhosts,
 } from "./ghosts.ts";
-import { type Movement, type Timer, TimerHeap } from "./controllers.ts";
+import { type ControllerState, type Movement, type Timer, TimerHeap } from "./controllers.ts";
 import { Entity, type EntityState } from "./entity.ts";
 import { RangeList } from "./range_list.ts";
 import { RANGE_FLAG_SCRIPT } from "./range_node.ts";
@@ -51,6 +53,8 @@ export interface CellHost {
   cellGone(spaceId: number): void;
   /** Tells the base of `e` that its cell entity is gone. */
   cellEntityDestroyed(e: Entity, reason: string): void;
+  /** Tells the base of `e` that its cell entity now lives on the cellapp at `address`. */
+  cellEntityMoved?(e: Entity, address: string): void;
   budgetMs: number;
 }
 
@@ -174,18 +178,26 @@ export class Cell {
     e.isOnGround = state.isOnGround;
     e.nextControllerId = state.nextControllerId;
     this.#add(e);
-    for (const c of state.controllers) {
+    this.#restoreControllers(e, state.controllers);
+    return e;
+  }
+
+  #restoreControllers(e: Entity, controllers: readonly ControllerState[]): void {
+    for (const c of controllers) {
       if (c.kind === "timer") this.#pushTimer(e, c.id, this.time + c.dueInMs, c.repeatMs, c.userArg);
       else if (c.kind === "rangeTrigger") this.addScriptTrigger(e, c.id, c.radius, c.userArg);
       else this.startMovement(e, { ...c });
     }
-    return e;
   }
 
   #add(e: Entity): void {
     this.entities.set(e.id, e);
     this.hasHadEntities = true;
     this.rangeList.add(e);
+    this.#attachScript(e);
+  }
+
+  #attachScript(e: Entity): void {
     const cls = this.host.scripts[e.type.name];
     if (cls) {
       try {
@@ -330,11 +342,17 @@ export class Cell {
     this.time += dtMs;
     const now = this.time;
     const heap = this.#timers;
+    const frozen: Timer[] = [];
     for (let t = heap.peek(); t !== undefined && t.due <= now; t = heap.peek()) {
       heap.pop();
       if (t.cancelled) continue;
       const e = this.entities.get(t.ownerId);
       if (!e) continue;
+      if (e.offloading) {
+        // Its state went with the transfer; it fires here only if the transfer fails.
+        frozen.push(t);
+        continue;
+      }
       if (t.repeatMs > 0) {
         // One firing per tick at most; a timer that fell behind does not fire in a burst.
         t.due = Math.max(t.due + t.repeatMs, now + 1e-6);
@@ -344,13 +362,15 @@ export class Cell {
       }
       this.#callScript(e, "onTimer", t.id, t.userArg);
     }
+    for (const t of frozen) heap.push(t);
     const dt = dtMs / 1000;
-    for (const e of this.#movers) this.#advance(e, dt);
+    for (const e of this.#movers) if (!e.offloading) this.#advance(e, dt);
     for (const e of this.#tickers) this.#callScript(e, "onTick", dt);
     if (this.host.ghosting && this.time - this.#lastGhostCheck >= this.host.ghosting.config.checkMs) {
       this.#lastGhostCheck = this.time;
       this.checkGhosts();
     }
+    this.#checkOffloads();
     this.#sendGhostBatches();
     updateWitnesses(this);
   }
@@ -549,6 +569,98 @@ export class Cell {
     }
     g.links.clear();
     this.#ghosted.delete(e);
+  }
+
+  /**
+   * Seed 004's offload check, every tick: a real more than the hysteresis
+   * outside this cell's rect moves to the cell containing it, provided that
+   * cell already holds its ghost (the ghost check sees to that).
+   */
+  #checkOffloads(): void {
+    const gh = this.host.ghosting;
+    if (!gh) return;
+    const cells = cellRects(this.geometry.tree, rectFromArray(this.geometry.bounds));
+    for (const e of this.entities.values()) {
+      if (e.offloading || e.destroyed || e.offloadRetryAt > this.time) continue;
+      if (rectDistanceOutside(this.rect, e.x, e.z) <= gh.config.offloadHysteresis) continue;
+      // A witness's caches do not travel yet: an entity with a client stays real here.
+      if (witnessOf(e)) continue;
+      const target = cells[cellIndexAt(this.geometry.tree, e.x, e.z)];
+      const link = target && e.ghosting?.links.get(target.cellapp);
+      if (link?.state === "live") this.#offload(e, link);
+    }
+  }
+
+  #offload(e: Entity, link: GhostLink): void {
+    const gh = this.host.ghosting!;
+    this.#sendBatch(e); // everything before the hand-over reaches every ghost first
+    e.offloading = { cellapp: link.cellapp, address: link.address, held: [] };
+    this.#callScript(e, "onLeavingCell");
+    const state = offloadStateOf(e, this.cellappId, gh.address, this.time);
+    gh.ask(link.address, gh.config.offloadTimeoutMs, CellMsg.offload, state).then(
+      () => this.#offloaded(e, link),
+      (err) => this.#offloadFailed(e, link, err as Error),
+    );
+  }
+
+  #offloaded(e: Entity, link: GhostLink): void {
+    const held = e.offloading!.held;
+    e.offloading = null;
+    const gh = this.host.ghosting!;
+    const others = [...e.ghosting!.links.values()].filter((l) => l.cellapp !== link.cellapp);
+    const seq = e.ghosting!.seq;
+    this.entities.delete(e.id);
+    this.#ghosted.delete(e);
+    this.#movers.delete(e);
+    this.#tickers.delete(e);
+    becomeGhost(e, link.cellapp, link.address, seq);
+    this.ghosts.set(e.id, e);
+    for (const l of others) gh.send(l.address, CellMsg.realMoved, this.spaceId, e.id, link.cellapp, link.address);
+    if (e.baseAddress !== null) this.host.cellEntityMoved?.(e, link.address);
+    for (const run of held) run(link.address);
+  }
+
+  #offloadFailed(e: Entity, link: GhostLink, err: Error): void {
+    const held = e.offloading!.held;
+    e.offloading = null;
+    this.host.log.warn(
+      `${e.type.name} ${e.id} stays real in space ${this.spaceId}: offload to cellapp ${link.cellapp} failed: ${err.message}`,
+    );
+    // A ghost that cannot take over is recreated by the next ghost check, if its cellapp is still there.
+    e.ghosting?.links.delete(link.cellapp);
+    e.offloadRetryAt = this.time + this.host.ghosting!.config.checkMs;
+    if (e.movement) this.#movers.add(e);
+    if (e.script?.onTick) this.#tickers.add(e);
+    this.#callScript(e, "onStayedInCell");
+    for (const run of held) run(null);
+  }
+
+  /** Makes the ghost here of an offloading real the real (seed 002's migrate_in). */
+  receiveOffload(state: OffloadState): void {
+    const id = state.entity.id;
+    const ghost = this.ghosts.get(id);
+    if (!ghost) throw new Error(`space ${this.spaceId} holds no ghost of entity ${id} here to make real`);
+    this.ghosts.delete(id);
+    becomeReal(ghost, state, this.cellappId);
+    const [x, y, z] = state.entity.position;
+    [ghost.yaw, ghost.pitch, ghost.roll] = state.entity.direction;
+    ghost.isOnGround = state.entity.isOnGround;
+    ghost.y = y;
+    this.rangeList.move(ghost, x, z);
+    this.entities.set(id, ghost);
+    this.hasHadEntities = true;
+    this.#ghosted.add(ghost);
+    this.#attachScript(ghost);
+    this.#restoreControllers(ghost, state.entity.controllers as ControllerState[]);
+    this.#callScript(ghost, "onEnteredCell");
+  }
+
+  /** A ghost's real moved to another cellapp. */
+  realMoved(id: number, cellapp: number, address: string): void {
+    const info = this.ghosts.get(id)?.ghostInfo;
+    if (!info) return;
+    info.realCellapp = cellapp;
+    info.realAddress = address;
   }
 
   /** Creates (or refreshes) the ghost of a real of a neighbouring cell. */

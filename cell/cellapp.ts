@@ -62,12 +62,18 @@ export class CellApp {
         this.cells.delete(spaceId);
       },
       cellEntityDestroyed: (e, reason) => this.#toBase(e.baseAddress!, BaseMsg.cellEntityDestroyed, e.id, reason),
+      cellEntityMoved: (e, address) =>
+        this.#toBase(e.baseAddress!, BaseMsg.cellEntityCreated, e.id, e.cell.spaceId, address),
       ghosting: {
         config: { ...GHOST_DEFAULTS, ghostRadius: cfg.ghostRadius },
         address: this.member.server.address,
         send: (address, def, ...args) => this.#toPeer(address, def, ...args),
-        ask: async (address, timeoutMs, def, ...args) =>
-          (await this.member.peers.get(address)).requestWithin(timeoutMs, def, ...args),
+        // Synchronous when a channel is open, so a request keeps its place among messages sent after it.
+        ask: (address, timeoutMs, def, ...args) => {
+          const ch = this.member.peers.peek(address);
+          if (ch) return ch.requestWithin(timeoutMs, def, ...args);
+          return this.member.peers.get(address).then((c) => c.requestWithin(timeoutMs, def, ...args));
+        },
       },
     };
     this.#aoi = { aoiRadius: cfg.aoiRadius, hysteresis: AOI_HYSTERESIS };
@@ -119,36 +125,36 @@ export class CellApp {
         cell.createBaseEntity(spec);
         return { spaceId: spec.spaceId, cellapp: this.member.link.id ?? 0 };
       })
-      .on(CellMsg.enableWitness, (_ch, id) => {
-        const e = this.#real(id, "enableWitness");
-        const base = e.baseAddress;
-        if (base === null) throw new Error(`entity ${id} has no base to send its client's updates through`);
-        e.cell.enableWitness(e, (frame) => this.#toBase(base, BaseMsg.toClient, e.id, frame));
-      })
-      .on(CellMsg.clientAoi, (_ch, id, bytes) => {
-        const e = this.#find(id);
-        if (e) witnessOf(e)?.receive(bytes);
-      })
-      .on(CellMsg.disableWitness, (_ch, id) => {
-        const e = this.#find(id);
-        if (e) e.cell.disableWitness(e);
-      })
-      .on(CellMsg.clientCall, (_ch, callerId, targetId, index, args) => {
-        const target = this.#real(targetId, "a client call");
-        target.cell.clientCall(callerId, target, index, args);
-      })
-      .on(CellMsg.clientPosition, (_ch, id, pos, dir) => {
-        const e = this.#real(id, "a client position");
-        [e.yaw, e.pitch, e.roll] = dir;
-        e.cell.moveEntity(e, pos[0], pos[1], pos[2]);
-      })
-      .on(CellMsg.destroyCellEntity, (_ch, id) => {
-        const e = this.#find(id);
-        if (!e) return null;
-        const state = encodePersistentState(e.container);
-        e.cell.destroyEntity(e, "its base asked", false);
-        return state;
-      })
+      .on(CellMsg.enableWitness, (_ch, id) =>
+        this.#atReal(id, CellMsg.enableWitness, [id], (e) => {
+          const base = e.baseAddress;
+          if (base === null) throw new Error(`entity ${id} has no base to send its client's updates through`);
+          e.cell.enableWitness(e, (frame) => this.#toBase(base, BaseMsg.toClient, e.id, frame));
+        }))
+      .on(
+        CellMsg.clientAoi,
+        (_ch, id, bytes) => this.#atReal(id, CellMsg.clientAoi, [id, bytes], (e) => witnessOf(e)?.receive(bytes)),
+      )
+      .on(
+        CellMsg.disableWitness,
+        (_ch, id) => this.#atReal(id, CellMsg.disableWitness, [id], (e) => e.cell.disableWitness(e)),
+      )
+      .on(CellMsg.clientCall, (_ch, callerId, targetId, index, args) =>
+        this.#atReal(
+          targetId,
+          CellMsg.clientCall,
+          [callerId, targetId, index, args],
+          (e) => e.cell.clientCall(callerId, e, index, args),
+        ))
+      .on(
+        CellMsg.clientPosition,
+        (_ch, id, pos, dir) =>
+          this.#atReal(id, CellMsg.clientPosition, [id, pos, dir], (e) => {
+            [e.yaw, e.pitch, e.roll] = dir;
+            e.cell.moveEntity(e, pos[0], pos[1], pos[2]);
+          }),
+      )
+      .on(CellMsg.destroyCellEntity, (_ch, id) => this.#destroyForBase(id))
       .on(CellMsg.createGhost, (_ch, state) => {
         const cell = this.cells.get(state.spaceId);
         if (!cell) throw new Error(`this cellapp has no cell of space ${state.spaceId}`);
@@ -158,6 +164,16 @@ export class CellApp {
       .on(CellMsg.ghostSync, (_ch, spaceId, id, seq, ops) => this.cells.get(spaceId)?.receiveGhostSync(id, seq, ops))
       .on(CellMsg.deleteGhost, (_ch, spaceId, id) => this.cells.get(spaceId)?.deleteGhost(id))
       .on(CellMsg.ghostResync, (_ch, spaceId, id, cellapp) => this.cells.get(spaceId)?.resyncGhost(id, cellapp))
+      .on(CellMsg.offload, (_ch, state) => {
+        const cell = this.cells.get(state.spaceId);
+        if (!cell) throw new Error(`this cellapp has no cell of space ${state.spaceId}`);
+        cell.receiveOffload(state);
+        return true;
+      })
+      .on(
+        CellMsg.realMoved,
+        (_ch, spaceId, id, cellapp, address) => this.cells.get(spaceId)?.realMoved(id, cellapp, address),
+      )
       .on(CellMsg.describeCell, (_ch, spaceId) => this.cells.get(spaceId)?.describe() ?? null)
       .on(CellMsg.findEntity, (_ch, id) => {
         for (const cell of this.cells.values()) {
@@ -181,10 +197,44 @@ export class CellApp {
     return undefined;
   }
 
-  #real(id: number, what: string): Entity {
-    const e = this.#find(id);
-    if (!e) throw new Error(`${what}: no entity ${id} on this cellapp`);
-    return e;
+  /**
+   * Runs `run` on the real entity `id` here; a message for a ghost goes on
+   * to its real, and one for a real being handed over waits until the
+   * hand-over settles (then runs here, or goes on to the new real).
+   */
+  #atReal<A extends unknown[]>(id: number, def: MessageDef<A, unknown>, args: A, run: (e: Entity) => void): void {
+    for (const cell of this.cells.values()) {
+      const e = cell.entities.get(id);
+      if (e?.offloading) {
+        e.offloading.held.push((moved) => moved ? this.#toPeer(moved, def, ...args) : run(e));
+        return;
+      }
+      if (e) return run(e);
+      const ghost = cell.ghosts.get(id);
+      if (ghost) return this.#toPeer(ghost.ghostInfo!.realAddress, def, ...args);
+    }
+    throw new Error(`${def.name}: no entity ${id} on this cellapp`);
+  }
+
+  /** Logout: the real's persistent cell properties, wherever the real is now. */
+  async #destroyForBase(id: number): Promise<Uint8Array | null> {
+    for (const cell of this.cells.values()) {
+      const e = cell.entities.get(id);
+      if (e?.offloading) {
+        const moved = await new Promise<string | null>((r) => e.offloading!.held.push(r));
+        if (moved) return await (await this.member.peers.get(moved)).request(CellMsg.destroyCellEntity, id);
+      }
+      if (e && !e.destroyed) {
+        const state = encodePersistentState(e.container);
+        cell.destroyEntity(e, "its base asked", false);
+        return state;
+      }
+      const ghost = cell.ghosts.get(id);
+      if (ghost) {
+        return await (await this.member.peers.get(ghost.ghostInfo!.realAddress)).request(CellMsg.destroyCellEntity, id);
+      }
+    }
+    return null;
   }
 
   /** Sends to a baseapp (see #toPeer). */

@@ -8,6 +8,7 @@ import type { ControllerState, Movement, Timer } from "./controllers.ts";
 import type { Cell } from "./cell.ts";
 import type { RangeNode } from "./range_node.ts";
 import type { GhostInfo, RealGhosting } from "./ghosts.ts";
+import type { Offloading } from "./offload.ts";
 import { type ClientCaller, clientsOf } from "./witness_clients.ts";
 import { witnessOf } from "./witness.ts";
 
@@ -49,7 +50,12 @@ export class Entity implements CellEntityApi {
   ghosting: RealGhosting | null = null;
   /** A ghost's real and sync state; null on a real. */
   ghostInfo: GhostInfo | null = null;
-  readonly container: PropertyContainer;
+  /** While a real is being handed to another cell: where, and the calls held meanwhile. */
+  offloading: Offloading | null = null;
+  /** Cell time before which a failed offload is not tried again. */
+  offloadRetryAt = 0;
+  /** The cell properties (a real's) or the ghosted ones, read-only (a ghost's). */
+  container: PropertyContainer;
   script: CellScript | null = null;
   readonly timers: Map<number, Timer> = new Map();
   movement: Movement | null = null;

@@ -35,6 +35,10 @@ export interface GhostConfig {
   /** A ghost missing an update this long, or holding this many early batches, asks for a resync. */
   resyncAfterMs: number;
   resyncAfterBatches: number;
+  /** A real moves cell once this far outside its rect (seed 004: about 10 m). */
+  offloadHysteresis: number;
+  /** How long the old cell waits for the new one to take a real over. */
+  offloadTimeoutMs: number;
 }
 
 /** Defaults after seeds 002 and 004. */
@@ -46,6 +50,8 @@ export const GHOST_DEFAULTS: GhostConfig = {
   createTimeoutMs: 10_000,
   resyncAfterMs: 2000,
   resyncAfterBatches: 32,
+  offloadHysteresis: 10,
+  offloadTimeoutMs: 30_000,
 };
 
 /** One ghost of a real, on another cellapp. */
@@ -90,8 +96,11 @@ const scratch = new ByteWriter(256);
  * collected for its ghosts from now on.
  */
 export function ghostingOf(e: Entity): RealGhosting {
-  if (e.ghosting) return e.ghosting;
-  const g = new RealGhosting();
+  return e.ghosting ?? installGhosting(e, new RealGhosting());
+}
+
+/** Makes `g` the ghosting of real `e`: its changes are collected for its ghosts from now on. */
+export function installGhosting(e: Entity, g: RealGhosting): RealGhosting {
   e.ghosting = g;
   const history = historyOf(e);
   history.listener = (ev) => {

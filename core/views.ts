@@ -101,7 +101,8 @@ export interface EntityView {
 export interface CreateSpaceBody {
   bounds: [number, number, number, number];
   cells?: number;
-  entities?: { type: string; count: number }[];
+  /** Entities to spawn at random points, each with the initial property values `props`. */
+  entities?: { type: string; count: number; props?: Record<string, unknown> }[];
 }
 
 /** Why a request to the cellappmgr cannot be met; the admin API maps `code` to an HTTP status. */

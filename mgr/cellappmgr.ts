@@ -21,6 +21,8 @@ import { Spaces } from "./spaces.ts";
 import { cellViews, spaceSummary } from "./views.ts";
 import { rectFromArray } from "../core/geo/rect.ts";
 import { cellIndexAt } from "../core/geo/bsp.ts";
+import { PropertyContainer } from "../core/def/mod.ts";
+import { registry } from "../entities/mod.ts";
 
 /** How a cellappmgr is started. */
 export interface CellAppMgrOptions {
@@ -204,6 +206,19 @@ export class CellAppMgr {
   /** POST /api/spaces (the body is validated by the admin API). */
   async createSpace(body: CreateSpaceBody): Promise<{ id: number }> {
     if (this.#shuttingDown) throw new RequestError("unavailable", "the cluster is shutting down");
+    // Initial values are checked here, against the definitions, so a bad one is the caller's 400, naming it.
+    (body.entities ?? []).forEach((e, i) => {
+      const type = registry.find(e.type);
+      if (!type || !e.props) return;
+      const scratch = new PropertyContainer(type, "cell");
+      for (const [name, value] of Object.entries(e.props)) {
+        try {
+          scratch.set(name, value);
+        } catch (err) {
+          throw new RequestError("bad_request", `entities.${i}.props.${name}: ${(err as Error).message}`);
+        }
+      }
+    });
     const space = await this.spaces.create({
       bounds: rectFromArray(body.bounds),
       cells: body.cells ?? 1,

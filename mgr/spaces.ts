@@ -20,7 +20,7 @@ export interface SpaceSpec {
   preferredHost?: string | null;
   isDefault?: boolean;
   /** Entities to spawn once the cells exist. */
-  entities?: { type: string; count: number }[];
+  entities?: { type: string; count: number; props?: Record<string, unknown> }[];
 }
 
 /** A space as the cellappmgr knows it. */
@@ -114,12 +114,12 @@ export class Spaces {
       );
     }
     this.log.info(`space ${id} created: ${spec.cells} cell(s) on cellapp(s) ${apps.map((a) => a.id).join(", ")}`);
-    for (const e of spec.entities ?? []) await this.spawn(space, e.type, e.count);
+    for (const e of spec.entities ?? []) await this.spawn(space, e.type, e.count, e.props);
     return space;
   }
 
   /** Spawns `count` entities of `type` over the space, each cell getting a share by area. */
-  async spawn(space: Space, type: string, count: number): Promise<number[]> {
+  async spawn(space: Space, type: string, count: number, props?: Record<string, unknown>): Promise<number[]> {
     const cells = space.cells();
     const total = cells.reduce((s, c) => s + rectArea(c.rect), 0);
     let left = count;
@@ -128,7 +128,7 @@ export class Spaces {
       const n = i === cells.length - 1 ? left : Math.round((count * rectArea(c.rect)) / total);
       left -= n;
       const m = this.registry.members.get(c.cellapp);
-      if (n > 0 && m) jobs.push(m.channel.request(CellMsg.spawn, { spaceId: space.id, type, count: n }));
+      if (n > 0 && m) jobs.push(m.channel.request(CellMsg.spawn, { spaceId: space.id, type, count: n, props }));
     });
     const ids = (await Promise.all(jobs)).flat();
     if (ids.length > 0) space.hasHadEntities = true;

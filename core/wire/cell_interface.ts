@@ -39,6 +39,30 @@ export interface GhostState {
   };
 }
 
+/** What a real's cell sends the cell that takes it over (seed 002's migrate_out). */
+export interface OffloadState {
+  spaceId: number;
+  /** The whole cell state: properties, position, direction, controllers. */
+  entity: {
+    id: number;
+    type: string;
+    position: [number, number, number];
+    direction: [number, number, number];
+    isOnGround: boolean;
+    props: Uint8Array;
+    controllers: unknown[];
+    nextControllerId: number;
+  };
+  /** The number of the last ghost batch sent; the new real goes on from it. */
+  syncSeq: number;
+  /** The real's ghosts [cellapp, address], the receiving cell's own included. */
+  ghosts: [number, string][];
+  /** The old cell's cellapp and address: it becomes a ghost. */
+  from: [number, string];
+  baseAddress: string | null;
+  hasClient: boolean;
+}
+
 /**
  * One tick's changes of a real for its ghosts: [kind, ...]. Kinds: 0 volatile
  * [0, x, y, z, yaw, pitch, roll, onGround]; 1 property [1, internal-index change
@@ -172,6 +196,14 @@ export const CellMsg = {
   deleteGhost: message<[number, number]>(95, "deleteGhost", tuple(spaceId, int(1, 2 ** 53))),
   /** A ghost that lost updates asks its real (on this cellapp) to create it again: [spaceId, id, ghost's cellapp]. */
   ghostResync: message<[number, number, number]>(96, "ghostResync", tuple(spaceId, int(1, 2 ** 53), int(1, 2 ** 31))),
+  /** Makes this cellapp's ghost of an entity its real (the old real becomes a ghost once this succeeds). */
+  offload: message<[OffloadState], boolean>(97, "offload", tuple(any)),
+  /** The real of a ghost here moved to another cellapp: [spaceId, id, cellapp, address]. */
+  realMoved: message<[number, number, number, string]>(
+    98,
+    "realMoved",
+    tuple(spaceId, int(1, 2 ** 53), int(1, 2 ** 31), str(300)),
+  ),
   /** Destroys the cell part of a base entity; replies with its persistent cell properties (encodePersistentState). */
   destroyCellEntity: message<[number], Uint8Array | null>(91, "destroyCellEntity", tuple(int(1, 2 ** 53))),
 } as const;

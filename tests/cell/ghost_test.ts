@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
-import type { CellScriptClass } from "../../core/script.ts";
+import { CellScript, type CellScriptClass } from "../../core/script.ts";
 import { Cell, type CellHost } from "../../cell/cell.ts";
 import { GHOST_DEFAULTS, type GhostConfig } from "../../cell/ghosts.ts";
 import { CellMsg, type GhostOp, type MessageDef, type SpaceGeometry } from "../../core/wire/mod.ts";
@@ -14,10 +14,21 @@ const Walker = defineEntity({
     hp: { type: T.INT32, flags: "OTHER_CLIENTS", default: 100 },
     secret: { type: T.INT32, flags: "CELL_PRIVATE" },
     shared: { type: T.INT32, flags: "CELL_PUBLIC" },
+    ticks: { type: T.INT32, flags: "CELL_PUBLIC" },
     bag: { type: T.array(T.UINT16), flags: "ALL_CLIENTS" },
   },
 });
 const registry = createRegistry({ entities: [Walker] });
+
+/** Counts its timer's firings in a property, so a copy that skips or repeats a firing shows. */
+class Counting extends CellScript {
+  override onCreated() {
+    this.self.addTimer(0.1, 0.1);
+  }
+  override onTimer() {
+    (this.self.props as { ticks: number }).ticks++;
+  }
+}
 
 /** Two cells of one space, split at x = 100, each on its own "cellapp", linked by an in-memory route. */
 function twoCells(cfg: Partial<GhostConfig> = {}, drop: (def: string, args: unknown[]) => boolean = () => false) {
@@ -32,6 +43,7 @@ function twoCells(cfg: Partial<GhostConfig> = {}, drop: (def: string, args: unkn
   let next = 1;
   const log = memoryLogger();
   const queue: (() => void)[] = [];
+  let failOffload = false;
   const deliver = (address: string, def: MessageDef, args: unknown[]) => {
     const cell = cells.get(address)!;
     switch (def) {
@@ -43,12 +55,18 @@ function twoCells(cfg: Partial<GhostConfig> = {}, drop: (def: string, args: unkn
         return cell.deleteGhost(args[1] as number);
       case CellMsg.ghostResync:
         return cell.resyncGhost(args[1] as number, args[2] as number);
+      case CellMsg.offload:
+        if (failOffload) throw new Error("the target cellapp is gone");
+        cell.receiveOffload(args[0] as never);
+        return true;
+      case CellMsg.realMoved:
+        return cell.realMoved(args[1] as number, args[2] as number, args[3] as string);
     }
     throw new Error(`unexpected ${def.name}`);
   };
   const host = (address: string): CellHost => ({
     registry,
-    scripts: {} as Record<string, CellScriptClass>,
+    scripts: { Walker: Counting } as unknown as Record<string, CellScriptClass>,
     log,
     budgetMs: 100,
     newEntityId: () => next++,
@@ -62,8 +80,14 @@ function twoCells(cfg: Partial<GhostConfig> = {}, drop: (def: string, args: unkn
         if (!drop(def.name, args)) queue.push(() => deliver(to, def as MessageDef, structuredClone(args)));
       },
       ask: (to, _t, def, ...args) => {
-        return new Promise((resolve) =>
-          queue.push(() => resolve(deliver(to, def as MessageDef, structuredClone(args)) as never))
+        return new Promise((resolve, reject) =>
+          queue.push(() => {
+            try {
+              resolve(deliver(to, def as MessageDef, structuredClone(args)) as never);
+            } catch (e) {
+              reject(e);
+            }
+          })
         );
       },
     },
@@ -80,7 +104,7 @@ function twoCells(cfg: Partial<GhostConfig> = {}, drop: (def: string, args: unkn
       await new Promise((r) => setTimeout(r, 0)); // let replies settle, as a real event loop would
     }
   };
-  return { a, b, tick, log };
+  return { a, b, tick, log, failOffloads: (v: boolean) => (failOffload = v) };
 }
 
 Deno.test("ghosts exist exactly where the grown neighbour rect contains the real, after the minimum lifetime", async () => {
@@ -169,4 +193,67 @@ Deno.test("destroying a real destroys its ghosts", async () => {
   await tick(1);
   assert.ok(!b.ghosts.has(e.id));
   assert.equal(b.rangeList.entitiesInRange(99, 10, 5).length, 0);
+});
+
+Deno.test("a real that crosses the border moves to the next cell, keeps its timers and movement, and leaves a ghost", async () => {
+  const { a, b, tick } = twoCells();
+  const e = a.createEntity("Walker", { x: 80, y: 0, z: 50 });
+  e.moveToPoint({ x: 140, y: 0, z: 50 }, 10);
+  await tick(3);
+  assert.ok(b.ghosts.has(e.id), "its ghost is there before it crosses");
+  const ticksAt = (c: Cell) => (c.entities.get(e.id) ?? c.ghosts.get(e.id))!.props.ticks as number;
+  let moved = false;
+  for (let i = 0; i < 60 && !moved; i++) {
+    await tick(1);
+    moved = b.entities.has(e.id);
+  }
+  assert.ok(moved, "it became real in the cell that contains it");
+  const real = b.entities.get(e.id)!;
+  assert.ok(real.x > 110 - 1, `it moved once past the hysteresis (x = ${real.x})`);
+  assert.ok(!a.entities.has(e.id) && a.ghosts.get(e.id)!.isReal === false, "the old real is a ghost now");
+  assert.ok(real.script !== null, "its script came along");
+  const before = ticksAt(b);
+  await tick(5);
+  assert.equal(ticksAt(b), before + 5, "its repeating timer kept firing once per tick, on the new real only");
+  assert.equal(ticksAt(a), ticksAt(b), "the ghost left behind follows the new real");
+  await tick(40);
+  assert.deepEqual([real.x, real.z], [140, 50], "its movement carried on to the end");
+  assert.equal(a.entities.size + b.entities.size, 1, "none lost, none doubled");
+});
+
+Deno.test("an offload whose target fails leaves the entity real where it was; it tries again later", async () => {
+  const { a, b, tick, failOffloads, log } = twoCells();
+  failOffloads(true);
+  const e = a.createEntity("Walker", { x: 80, y: 0, z: 50 });
+  e.moveToPoint({ x: 130, y: 0, z: 50 }, 20);
+  await tick(30);
+  assert.ok(a.entities.has(e.id) && !b.entities.has(e.id), "still real on the old side");
+  assert.ok(log.lines.some((l) => l.includes("stays real") && l.includes("offload to cellapp 2 failed")));
+  assert.deepEqual(e.position, { x: 130, y: 0, z: 50 }, "and it kept moving");
+  failOffloads(false);
+  for (let i = 0; i < 40 && !b.entities.has(e.id); i++) await tick(1);
+  assert.ok(b.entities.has(e.id) && !a.entities.has(e.id), "a later attempt moved it");
+  assert.equal(a.entities.size + b.entities.size, 1);
+});
+
+Deno.test("a migration in the middle of a burst of property changes loses and reorders nothing", async () => {
+  const { a, b, tick } = twoCells();
+  const e = a.createEntity("Walker", { x: 105, y: 0, z: 50 });
+  await tick(2);
+  const seen: number[] = [];
+  let n = 0;
+  for (let i = 0; i < 30; i++) {
+    const real = a.entities.get(e.id) ?? b.entities.get(e.id)!;
+    // Several changes every tick, the tick of the hand-over included; the entity crosses at tick 5.
+    for (let k = 0; k < 3; k++) real.props.hp = ++n;
+    if (i === 5) a.moveEntity(real, 115, 0, 50); // past the hysteresis, still in the old cell's ghost area
+    await tick(1);
+    const ghost = a.ghosts.get(e.id) ?? b.ghosts.get(e.id);
+    if (ghost) seen.push(ghost.props.hp as number);
+  }
+  assert.ok(b.entities.has(e.id), "it moved");
+  const real = b.entities.get(e.id)!;
+  assert.equal(real.props.hp, n, "no change was lost on the real");
+  assert.equal(a.ghosts.get(e.id)!.props.hp, n, "the ghost ends where the real is");
+  for (let i = 1; i < seen.length; i++) assert.ok(seen[i] >= seen[i - 1], `never backwards: ${seen}`);
 });

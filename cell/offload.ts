@@ -1,0 +1,79 @@
+/**
+ * Offloading (seeds 002 and 004): a real that left its cell's rect by more
+ * than the hysteresis moves to the cell containing it, onto the ghost that
+ * cell already holds. The old real becomes a ghost of the new one; nothing is
+ * lost or doubled: the old cell freezes the entity while the new one takes it,
+ * and keeps it real if the transfer fails.
+ */
+import { decodeCellBackup, PropertyContainer } from "../core/def/mod.ts";
+import type { OffloadState } from "../core/wire/mod.ts";
+import type { Entity } from "./entity.ts";
+import { GhostInfo, installGhosting, RealGhosting } from "./ghosts.ts";
+import { historyOf } from "./event_history.ts";
+
+/** What the old cell remembers while a transfer is in flight. */
+export interface Offloading {
+  cellapp: number;
+  address: string;
+  /** Calls for the entity that arrived meanwhile, run or forwarded once the transfer settles. */
+  held: ((realAddress: string | null) => void)[];
+}
+
+/** Everything the new cell needs to make its ghost of `e` real. */
+export function offloadStateOf(e: Entity, fromCellapp: number, fromAddress: string, now: number): OffloadState {
+  const g = e.ghosting!;
+  return {
+    spaceId: e.cell.spaceId,
+    entity: e.serialise(now),
+    syncSeq: g.seq,
+    ghosts: [...g.links.values()].map((l) => [l.cellapp, l.address]),
+    from: [fromCellapp, fromAddress],
+    baseAddress: e.baseAddress,
+    hasClient: e.hasClient,
+  };
+}
+
+/**
+ * Turns a real into a ghost of its new real, in place, so that its node on the
+ * range list (and every witness's view of it) stays as it was.
+ */
+export function becomeGhost(e: Entity, realCellapp: number, realAddress: string, seq: number): void {
+  const ghost = new PropertyContainer(e.type, "ghost", { entityId: e.id, readOnly: true });
+  for (const p of e.type.properties) if (ghost.holds(p)) ghost.load(p.index, e.container.values[p.index]);
+  e.container = ghost;
+  e.script = null;
+  for (const t of e.timers.values()) t.cancelled = true;
+  e.timers.clear();
+  e.movement = null;
+  for (const t of e.triggers.values()) t.remove();
+  e.triggers.clear();
+  e.ghosting = null;
+  e.isReal = false;
+  e.ghostInfo = new GhostInfo(realCellapp, realAddress, seq);
+}
+
+/**
+ * Turns a ghost into the real, in place, from the state its old real sent:
+ * all cell properties, the ghost list (now including the old cell) and the
+ * sync numbering, so the other ghosts carry on without a gap.
+ */
+export function becomeReal(e: Entity, state: OffloadState, selfCellapp: number): void {
+  const history = historyOf(e);
+  const container = decodeCellBackup(e.type, state.entity.props, e.id);
+  container.sink = history;
+  e.container = container;
+  e.isReal = true;
+  e.ghostInfo = null;
+  e.baseAddress = state.baseAddress;
+  e.hasClient = state.hasClient;
+  e.nextControllerId = state.entity.nextControllerId;
+  const g = new RealGhosting();
+  g.seq = state.syncSeq;
+  const now = e.cell.time;
+  for (const [cellapp, address] of state.ghosts) {
+    if (cellapp !== selfCellapp) g.links.set(cellapp, { cellapp, address, state: "live", since: now });
+  }
+  const [fromCellapp, fromAddress] = state.from;
+  g.links.set(fromCellapp, { cellapp: fromCellapp, address: fromAddress, state: "live", since: now });
+  installGhosting(e, g);
+}
