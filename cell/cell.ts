@@ -3,7 +3,14 @@
  * rect, their range list, timers and movements, runs their scripts each tick,
  * and follows seed 003's shutdown flow.
  */
-import { ByteReader, decodeCellBackup, type EntityRegistry, PropertyContainer } from "../core/def/mod.ts";
+import {
+  ByteReader,
+  ByteWriter,
+  decodeCellBackup,
+  type EntityRegistry,
+  PropertyContainer,
+  writeChange,
+} from "../core/def/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { CellScriptClass, EntityRef, Vec3 } from "../core/script.ts";
 import { cellIndexAt, cellRects } from "../core/geo/bsp.ts";
@@ -287,7 +294,17 @@ export class Cell {
    * writes that client's updates to `sink` each tick.
    */
   enableWitness(e: Entity, sink: (frame: Uint8Array) => void, opts: WitnessOptions = {}): Witness {
-    return witnessOf(e) ?? new Witness(e, opts, sink);
+    const existing = witnessOf(e);
+    if (existing) return existing;
+    const w = new Witness(e, opts, sink);
+    // The client knows only what its base sent at login: give it its own cell properties first.
+    const bw = new ByteWriter(64);
+    for (const p of e.type.propertiesFor("ownClient")) {
+      if (!e.container.holds(p)) continue;
+      writeChange(bw.reset(), p, [], e.container.values[p.index], -1, -1, "client");
+      w.ownChange(bw.toBytes());
+    }
+    return w;
   }
 
   /** The client of `e` went away: the witness goes. */
@@ -319,6 +336,57 @@ export class Cell {
     }
     if (r.remaining > 0) throw new Error(`${who}.${m.name}: ${r.remaining} bytes left after the declared arguments`);
     this.#callScript(target, m.name, callerId, ...values);
+  }
+
+  /**
+   * A script's call of a cell method of entity `targetId` (seed 002's
+   * forwarding, made awaitable): run here when the real is here, sent on to
+   * the real's cell when only its ghost is.
+   */
+  callEntity(caller: Entity, targetId: number, method: string, args: unknown[]): Promise<unknown> {
+    caller.pendingCalls++;
+    const done = () => caller.pendingCalls--;
+    return this.runEntityCall(targetId, caller.id, method, args).finally(done);
+  }
+
+  /** Runs (or forwards) a cell method call on `targetId`; see callEntity. */
+  async runEntityCall(targetId: number, callerId: number, method: string, args: unknown[]): Promise<unknown> {
+    const target = this.entities.get(targetId);
+    if (target?.offloading) {
+      const moved = await new Promise<string | null>((r) => target.offloading!.held.push(r));
+      if (moved) return await this.#forwardCall(moved, targetId, callerId, method, args);
+    }
+    if (target && !target.destroyed) return await this.#invoke(target, callerId, method, args);
+    const ghost = this.ghosts.get(targetId);
+    if (ghost) return await this.#forwardCall(ghost.ghostInfo!.realAddress, targetId, callerId, method, args);
+    throw new Error(`${method} on entity ${targetId}: no such entity in space ${this.spaceId} (destroyed or gone)`);
+  }
+
+  #forwardCall(address: string, targetId: number, callerId: number, method: string, args: unknown[]): Promise<unknown> {
+    const gh = this.host.ghosting;
+    if (!gh) {
+      throw new Error(`${method} on entity ${targetId}: its real is on another cellapp, which this cell cannot reach`);
+    }
+    return gh.ask(address, gh.config.callTimeoutMs, CellMsg.entityCall, this.spaceId, targetId, callerId, method, args);
+  }
+
+  async #invoke(target: Entity, callerId: number, method: string, args: unknown[]): Promise<unknown> {
+    const m = target.type.findMethod("cell", method);
+    const who = `${target.type.name} ${target.id}`;
+    if (!m) throw new Error(`${who} has no cell method '${method}'`);
+    if (args.length !== m.args.length) {
+      throw new Error(`${who}.${method} takes ${m.args.length} arguments, got ${args.length}`);
+    }
+    const values = args.map((v, i) => {
+      try {
+        return m.args[i].type.coerce(v);
+      } catch (e) {
+        throw new Error(`${who}.${method} argument ${i}: ${(e as Error).message}`);
+      }
+    });
+    const fn = (target.script as unknown as Record<string, unknown> | null)?.[method];
+    if (typeof fn !== "function") throw new Error(`${who} has no script for its cell method '${method}'`);
+    return await (fn as (...a: unknown[]) => unknown).call(target.script, callerId, ...values);
   }
 
   /** Entities within `radius` of `e` on X/Z, optionally of one type. */
@@ -581,7 +649,8 @@ export class Cell {
     if (!gh) return;
     const cells = cellRects(this.geometry.tree, rectFromArray(this.geometry.bounds));
     for (const e of this.entities.values()) {
-      if (e.offloading || e.destroyed || e.offloadRetryAt > this.time) continue;
+      // A JavaScript continuation cannot move between processes: an entity awaiting answers stays until they settle.
+      if (e.offloading || e.destroyed || e.offloadRetryAt > this.time || e.pendingCalls > 0) continue;
       if (rectDistanceOutside(this.rect, e.x, e.z) <= gh.config.offloadHysteresis) continue;
       // A witness's caches do not travel yet: an entity with a client stays real here.
       if (witnessOf(e)) continue;

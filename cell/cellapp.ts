@@ -155,6 +155,11 @@ export class CellApp {
           }),
       )
       .on(CellMsg.destroyCellEntity, (_ch, id) => this.#destroyForBase(id))
+      .on(CellMsg.entityCall, (_ch, spaceId, target, caller, method, args) => {
+        const cell = this.cells.get(spaceId);
+        if (!cell) throw new Error(`${method} on entity ${target}: this cellapp has no cell of space ${spaceId}`);
+        return cell.runEntityCall(target, caller, method, args);
+      })
       .on(CellMsg.createGhost, (_ch, state) => {
         const cell = this.cells.get(state.spaceId);
         if (!cell) throw new Error(`this cellapp has no cell of space ${state.spaceId}`);
@@ -181,7 +186,8 @@ export class CellApp {
           if (e) {
             const position: [number, number, number] = [e.x, e.y, e.z];
             const ghosts = e.ghosting ? [...e.ghosting.links.keys()] : [];
-            return { id, type: e.type.name, spaceId: cell.spaceId, position, real: e.isReal, ghosts };
+            const base = e.baseAddress;
+            return { id, type: e.type.name, spaceId: cell.spaceId, position, real: e.isReal, ghosts, base };
           }
         }
         return null;

@@ -54,6 +54,8 @@ export class Entity implements CellEntityApi {
   offloading: Offloading | null = null;
   /** Cell time before which a failed offload is not tried again. */
   offloadRetryAt = 0;
+  /** Calls this entity made that are still awaiting their answer; it does not offload meanwhile. */
+  pendingCalls = 0;
   /** The cell properties (a real's) or the ghosted ones, read-only (a ghost's). */
   container: PropertyContainer;
   script: CellScript | null = null;
@@ -186,6 +188,10 @@ export class Entity implements CellEntityApi {
   removeFromAoI(id: number): void {
     const o = this.cell.entities.get(id);
     if (o) witnessOf(this)?.removeFromAoI(o);
+  }
+
+  call(targetId: number, method: string, ...args: unknown[]): Promise<unknown> {
+    return this.cell.callEntity(this, targetId, method, args);
   }
 
   createEntity(typeName: string, position: Vec3, props?: Record<string, unknown>): number {

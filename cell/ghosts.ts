@@ -39,6 +39,8 @@ export interface GhostConfig {
   offloadHysteresis: number;
   /** How long the old cell waits for the new one to take a real over. */
   offloadTimeoutMs: number;
+  /** How long a call to an entity in another cell may take before it rejects. */
+  callTimeoutMs: number;
 }
 
 /** Defaults after seeds 002 and 004. */
@@ -52,6 +54,7 @@ export const GHOST_DEFAULTS: GhostConfig = {
   resyncAfterBatches: 32,
   offloadHysteresis: 10,
   offloadTimeoutMs: 30_000,
+  callTimeoutMs: 5000,
 };
 
 /** One ghost of a real, on another cellapp. */

@@ -62,6 +62,14 @@ export interface CellEntityApi<P = Record<string, unknown>> extends EntityRef {
   entitiesInRange(radius: number, typeName?: string): EntityRef[];
   /** Calls onEnteredRange/onLeftRange(id, other) as entities come within or leave `radius` metres. */
   addRangeTrigger(radius: number, userArg?: number): number;
+  /**
+   * Calls cell method `method` of entity `targetId`, wherever its real is: on
+   * a ghost the call goes on to the real's cell. Resolves with what the
+   * method returns (it may be async), rejects when the target is gone, the
+   * method does not exist or throws, or no answer comes within the timeout.
+   * While a call is pending this entity does not move to another cell.
+   */
+  call(targetId: number, method: string, ...args: unknown[]): Promise<unknown>;
   /** Creates another entity in this entity's space, at `position`; returns its id. */
   createEntity(typeName: string, position: Vec3, props?: Record<string, unknown>): number;
   /** Calls a client method on this entity's own client (seed 004). */
@@ -89,6 +97,12 @@ export abstract class CellScript<P = Record<string, unknown>> {
   constructor(readonly self: CellEntityApi<P>) {}
   /** The entity was created (not called again when it moves to another cell). */
   onCreated?(): void;
+  /** The entity is moving to another cell (its real leaves this cellapp); seed 002's on_become_ghost. */
+  onLeavingCell?(): void;
+  /** The entity became real in this cell after moving here; seed 002's on_become_real. */
+  onEnteredCell?(): void;
+  /** A move to another cell failed; the entity stays real here. */
+  onStayedInCell?(): void;
   /** The entity is about to be destroyed. */
   onDestroy?(): void;
   onTimer?(controllerId: number, userArg: number): void;

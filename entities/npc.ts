@@ -17,9 +17,14 @@ export const NPC = defineEntity({
     mood: { type: T.UINT8, flags: "OTHER_CLIENTS", detailLevel: "FAR" },
     home: { type: T.VECTOR3, flags: "CELL_PRIVATE" },
     wanderRadius: { type: T.FLOAT32, flags: "CELL_PRIVATE", default: 10 },
+    hp: { type: T.INT32, flags: "ALL_CLIENTS", default: 100 },
   },
   cellMethods: {
     talkTo: { args: [{ name: "who", type: T.ENTITY_ID }], exposed: true },
+    /** Takes a hit; the script answers with the hp left. */
+    hit: { args: [{ name: "amount", type: T.INT32 }] },
+    /** Hits another entity, wherever its real is, and reacts to the answer. */
+    attack: { args: [{ name: "target", type: T.ENTITY_ID }] },
   },
   clientMethods: {
     say: { args: [{ name: "text", type: T.STRING }], detailDistance: 30 },

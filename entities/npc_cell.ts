@@ -23,6 +23,22 @@ export class NPCCell extends CellScript<NPCProps> {
     if (userArg === WANDER) this.#walk();
   }
 
+  /** Takes a hit and answers with what is left, so the attacker can react: the answer crosses cells. */
+  hit(_caller: number, amount: number): number {
+    this.self.props.hp = Math.max(0, this.self.props.hp - amount);
+    return this.self.props.hp;
+  }
+
+  /**
+   * Hits `target` and reacts to the result. The target may be a ghost of an
+   * entity in another cell: `call` runs `hit` on its real and the answer
+   * comes back here, so the logic stays one straight-line function.
+   */
+  async attack(_caller: number, target: number): Promise<void> {
+    const left = await this.self.call(target, "hit", 10);
+    this.self.props.mood = left === 0 ? 7 : 3;
+  }
+
   #walk(): void {
     const { home, wanderRadius } = this.self.props;
     const angle = this.self.random() * 2 * Math.PI;

@@ -263,8 +263,9 @@ export class CellAppMgr {
     const real = answers.find((a) => a.loc?.real);
     if (!real || !real.loc) throw new RequestError("not_found", `no entity ${id}`);
     const ghosts = answers.filter((a) => a.loc && !a.loc.real).map((a) => a.m.id);
-    const { type, spaceId, position } = real.loc;
-    return { id, type, spaceId, position, cellapp: real.m.id, ghosts, base: null };
+    const { type, spaceId, position, base } = real.loc;
+    const baseapp = base ? this.registry.withRole("baseapp").find((m) => m.address === base)?.id ?? null : null;
+    return { id, type, spaceId, position, cellapp: real.m.id, ghosts, base: baseapp };
   }
 
   /**

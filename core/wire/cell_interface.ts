@@ -97,6 +97,8 @@ export interface EntityLocation {
   real: boolean;
   /** Cellapp ids holding ghosts of it (known by its real). */
   ghosts: number[];
+  /** The listening address of its base's baseapp, when it has a base. */
+  base?: string | null;
 }
 
 const bounds = (v: unknown) =>
@@ -203,6 +205,22 @@ export const CellMsg = {
     98,
     "realMoved",
     tuple(spaceId, int(1, 2 ** 53), int(1, 2 ** 31), str(300)),
+  ),
+  /**
+   * A script's call of a cell method of another entity, made where that
+   * entity is a ghost: [spaceId, target, caller, method, args]; replies with
+   * what the method returned.
+   */
+  entityCall: message<[number, number, number, string, unknown[]], unknown>(
+    99,
+    "entityCall",
+    tuple(
+      spaceId,
+      int(1, 2 ** 53),
+      int(0, 2 ** 53),
+      str(100),
+      (v) => Array.isArray(v) ? null : "args must be an array",
+    ),
   ),
   /** Destroys the cell part of a base entity; replies with its persistent cell properties (encodePersistentState). */
   destroyCellEntity: message<[number], Uint8Array | null>(91, "destroyCellEntity", tuple(int(1, 2 ** 53))),

@@ -1,17 +1,24 @@
-/** A test registry (the sample Avatar plus a counter and an unexposed base method) and helpers to start a baseapp. */
+/**
+ * A test registry (the game's Avatar plus a base-only property and an unexposed base method) and a baseapp in this
+ * process joined to a real cellappmgr and cellapp (main.ts processes, killed by pid when the test ends).
+ */
 import { createRegistry, type EntityRegistry, T } from "../../core/def/mod.ts";
 import { Account, Avatar, NPC } from "../../entities/mod.ts";
 import { BaseApp, type BaseAppOptions } from "../../base/mod.ts";
 import { type Client, connect, type Credentials } from "../../client/mod.ts";
-import { FakeCluster } from "./fake_cluster.ts";
+import type { Config } from "../../core/config.ts";
 import { memoryLogger } from "../helpers/log.ts";
+import { Procs } from "../helpers/procs.ts";
+import { baseConfig, type LocalCluster, startCluster } from "../helpers/players.ts";
 
-/** Avatar with `counter` (what the bots raise) and an unexposed base method. */
+/**
+ * Avatar with a base-only persistent property and an unexposed base method. Both come after the game's own, so the
+ * indexes the cellapps (which run the game's registry) use for cell and client properties and methods are the same.
+ */
 export const TestAvatar = {
   ...Avatar,
   properties: {
     ...Avatar.properties,
-    counter: { type: T.UINT32, flags: "ALL_CLIENTS" },
     secretNote: { type: T.string(64), flags: "BASE", persistent: true },
   },
   baseMethods: {
@@ -25,38 +32,61 @@ export const testRegistry: EntityRegistry = createRegistry({
   entities: [Account, TestAvatar, NPC],
 });
 
-/** A baseapp against a fake cluster, with fast hashing; dispose to stop both. */
-export async function startBase(opts: BaseAppOptions = {}): Promise<
-  { app: BaseApp; fake: FakeCluster; log: ReturnType<typeof memoryLogger> } & AsyncDisposable
-> {
-  const fake = new FakeCluster();
-  const log = memoryLogger();
-  const app = await BaseApp.start(fake.config(), log, {
-    registry: testRegistry,
-    passwordIterations: 1000,
-    baseScripts: {
-      Avatar: {
-        say(self, text: string) {
-          self.props.gold = (self.props.gold as number) + 1;
-          self.callClient("onChat", self.id, `echo: ${text}`);
-        },
-      },
-    },
-    ...opts,
-  });
-  await app.member.link.registered;
-  return {
-    app,
-    fake,
-    log,
-    async [Symbol.asyncDispose]() {
-      await app.close("test over");
-      fake.close();
-    },
-  };
+/** A baseapp in this process against a real cluster; dispose to stop the baseapp, then the processes. */
+export interface TestBase extends AsyncDisposable {
+  app: BaseApp;
+  cluster: LocalCluster;
+  /** The cellappmgr's admin API. */
+  admin: string;
+  log: ReturnType<typeof memoryLogger>;
 }
 
-/** Logs a client in through the SDK. */
+/**
+ * Starts a cellappmgr and a cellapp (or uses `cluster`), then a BaseApp in this process with fast hashing and a
+ * `say` base script (gold + 1, echoes through onChat).
+ */
+export async function startBase(
+  opts: BaseAppOptions = {},
+  over: { cluster?: LocalCluster; config?: Partial<Config> } = {},
+): Promise<TestBase> {
+  const procs = new Procs();
+  try {
+    const cluster = over.cluster ?? await startCluster(procs);
+    const log = memoryLogger();
+    const app = await BaseApp.start(baseConfig(cluster.mgrAddress, over.config), log, {
+      registry: testRegistry,
+      passwordIterations: 1000,
+      baseScripts: {
+        Avatar: {
+          say(self, text: string) {
+            self.props.gold = (self.props.gold as number) + 1;
+            self.callClient("onChat", self.id, `echo: ${text}`);
+          },
+        },
+      },
+      ...opts,
+    });
+    await app.member.link.registered;
+    return {
+      app,
+      cluster,
+      admin: cluster.admin,
+      log,
+      async [Symbol.asyncDispose]() {
+        try {
+          await app.close("test over");
+        } finally {
+          await procs[Symbol.asyncDispose]();
+        }
+      },
+    };
+  } catch (e) {
+    await procs[Symbol.asyncDispose]();
+    throw e;
+  }
+}
+
+/** Logs a client in through the SDK (password "pw" unless given). */
 export function login(app: BaseApp, creds: Partial<Credentials> & { name: string }): Promise<Client> {
   return connect(app.clientUrl, { password: "pw", ...creds }, { registry: testRegistry });
 }

@@ -17,7 +17,14 @@ const Walker = defineEntity({
     ticks: { type: T.INT32, flags: "CELL_PUBLIC" },
     bag: { type: T.array(T.UINT16), flags: "ALL_CLIENTS" },
   },
+  cellMethods: {
+    hit: { args: [{ name: "amount", type: T.INT32 }] },
+    slowHit: { args: [{ name: "amount", type: T.INT32 }] },
+  },
 });
+
+/** Lets a test decide when a slow hit answers. */
+const gates: (() => void)[] = [];
 const registry = createRegistry({ entities: [Walker] });
 
 /** Counts its timer's firings in a property, so a copy that skips or repeats a firing shows. */
@@ -27,6 +34,15 @@ class Counting extends CellScript {
   }
   override onTimer() {
     (this.self.props as { ticks: number }).ticks++;
+  }
+  hit(_caller: number, amount: number): number {
+    const p = this.self.props as { hp: number };
+    p.hp -= amount;
+    return p.hp;
+  }
+  async slowHit(caller: number, amount: number): Promise<number> {
+    await new Promise<void>((r) => gates.push(r));
+    return this.hit(caller, amount);
   }
 }
 
@@ -59,6 +75,8 @@ function twoCells(cfg: Partial<GhostConfig> = {}, drop: (def: string, args: unkn
         if (failOffload) throw new Error("the target cellapp is gone");
         cell.receiveOffload(args[0] as never);
         return true;
+      case CellMsg.entityCall:
+        return cell.runEntityCall(args[1] as number, args[2] as number, args[3] as string, args[4] as unknown[]);
       case CellMsg.realMoved:
         return cell.realMoved(args[1] as number, args[2] as number, args[3] as string);
     }
@@ -256,4 +274,45 @@ Deno.test("a migration in the middle of a burst of property changes loses and re
   assert.equal(real.props.hp, n, "no change was lost on the real");
   assert.equal(a.ghosts.get(e.id)!.props.hp, n, "the ghost ends where the real is");
   for (let i = 1; i < seen.length; i++) assert.ok(seen[i] >= seen[i - 1], `never backwards: ${seen}`);
+});
+
+Deno.test("a call on a ghost runs on its real across the border and resolves with its answer", async () => {
+  const { a, b, tick } = twoCells();
+  const attacker = a.createEntity("Walker", { x: 95, y: 0, z: 50 });
+  const target = b.createEntity("Walker", { x: 105, y: 0, z: 50 });
+  await tick(2);
+  assert.ok(a.ghosts.has(target.id), "the attacker's cell sees the target through its ghost");
+  const answer = attacker.call(target.id, "hit", 10);
+  await tick(1);
+  assert.equal(await answer, 90, "the real's answer came back");
+  assert.equal(target.props.hp, 90);
+  await tick(1);
+  assert.equal(a.ghosts.get(target.id)!.props.hp, 90, "and the ghost followed");
+  // Wrong calls reject with a reason; so does a call on an entity that is gone.
+  const nope = attacker.call(target.id, "nope");
+  const badArg = attacker.call(target.id, "hit", "ten");
+  // Handled later, after the tick that carries them; mark them as expected to reject.
+  nope.catch(() => {});
+  badArg.catch(() => {});
+  await tick(1);
+  await assert.rejects(nope, /has no cell method 'nope'/);
+  await assert.rejects(badArg, /hit argument 0/);
+  b.destroyEntity(target);
+  await tick(1);
+  await assert.rejects(attacker.call(target.id, "hit", 1), /no such entity/);
+});
+
+Deno.test("an entity awaiting a call does not move cell until the answer comes", async () => {
+  const { a, b, tick } = twoCells();
+  const caller = a.createEntity("Walker", { x: 95, y: 0, z: 50 });
+  const target = a.createEntity("Walker", { x: 90, y: 0, z: 50 });
+  await tick(2);
+  const answer = caller.call(target.id, "slowHit", 5);
+  a.moveEntity(caller, 130, 0, 50);
+  await tick(10);
+  assert.ok(a.entities.has(caller.id) && caller.pendingCalls === 1, "stays while its call is pending");
+  gates.shift()!();
+  assert.equal(await answer, 95);
+  for (let i = 0; i < 20 && !b.entities.has(caller.id); i++) await tick(1);
+  assert.ok(b.entities.has(caller.id), "moves once it settled");
 });

@@ -1,0 +1,102 @@
+/**
+ * Real local clusters for player tests: a cellappmgr and cellapps as main.ts
+ * processes (through Procs, killed by pid), a baseapp either as a process or
+ * in this process (BaseApp.start against the real cellappmgr), and small
+ * helpers to look at what the admin API and SDK clients see.
+ */
+import { type Config, parseCommand } from "../../core/config.ts";
+import type { ClusterView, EntityView } from "../../core/views.ts";
+import type { Client, EntityView as ClientEntityView } from "../../client/mod.ts";
+import { api, type Proc, type Procs } from "./procs.ts";
+import { waitFor } from "./wait.ts";
+
+/** A cellappmgr with its cellapps, up and with the default space. */
+export interface LocalCluster {
+  mgr: Proc;
+  /** Admin API base URL. */
+  admin: string;
+  /** Where processes reach the cellappmgr (HOST:PORT). */
+  mgrAddress: string;
+  cellapps: Proc[];
+}
+
+/** Starts a cellappmgr and `cellapps` cellapps (default 1) and waits for the default space. */
+export async function startCluster(
+  procs: Procs,
+  opts: { cellapps?: number; mgrFlags?: string[]; cellFlags?: string[] } = {},
+): Promise<LocalCluster> {
+  const mgr = await procs.start(["--role=mgr", "--port=0", "--admin-port=0", ...(opts.mgrFlags ?? [])]);
+  const admin = mgr.ready.admin!;
+  const mgrAddress = mgr.ready.address!;
+  const cellapps = await Promise.all(
+    Array.from(
+      { length: opts.cellapps ?? 1 },
+      () => procs.start(["--role=cell", "--port=0", `--mgr=${mgrAddress}`, ...(opts.cellFlags ?? [])]),
+    ),
+  );
+  await waitFor("the default space", async () => (await api(admin, "/api/spaces/1")).status === 200, 30_000);
+  return { mgr, admin, mgrAddress, cellapps };
+}
+
+/** Starts a baseapp process (`flags` added, e.g. `--max-speed=1000`) and waits until the cellappmgr lists it. */
+export async function startBaseProcess(
+  procs: Procs,
+  cluster: LocalCluster,
+  flags: string[] = [],
+  env: Record<string, string> = {},
+): Promise<{ proc: Proc; clientUrl: string }> {
+  const proc = await procs.start(
+    ["--role=base", "--port=0", "--client-port=0", `--mgr=${cluster.mgrAddress}`, ...flags],
+    { env },
+  );
+  const clientUrl = proc.ready.clientUrl as string;
+  await waitFor("the baseapp registered with its clientUrl", async () => {
+    const c = (await api(cluster.admin, "/api/cluster")).body as ClusterView;
+    return c.processes.some((p) => p.role === "baseapp" && p.clientUrl === clientUrl);
+  }, 30_000);
+  return { proc, clientUrl };
+}
+
+/**
+ * A baseapp Config for BaseApp.start in this process, joining the cellappmgr at `mgrAddress`: what main.ts would
+ * read from `--role=base --mgr=… --port=0 --client-port=0 --kv=:memory: --log-level=warn`, then `over`.
+ */
+export function baseConfig(mgrAddress: string, over: Partial<Config> = {}): Config {
+  const parsed = parseCommand(
+    ["--role=base", `--mgr=${mgrAddress}`, "--port=0", "--client-port=0", "--kv=:memory:", "--log-level=warn"],
+    {},
+  );
+  if (parsed.help) throw new Error("unreachable: no --help given");
+  return { ...parsed.config, ...over };
+}
+
+/** The admin API's view of an entity, or null when no cellapp holds it. */
+export async function entityAt(admin: string, id: number): Promise<EntityView | null> {
+  const r = await api(admin, `/api/entities/${id}`);
+  if (r.status === 404) return null;
+  if (r.status !== 200) throw new Error(`GET /api/entities/${id}: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body as EntityView;
+}
+
+/** Waits until the admin API shows entity `id` at x (and z when given). */
+export async function waitForPosition(admin: string, id: number, x: number, z?: number): Promise<EntityView> {
+  return await waitFor(`entity ${id} at x=${x}${z === undefined ? "" : `, z=${z}`} on its cell`, async () => {
+    const e = await entityAt(admin, id);
+    return e && e.position[0] === x && (z === undefined || e.position[2] === z) ? e : null;
+  });
+}
+
+/** Waits until client `c` has its cell entity (cellReady) and returns its space. */
+export async function cellReady(c: Client, ms = 20_000): Promise<number> {
+  return await waitFor(`cellReady of ${c.player.id}`, () => c.player.spaceId, ms);
+}
+
+/** Waits until `c` has entity `id` in its AoI and returns it. */
+export async function seen(c: Client, id: number, ms = 15_000): Promise<ClientEntityView> {
+  return await waitFor(`entity ${id} in the AoI of ${c.player.id}`, () => c.entities.get(id), ms);
+}
+
+/** Waits until `c` no longer has entity `id` in its AoI. */
+export async function unseen(c: Client, id: number, ms = 10_000): Promise<void> {
+  await waitFor(`entity ${id} to leave the AoI of ${c.player.id}`, () => !c.entities.has(id), ms);
+}
