@@ -95,6 +95,9 @@ export class Cell {
   rect!: Rect;
   hasHadEntities = false;
   shuttingDown = false;
+  /** Reals that moved here from another cell, and away, so far. */
+  offloadsIn = 0;
+  offloadsOut = 0;
   /** Script exceptions caught (and logged) so far. */
   scriptErrors = 0;
   #timers = new TimerHeap();
@@ -675,6 +678,7 @@ export class Cell {
   #offloaded(e: Entity, link: GhostLink): void {
     const held = e.offloading!.held;
     e.offloading = null;
+    this.offloadsOut++;
     const gh = this.host.ghosting!;
     const others = [...e.ghosting!.links.values()].filter((l) => l.cellapp !== link.cellapp);
     const seq = e.ghosting!.seq;
@@ -721,6 +725,7 @@ export class Cell {
     this.#ghosted.add(ghost);
     this.#attachScript(ghost);
     this.#restoreControllers(ghost, state.entity.controllers as ControllerState[]);
+    this.offloadsIn++;
     this.#callScript(ghost, "onEnteredCell");
   }
 
@@ -808,6 +813,8 @@ export class Cell {
       tickMsP50: round(this.stats.percentile(0.5)),
       tickMsP99: round(this.stats.percentile(0.99)),
       load: round(this.stats.load),
+      offloadsIn: this.offloadsIn,
+      offloadsOut: this.offloadsOut,
     };
   }
 }

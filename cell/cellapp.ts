@@ -311,6 +311,7 @@ export class CellApp {
     const now = performance.now();
     ch.send(MgrMsg.loadReport, {
       load: Math.round(this.#load * 1000) / 1000,
+      peerBytesOut: this.member.peers.bytesOut,
       cells: [...this.cells.values()].map((c) => c.report(now)),
     });
   }

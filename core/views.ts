@@ -16,6 +16,8 @@ export interface ProcessView {
   lastHeartbeatMsAgo: number;
   /** Share of the tick budget spent, smoothed. */
   load: number;
+  /** Cellapps: bytes sent to other processes so far (ghost traffic, offloads, client updates). */
+  peerBytesOut?: number;
   /** Cellapps: their cells with entity counts, tick rate and tick times. */
   cells?: (CellView & { spaceId: number })[];
 }
@@ -49,6 +51,9 @@ export interface CellView {
   tickRate: number;
   tickMsP50: number;
   tickMsP99: number;
+  /** Reals that moved into this cell from others, and out to others, since it began. */
+  offloadsIn: number;
+  offloadsOut: number;
 }
 
 /** A space in GET /api/spaces. */

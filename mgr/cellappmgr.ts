@@ -71,7 +71,7 @@ export class CellAppMgr {
     this.spaces = new Spaces(this.registry, opts.log);
     this.shutdownDone = new Promise((r) => (this.#resolveShutdown = r));
     this.registry.onChange = (m, event) => {
-      if (m.role !== "cellapp") return;
+      if (m.role !== "cellapp" || this.#shuttingDown) return;
       if (event === "left") this.spaces.onCellAppLeft(m.id);
       // After the current message: a new cellapp must get its registration reply before createCell.
       setTimeout(() => this.#ensureDefaultSpace(), 0);
@@ -93,6 +93,7 @@ export class CellAppMgr {
         const m = this.registry.memberOn(ch);
         if (!m) return;
         m.load = report.load;
+        m.peerBytesOut = report.peerBytesOut ?? m.peerBytesOut;
         this.spaces.report(m.id, report.cells);
       })
       .on(MgrMsg.createCellEntity, (_ch, spec) => this.#createCellEntity(spec))

@@ -13,6 +13,8 @@ export interface Member {
   startedAt: number;
   lastHeartbeatAt: number;
   load: number;
+  /** Bytes the process reported sending to its peers so far. */
+  peerBytesOut: number;
   channel: Channel;
 }
 
@@ -53,6 +55,7 @@ export class Registry {
       startedAt: info.startedAt,
       lastHeartbeatAt: performance.now(),
       load: 0,
+      peerBytesOut: 0,
       channel: ch,
     };
     this.members.set(id, m);
@@ -98,6 +101,7 @@ export class Registry {
       uptimeS: Math.max(0, Math.round((wall - m.startedAt) / 100) / 10),
       lastHeartbeatMsAgo: Math.round(now - m.lastHeartbeatAt),
       load: m.load,
+      ...(m.role === "cellapp" ? { peerBytesOut: m.peerBytesOut } : {}),
     }));
   }
 

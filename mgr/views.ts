@@ -17,6 +17,8 @@ export function cellViews(s: Space, reports: ReadonlyMap<string, CellReport>): C
       tickRate: r?.tickRate ?? 0,
       tickMsP50: r?.tickMsP50 ?? 0,
       tickMsP99: r?.tickMsP99 ?? 0,
+      offloadsIn: r?.offloadsIn ?? 0,
+      offloadsOut: r?.offloadsOut ?? 0,
     };
   });
 }

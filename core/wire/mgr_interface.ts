@@ -45,11 +45,16 @@ export interface CellReport {
   tickMsP99: number;
   /** This cell's share of the tick budget, smoothed. */
   load: number;
+  /** Reals that moved here from another cell, and away to another cell, since the cell began. */
+  offloadsIn: number;
+  offloadsOut: number;
 }
 
 /** A cellapp's load report: the whole process and each cell. */
 export interface LoadReport {
   load: number;
+  /** Bytes sent to other cellapps and baseapps so far (ghosts, offloads, client traffic). */
+  peerBytesOut?: number;
   cells: CellReport[];
 }
 
@@ -61,6 +66,8 @@ const cellReport = obj({
   tickMsP50: num,
   tickMsP99: num,
   load: num,
+  offloadsIn: int(0),
+  offloadsOut: int(0),
 });
 
 /** Messages the cellappmgr handles. */
@@ -83,7 +90,11 @@ export const MgrMsg = {
   /** A cell asks for its space to be shut down (it emptied, or a script called destroySpace). */
   requestShutDownSpace: message<[number, string]>(18, "requestShutDownSpace", tuple(int(1, 2 ** 32 - 1), str(300))),
   /** A cellapp's load and per-cell figures, once a second. */
-  loadReport: message<[LoadReport]>(19, "loadReport", tuple(obj({ load: num, cells: arrayOf(cellReport, 10_000) }))),
+  loadReport: message<[LoadReport]>(
+    19,
+    "loadReport",
+    tuple(obj({ load: num, peerBytesOut: optional(int(0)), cells: arrayOf(cellReport, 10_000) })),
+  ),
   /** After (re-)registering, a cellapp tells which spaces it hosts cells of, so a restarted cellappmgr knows them again. */
   adoptSpaces: message<[SpaceGeometry[]]>(20, "adoptSpaces", tuple(arrayOf(spaceGeometry, 10_000))),
   /**

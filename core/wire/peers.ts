@@ -9,6 +9,7 @@ import type { Logger } from "../log.ts";
  */
 export class Peers {
   #open = new Map<string, Channel>();
+  #closedBytesOut = 0;
   #dialing = new Map<string, Promise<Channel>>();
 
   constructor(private readonly opts: ChannelOptions, private readonly log: Logger) {}
@@ -19,8 +20,16 @@ export class Peers {
     if (!address || this.#open.get(address)?.isOpen) return;
     this.#open.set(address, ch);
     ch.closed.then(() => {
+      this.#closedBytesOut += ch.stats.bytesOut;
       if (this.#open.get(address) === ch) this.#open.delete(address);
     });
+  }
+
+  /** Bytes sent to peers so far, over open and closed channels. */
+  get bytesOut(): number {
+    let n = this.#closedBytesOut;
+    for (const ch of this.#open.values()) n += ch.stats.bytesOut;
+    return n;
   }
 
   /** The open channel to `address`, if there is one now. */
