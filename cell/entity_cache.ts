@@ -1,7 +1,12 @@
 /**
- * A witness's record of one entity in its AoI (seed 000's EntityCache): where the client is in the entity's
- * life cycle (state), its place in the priority queue, the events and detail level it has seen, the per-level
- * event stamps (lodEventNumbers), its id alias and the volatile data last sent.
+ * A witness's records of the entities in its AoI (seed 000's EntityCache), one slot each: where the client is in the
+ * entity's life cycle (state), its place in the priority queue, the events and detail level it has seen, the
+ * per-level event stamps (lodEventNumbers), its id alias and the volatile data last sent.
+ *
+ * Stored as a structure of arrays: every number of a slot lives in one Float64Array record (F numbers, contiguous
+ * per witness), because as object fields they would be boxed doubles scattered over the heap, and the witness reads
+ * about a dozen of them for every entity of every AoI every tick. Only the entity, its history and its stamp list
+ * are object references.
  */
 import { NO_ALIAS } from "../core/def/aoi_protocol.ts";
 import type { Entity } from "./entity.ts";
@@ -19,81 +24,125 @@ export const CREATED = 3;
 /** Names of the states, for messages. */
 export const CACHE_STATES = ["ENTER_PENDING", "REQUEST_PENDING", "CREATE_PENDING", "CREATED"] as const;
 
+// Offsets in a slot's record. Volatile data as last sent (so that an unchanged entity costs nothing), first.
+export const VX = 0, VY = 1, VZ = 2, VYAW = 3, VPITCH = 4, VROLL = 5;
+/** Priority (while out of the heap) and the last priority delta. */
+export const PRIORITY = 6, LAST_DELTA = 7;
+/** The detail level changes only below LOD_IN or beyond LOD_OUT (hysteresis included): a quick test per send. */
+export const LOD_IN = 8, LOD_OUT = 9;
+/** The type's volatile LoD as distances (Infinity: always; -1: never), looked up once rather than per send. */
+export const POS_DIST = 10, YAW_DIST = 11, PITCH_DIST = 12, ROLL_DIST = 13;
+/** The state (ENTER_PENDING...), and the newest event of the history this client has been sent (or skipped). */
+export const STATE = 14, LAST_EVENT = 15;
+/** Current detail level (0 = nearest; lodLevels.length = outermost; change it with setDetailLevel), and alias. */
+export const LEVEL = 16, ALIAS = 17;
+/** FLAG_* bits. */
+export const FLAGS = 18;
+/** Game time (ms) by which the client's request must arrive. */
+export const DEADLINE = 19;
+/** The history's slot in lastSeqs. */
+export const HSEQ = 20;
+/** Numbers per slot. */
+export const F = 21;
+
+/** Left the AoI; the leave is queued (seed 000's GONE flag: the state says what the client was told). */
+export const FLAG_GONE = 1;
+/** In the AoI because the trigger saw it, because the game added it (addToAoI), or both. */
+export const FLAG_TRIGGER = 2, FLAG_MANUAL = 4;
+/** In the witness's heap (or popped this tick and about to go back). */
+export const FLAG_QUEUED = 8;
+
 function lodDistance(lod: true | number | undefined): number {
   return lod === true ? Infinity : typeof lod === "number" ? lod : -1;
 }
 
-/** One entity in a witness's AoI. */
-export class EntityCache {
-  state = ENTER_PENDING;
-  /** Left the AoI; the leave is queued (seed 000's GONE flag: the state says what the client was told). */
-  gone = false;
-  /** In the AoI because the trigger saw it, because the game added it (addToAoI), or both. */
-  byTrigger = false;
-  manual = false;
-  /** In the witness's heap (or popped this tick and about to go back). */
-  inQueue = false;
-  priority = 0;
-  lastDelta = Infinity;
-  /** The newest event of the entity's history this client has been sent (or skipped by LoD). */
-  lastEventNumber = 0;
-  /** Current detail level: 0 = nearest; lodLevels.length = outermost. Change it with setDetailLevel. */
-  detailLevel: number;
-  /** The level changes only below lodIn or beyond lodOut (hysteresis included): a quick test per send. */
-  lodIn = -Infinity;
-  lodOut = Infinity;
-  /** Per detail level, the event up to which the client knows that level's properties (below detailLevel). */
-  readonly lodStamps: number[];
-  alias = NO_ALIAS;
-  /** Game time (ms) by which the client's request must arrive. */
-  deadline = 0;
-  // Volatile data as last sent, so that an unchanged entity costs nothing.
-  vx = NaN;
-  vy = NaN;
-  vz = NaN;
-  vyaw = NaN;
-  vpitch = NaN;
-  vroll = NaN;
+/** The slots of one witness. */
+export class CacheTable {
+  f: Float64Array = new Float64Array(64 * F);
+  /** By slot: the entity (null when free), its event history and its per-level stamps. */
+  readonly entity: (Entity | null)[] = [];
+  readonly history: (EventHistory | null)[] = [];
+  /** Per detail level, the event up to which the client knows that level's properties (below LEVEL). */
+  readonly stamps: number[][] = [];
+  readonly #free: number[] = [];
 
-  /** The type's volatile LoD as distances (Infinity: always; -1: never), looked up once rather than per send. */
-  readonly posDist: number;
-  readonly yawDist: number;
-  readonly pitchDist: number;
-  readonly rollDist: number;
-
-  constructor(readonly entity: Entity, readonly history: EventHistory) {
-    this.detailLevel = entity.type.lodLevels.length;
-    this.lodStamps = new Array(this.detailLevel + 1).fill(0);
-    this.setDetailLevel(this.detailLevel);
-    const v = entity.type.volatile;
-    this.posDist = lodDistance(v.position);
-    this.rollDist = lodDistance(v.roll);
+  /** A new slot for `e`, ENTER_PENDING at its outermost level with nothing sent. */
+  alloc(e: Entity, h: EventHistory): number {
+    let s = this.#free.pop();
+    if (s === undefined) {
+      s = this.entity.length;
+      if ((s + 1) * F > this.f.length) {
+        const next = new Float64Array(this.f.length * 2);
+        next.set(this.f);
+        this.f = next;
+      }
+      this.entity.push(null);
+      this.history.push(null);
+      this.stamps.push([]);
+    }
+    this.entity[s] = e;
+    this.history[s] = h;
+    const outer = e.type.lodLevels.length;
+    const st = this.stamps[s];
+    st.length = outer + 1;
+    st.fill(0);
+    const f = this.f, o = s * F, v = e.type.volatile;
+    f[o + VX] =
+      f[o + VY] =
+      f[o + VZ] =
+      f[o + VYAW] =
+      f[o + VPITCH] =
+      f[o + VROLL] =
+        NaN;
+    f[o + PRIORITY] = 0;
+    f[o + LAST_DELTA] = Infinity;
+    f[o + STATE] = ENTER_PENDING;
+    f[o + LAST_EVENT] = 0;
+    f[o + ALIAS] = NO_ALIAS;
+    f[o + FLAGS] = 0;
+    f[o + DEADLINE] = 0;
+    f[o + HSEQ] = h.seqSlot;
+    f[o + POS_DIST] = lodDistance(v.position);
+    f[o + ROLL_DIST] = lodDistance(v.roll);
     // A finer direction type carries the coarser angles too.
-    this.pitchDist = Math.max(lodDistance(v.pitch), this.rollDist);
-    this.yawDist = Math.max(lodDistance(v.yaw), this.pitchDist);
+    f[o + PITCH_DIST] = Math.max(lodDistance(v.pitch), f[o + ROLL_DIST]);
+    f[o + YAW_DIST] = Math.max(lodDistance(v.yaw), f[o + PITCH_DIST]);
+    this.setDetailLevel(s, outer);
+    return s;
   }
 
-  /** Number of detail levels, the outermost ("anywhere") included: the length of a stamp list. */
-  get levels(): number {
-    return this.lodStamps.length;
+  /** Frees a slot. */
+  free(s: number): void {
+    this.entity[s] = null;
+    this.history[s] = null;
+    this.#free.push(s);
+  }
+
+  /** Frees every slot. */
+  clear(): void {
+    this.entity.length =
+      this.history.length =
+      this.stamps.length =
+      this.#free.length =
+        0;
   }
 
   /** Sets the detail level and the distances that would change it. */
-  setDetailLevel(level: number): void {
-    const levels = this.entity.type.lodLevels;
-    this.detailLevel = level;
-    this.lodIn = level > 0 ? levels[level - 1].distance - levels[level - 1].hysteresis : -Infinity;
-    this.lodOut = level < levels.length ? levels[level].distance + levels[level].hysteresis : Infinity;
+  setDetailLevel(s: number, level: number): void {
+    const levels = this.entity[s]!.type.lodLevels, f = this.f, o = s * F;
+    f[o + LEVEL] = level;
+    f[o + LOD_IN] = level > 0 ? levels[level - 1].distance - levels[level - 1].hysteresis : -Infinity;
+    f[o + LOD_OUT] = level < levels.length ? levels[level].distance + levels[level].hysteresis : Infinity;
   }
 
-  /** Forgets the volatile data sent, so the next update sends it all. */
-  resetVolatile(): void {
-    this.vx =
-      this.vy =
-      this.vz =
-      this.vyaw =
-      this.vpitch =
-      this.vroll =
-        NaN;
+  /** Whether a flag is set. */
+  has(s: number, flag: number): boolean {
+    return (this.f[s * F + FLAGS] & flag) !== 0;
+  }
+
+  /** Sets or clears a flag. */
+  set(s: number, flag: number, on: boolean): void {
+    const i = s * F + FLAGS;
+    this.f[i] = on ? this.f[i] | flag : this.f[i] & ~flag;
   }
 }

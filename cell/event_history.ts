@@ -42,6 +42,26 @@ export const DEFAULT_HISTORY_HORIZON_MS = 60_000;
 const scratch = new ByteWriter(256);
 
 /**
+ * Every history's lastSeq, mirrored at its `seqSlot`: a witness checks each entity it sends for new events, and
+ * this contiguous table spares it a visit to ten thousand scattered history objects per tick.
+ */
+export const lastSeqs: { a: Float64Array } = { a: new Float64Array(1024) };
+let seqSlots = 0;
+const freeSeqSlots: number[] = [];
+const seqSlotRegistry = new FinalizationRegistry<number>((slot) => freeSeqSlots.push(slot));
+
+function allocSeqSlot(): number {
+  const s = freeSeqSlots.pop();
+  if (s !== undefined) return s;
+  if (seqSlots === lastSeqs.a.length) {
+    const next = new Float64Array(seqSlots * 2);
+    next.set(lastSeqs.a);
+    lastSeqs.a = next;
+  }
+  return seqSlots++;
+}
+
+/**
  * The event history of one entity; attach it as its cell container's sink (historyOf does). Trimming is seed 001's
  * two-phase trim, run at most once per horizon: each trim drops what was already there at the previous trim, so an
  * event is kept for at least one horizon.
@@ -51,7 +71,16 @@ export class EventHistory implements ChangeSink {
    * Number of the newest event. Event 1 stands for the state when the history began, so that stamp 0 always means
    * "knows nothing" and every property is newer than it.
    */
-  lastSeq = 1;
+  get lastSeq(): number {
+    return this.#lastSeq;
+  }
+  set lastSeq(v: number) {
+    this.#lastSeq = v;
+    lastSeqs.a[this.seqSlot] = v;
+  }
+  #lastSeq = 1;
+  /** Where lastSeqs mirrors lastSeq. */
+  readonly seqSlot: number = allocSeqSlot();
   /** Highest event number trimmed away: a reader whose last event is below it has missed events. */
   trimmedTo = 0;
   /** By property index: number of the event that last changed it (1: not since the history began). */
@@ -78,6 +107,8 @@ export class EventHistory implements ChangeSink {
   ) {
     this.propStamps = new Array(type.properties.length).fill(1);
     this.#lastTrim = clock();
+    lastSeqs.a[this.seqSlot] = 1;
+    seqSlotRegistry.register(this, this.seqSlot);
   }
 
   /** Number of events held. */

@@ -1,53 +1,45 @@
 /**
  * The witness (seed 000): exists while a client is attached to a real entity. AoI triggers on the cell's range list
- * add entities to its AoI (and the game may add any entity with addToAoI); each gets an EntityCache, queued in a
+ * add entities to its AoI (and the game may add any entity with addToAoI); each gets a cache slot (entity_cache.ts), queued in a
  * min-heap by priority. Once per tick `update()` writes, within the client's byte budget, the caches whose turn has
  * come (enter, create, events, volatile, detail level, leave) and hands the frame to the sink.
  */
-import { AOI_MSG, NO_ALIAS, writeOwnMethod, writeOwnProperty, writeReference } from "../core/def/aoi_protocol.ts";
-import { ByteReader, ByteWriter, type PropertyDef } from "../core/def/mod.ts";
+import { NO_ALIAS, writeOwnMethod, writeOwnProperty, writeReference } from "../core/def/aoi_protocol.ts";
+import { ByteWriter, type PropertyDef } from "../core/def/mod.ts";
 import type { Cell } from "./cell.ts";
 import type { Entity } from "./entity.ts";
-import { CACHE_STATES, CREATE_PENDING, ENTER_PENDING, EntityCache, REQUEST_PENDING } from "./entity_cache.ts";
+import { ALIAS, CACHE_STATES, CacheTable, CREATE_PENDING, DEADLINE, ENTER_PENDING, F } from "./entity_cache.ts";
+import { FLAG_GONE, FLAG_MANUAL, FLAG_QUEUED, FLAG_TRIGGER, FLAGS, LAST_DELTA, PRIORITY } from "./entity_cache.ts";
+import { REQUEST_PENDING, STATE } from "./entity_cache.ts";
 import { historyOf, type OwnClientSink } from "./event_history.ts";
-import { PriorityHeap } from "./priority_queue.ts";
+import { SlotHeap } from "./priority_queue.ts";
 import { RANGE_FLAG_AOI, type RangeEntity } from "./range_node.ts";
 import type { RangeTrigger } from "./range_trigger.ts";
 import { PACKED_XZ_LIMIT } from "../core/geo/packed.ts";
-import { callScript, spaceOptions, WITNESS_DEFAULTS, type WitnessOptions } from "./witness_options.ts";
-import {
-  hasVolatile,
-  newStats,
-  type SendContext,
-  sendCreate,
-  sendEnter,
-  sendLeave,
-  sendUpdate,
-  type WitnessStats,
-} from "./witness_send.ts";
+import { callScript, cellWitnesses, entityWitness, spaceOptions, WITNESS_DEFAULTS } from "./witness_options.ts";
+import { type WitnessOptions } from "./witness_options.ts";
+import { hasVolatile, newStats, readRequestUpdates, type SendContext, sendCreate, sendEnter } from "./witness_send.ts";
+import { sendLeave, sendUpdate, type WitnessStats } from "./witness_send.ts";
 
-export { callScript, configureSpaceAoI, WITNESS_DEFAULTS, type WitnessOptions } from "./witness_options.ts";
+export {
+  callScript,
+  configureSpaceAoI,
+  updateWitnesses,
+  WITNESS_DEFAULTS,
+  type WitnessOptions,
+} from "./witness_options.ts";
 
 /** Below this distance (m) two entities count as coincident: priority delta 1. */
 const COINCIDENT = 1e-3;
 
-const cellWitnesses = new WeakMap<Cell, Set<Witness>>();
-const entityWitness = new WeakMap<Entity, Witness>();
-
 /** The witness of an entity, if a client is attached. */
 export function witnessOf(entity: Entity): Witness | undefined {
-  return entityWitness.get(entity);
-}
-
-/** Runs every witness of a cell once; the cell calls it at the end of each tick. */
-export function updateWitnesses(cell: Cell): void {
-  const set = cellWitnesses.get(cell);
-  if (set) { for (const w of set) w.update(); }
+  return entityWitness.get(entity) as Witness | undefined;
 }
 
 /** The witnesses of a cell. */
 export function witnessesOf(cell: Cell): ReadonlySet<Witness> {
-  return cellWitnesses.get(cell) ?? new Set();
+  return (cellWitnesses.get(cell) ?? new Set()) as unknown as ReadonlySet<Witness>;
 }
 
 /** A client's view of the world around its entity. */
@@ -61,10 +53,16 @@ export class Witness implements SendContext, OwnClientSink {
   scale = 1;
   readonly opts: Required<Omit<WitnessOptions, "packedScale" | "onBadInput">> & WitnessOptions;
   destroyed = false;
-  readonly #caches = new Map<number, EntityCache>();
-  readonly #heap = new PriorityHeap<EntityCache>();
-  readonly #sent: EntityCache[] = [];
-  readonly #pending = new Set<EntityCache>();
+  /** The caches, by slot. */
+  readonly t: CacheTable = new CacheTable();
+  /** Entity id → slot. */
+  readonly #caches = new Map<number, number>();
+  readonly #heap = new SlotHeap();
+  #sent = new Int32Array(64);
+  /** Slots waiting for the client's request. */
+  readonly #pending = new Set<number>();
+  /** A record's numbers before a send, to take it back when it overflows the budget. */
+  readonly #undo = new Float64Array(F);
   readonly #own = new ByteWriter(256);
   readonly #freeAliases: number[] = [];
   #refSent = false;
@@ -94,14 +92,14 @@ export class Witness implements SendContext, OwnClientSink {
 
   /** Whether an entity is in the AoI (not gone). */
   has(e: Entity): boolean {
-    const c = this.#caches.get(e.id);
-    return c !== undefined && !c.gone;
+    const s = this.#caches.get(e.id);
+    return s !== undefined && !this.t.has(s, FLAG_GONE);
   }
 
   /** The cache state of an entity ("ENTER_PENDING", ...), or null when it is not in the AoI. */
   stateOf(e: Entity): string | null {
-    const c = this.#caches.get(e.id);
-    return c ? CACHE_STATES[c.state] : null;
+    const s = this.#caches.get(e.id);
+    return s === undefined ? null : CACHE_STATES[this.t.f[s * F + STATE]];
   }
 
   /** The AoI radius and hysteresis in force. */
@@ -121,8 +119,10 @@ export class Witness implements SendContext, OwnClientSink {
     this.opts.hysteresis = hysteresis;
     this.#makeTriggers();
     const keep = this.#leaveTrigger!;
-    for (const c of [...this.#caches.values()]) {
-      if (c.byTrigger && !c.gone && !keep.has(c.entity)) this.removeFromAoI(c.entity, false);
+    const t = this.t;
+    for (const s of [...this.#caches.values()]) {
+      const e = t.entity[s]!;
+      if (t.has(s, FLAG_TRIGGER) && !t.has(s, FLAG_GONE) && !keep.has(e)) this.removeFromAoI(e, false);
     }
   }
 
@@ -147,49 +147,36 @@ export class Witness implements SendContext, OwnClientSink {
   /** Puts an entity in the AoI; `manual` (the game's call) keeps it there whatever the distance. */
   addToAoI(e: Entity, manual = true): void {
     if (e === this.entity || this.destroyed || e.destroyed) return;
-    let c = this.#caches.get(e.id);
-    if (c !== undefined && c.entity !== e) return;
-    const fresh = c === undefined || c.gone;
-    if (c === undefined) {
-      c = new EntityCache(e, historyOf(e, this.opts.historyHorizonMs));
-      this.#caches.set(e.id, c);
-      this.#addToSeen(c);
+    const t = this.t;
+    let s = this.#caches.get(e.id);
+    if (s !== undefined && t.entity[s] !== e) return;
+    const fresh = s === undefined || t.has(s, FLAG_GONE);
+    if (s === undefined) {
+      s = t.alloc(e, historyOf(e, this.opts.historyHorizonMs));
+      this.#caches.set(e.id, s);
+      this.#addToSeen(s);
     }
-    if (manual) c.manual = true;
-    else c.byTrigger = true;
+    t.set(s, manual ? FLAG_MANUAL : FLAG_TRIGGER, true);
     // Back before its leave was sent: the client never needs to know it went.
-    c.gone = false;
+    t.set(s, FLAG_GONE, false);
     if (fresh) callScript(this.entity, "onEnteredAoI", e);
   }
 
   /** Takes an entity out of the AoI; one added both ways stays until both are cleared (seed 000). */
   removeFromAoI(e: Entity, manual = true): void {
-    const c = this.#caches.get(e.id);
-    if (c === undefined || c.gone || c.entity !== e) return;
-    if (manual) c.manual = false;
-    else c.byTrigger = false;
-    if ((c.manual || c.byTrigger) && !e.destroyed) return;
-    c.gone = true;
-    if (!c.inQueue) this.#addToSeen(c);
+    const t = this.t, s = this.#caches.get(e.id);
+    if (s === undefined || t.has(s, FLAG_GONE) || t.entity[s] !== e) return;
+    t.set(s, manual ? FLAG_MANUAL : FLAG_TRIGGER, false);
+    if (t.has(s, FLAG_MANUAL | FLAG_TRIGGER) && !e.destroyed) return;
+    t.set(s, FLAG_GONE, true);
+    if (!t.has(s, FLAG_QUEUED)) this.#addToSeen(s);
     callScript(this.entity, "onLeftAoI", e);
   }
 
   /** Client input: a frame of client→server AOI messages. Anything else is bad input. */
   receive(frame: Uint8Array): void {
-    const r = new ByteReader(frame);
-    try {
-      while (r.remaining > 0) {
-        const id = r.u8();
-        if (id !== AOI_MSG.REQUEST_UPDATE) return this.#bad(`unexpected AOI message id ${id} from the client`);
-        const eid = r.varint(), n = r.varint();
-        if (n > r.remaining) return this.#bad(`entity ${eid}: ${n} stamps exceed the message`);
-        const stamps = new Array<number>(n);
-        for (let i = 0; i < n; i++) stamps[i] = r.varint();
-        this.requestEntityUpdate(eid, stamps);
-      }
-    } catch (e) {
-      this.#bad(`malformed AOI message: ${e instanceof Error ? e.message : e}`);
-    }
+    const err = readRequestUpdates(frame, (id, stamps) => this.requestEntityUpdate(id, stamps));
+    if (err !== null) this.#bad(err);
   }
 
   /**
@@ -198,14 +185,15 @@ export class Witness implements SendContext, OwnClientSink {
    * as 0 (nothing known: everything of that level is sent), and so are ones the history no longer reaches back to.
    */
   requestEntityUpdate(id: number, stamps: readonly number[]): void {
-    const c = this.#caches.get(id);
+    const t = this.t, c = this.#caches.get(id);
     if (c === undefined) return; // It left before the request arrived; its leave is on the way.
-    if (c.state !== REQUEST_PENDING) {
-      return this.#bad(`update request for ${c.entity.type.name} ${id}, which is ${CACHE_STATES[c.state]}`);
+    const type = t.entity[c]!.type, state = t.f[c * F + STATE];
+    if (state !== REQUEST_PENDING) {
+      return this.#bad(`update request for ${type.name} ${id}, which is ${CACHE_STATES[state]}`);
     }
-    const h = c.history, L = c.levels;
+    const h = t.history[c]!, st = t.stamps[c], L = st.length;
     if (stamps.length > L) {
-      this.#bad(`client sent ${stamps.length} LoD stamps for ${c.entity.type.name} ${id}; it has ${L} levels`);
+      this.#bad(`client sent ${stamps.length} LoD stamps for ${type.name} ${id}; it has ${L} levels`);
     }
     let future = false;
     for (let i = 0; i < L; i++) {
@@ -214,12 +202,12 @@ export class Witness implements SendContext, OwnClientSink {
         future = true;
         s = 0;
       } else if (s < h.trimmedTo) s = 0;
-      c.lodStamps[i] = s;
+      st[i] = s;
     }
-    if (future) this.#bad(`stamps for ${c.entity.type.name} ${id} beyond its last event ${h.lastSeq}: ${stamps}`);
+    if (future) this.#bad(`stamps for ${type.name} ${id} beyond its last event ${h.lastSeq}: ${stamps}`);
     this.#pending.delete(c);
-    c.state = CREATE_PENDING;
-    if (!c.inQueue) this.#addToSeen(c);
+    t.f[c * F + STATE] = CREATE_PENDING;
+    if (!t.has(c, FLAG_QUEUED)) this.#addToSeen(c);
   }
 
   #bad(what: string): void {
@@ -238,11 +226,11 @@ export class Witness implements SendContext, OwnClientSink {
     writeOwnMethod(this.#own, call);
   }
 
-  #addToSeen(c: EntityCache): void {
-    const top = this.#heap.peek();
-    c.priority = top === undefined ? 0 : top.priority;
-    c.inQueue = true;
-    this.#heap.push(c);
+  #addToSeen(s: number): void {
+    const p = this.#heap.size === 0 ? 0 : this.#heap.minPriority;
+    this.t.f[s * F + PRIORITY] = p;
+    this.t.set(s, FLAG_QUEUED, true);
+    this.#heap.push(s, p);
   }
 
   /** One tick: own-client messages, the reference position, then caches by priority within the byte budget. */
@@ -281,86 +269,88 @@ export class Witness implements SendContext, OwnClientSink {
 
   #checkTimeouts(): void {
     const now = this.entity.cell.time;
-    for (const c of this.#pending) {
-      if (now < c.deadline) continue;
+    for (const s of this.#pending) {
+      if (now < this.t.f[s * F + DEADLINE]) continue;
+      const e = this.t.entity[s]!;
       this.stats.timeouts++;
       this.entity.cell.host.log.debug(
-        `witness of ${this.entity.id}: no update request for ${c.entity.type.name} ${c.entity.id} in ${this.opts.requestTimeoutMs} ms; creating it whole`,
+        `witness of ${this.entity.id}: no update request for ${e.type.name} ${e.id} in ${this.opts.requestTimeoutMs} ms; creating it whole`,
       );
-      this.requestEntityUpdate(c.entity.id, []);
+      this.requestEntityUpdate(e.id, []);
     }
   }
 
   #sendQueue(): void {
-    const heap = this.#heap, sent = this.#sent, w = this.w, me = this.entity;
+    const heap = this.#heap, w = this.w, me = this.entity, t = this.t, undo = this.#undo;
     const { bytesPerTick: budget, distanceWeighting, weighting, deltaGrowthThrottle: throttle } = this.opts;
     if (heap.size === 0) return;
     const maxPriority = heap.minPriority + this.opts.maxPriorityDelta;
-    let first = true;
+    const mx = me.x, my = me.y, mz = me.z;
+    let first = true, nsent = 0;
     while (heap.size > 0 && heap.minPriority < maxPriority && (w.pos < budget || first)) {
-      const c = heap.pop();
-      c.inQueue = false;
-      const mark = w.pos;
-      if (c.entity.destroyed && !c.gone) this.removeFromAoI(c.entity, true);
-      if (c.gone) {
-        if (c.state !== ENTER_PENDING) {
-          sendLeave(this, c);
+      const p0 = heap.minPriority, s = heap.pop(), o = s * F;
+      const mark = w.pos, e = t.entity[s]!;
+      // Still marked queued, so that taking it out here does not queue it a second time.
+      if (e.destroyed && !t.has(s, FLAG_GONE)) this.removeFromAoI(e, true);
+      let f = t.f; // (a script callback may have grown the table)
+      f[o + PRIORITY] = p0;
+      f[o + FLAGS] = f[o + FLAGS] & ~FLAG_QUEUED;
+      const state = f[o + STATE];
+      if ((f[o + FLAGS] & FLAG_GONE) !== 0) {
+        if (state !== ENTER_PENDING) {
+          sendLeave(this, s);
           if (w.pos > budget && !first) {
             w.pos = mark;
-            c.inQueue = true;
-            heap.push(c);
+            this.#requeue(s, p0);
             break;
           }
         }
-        this.#delete(c);
-      } else if (c.state === ENTER_PENDING) {
-        c.alias = hasVolatile(c) && this.#freeAliases.length > 0 ? this.#freeAliases.pop()! : NO_ALIAS;
-        c.state = REQUEST_PENDING;
-        c.deadline = me.cell.time + this.opts.requestTimeoutMs;
-        this.#pending.add(c);
-        sendEnter(this, c);
+        this.#delete(s);
+      } else if (state === ENTER_PENDING) {
+        const alias = hasVolatile(t, s) && this.#freeAliases.length > 0 ? this.#freeAliases.pop()! : NO_ALIAS;
+        f[o + ALIAS] = alias;
+        f[o + STATE] = REQUEST_PENDING;
+        f[o + DEADLINE] = me.cell.time + this.opts.requestTimeoutMs;
+        this.#pending.add(s);
+        sendEnter(this, s);
         if (w.pos > budget && !first) {
           w.pos = mark;
-          this.#delete(c);
-          c.state = ENTER_PENDING;
-          this.#caches.set(c.entity.id, c);
-          c.inQueue = true;
-          heap.push(c);
+          if (alias !== NO_ALIAS) this.#freeAliases.push(alias);
+          f[o + ALIAS] = NO_ALIAS;
+          this.#pending.delete(s);
+          f[o + STATE] = ENTER_PENDING;
+          this.#requeue(s, p0);
           break;
         }
-      } else if (c.state !== REQUEST_PENDING) {
-        const e = c.entity, dx = e.x - me.x, dy = e.y - me.y, dz = e.z - me.z;
+      } else if (state !== REQUEST_PENDING) {
+        const dx = e.x - mx, dy = e.y - my, dz = e.z - mz;
         const dist = Math.sqrt(dx * dx + dy * dy + dz * dz);
-        // Snapshot in locals, to take the element back if it overflows the budget. The LoD stamps need none: only
-        // those at or beyond the detail level are written here, and those are implied by lastEventNumber.
-        const state = c.state, last = c.lastEventNumber, level = c.detailLevel;
-        const vx = c.vx, vy = c.vy, vz = c.vz, vyaw = c.vyaw, vpitch = c.vpitch, vroll = c.vroll;
-        if (state === CREATE_PENDING) sendCreate(this, c, dist);
-        else sendUpdate(this, c, dist);
+        // Snapshot the record, to take it back if it overflows the budget. The LoD stamps need none: only those at
+        // or beyond the detail level are written here, and those are implied by the last event number.
+        for (let k = 0; k < F; k++) undo[k] = f[o + k];
+        if (state === CREATE_PENDING) sendCreate(this, s, dist);
+        else sendUpdate(this, s, dist);
         if (w.pos > budget && !first) {
           // It does not fit: take it back untouched and stop here; it keeps its place for the next tick.
           w.pos = mark;
-          c.state = state;
-          c.lastEventNumber = last;
-          c.setDetailLevel(level);
-          c.vx = vx;
-          c.vy = vy;
-          c.vz = vz;
-          c.vyaw = vyaw;
-          c.vpitch = vpitch;
-          c.vroll = vroll;
-          c.inQueue = true;
-          heap.push(c);
+          for (let k = 0; k < F; k++) t.f[o + k] = undo[k];
+          this.#requeue(s, p0);
           break;
         }
         this.stats.sends++;
+        f = t.f;
         let delta = dist < COINCIDENT ? 1 : (dist * distanceWeighting + 1) * weighting;
-        const cap = throttle * c.lastDelta;
+        const cap = throttle * f[o + LAST_DELTA];
         if (delta > cap) delta = cap;
-        c.lastDelta = delta;
-        c.priority += delta;
-        c.inQueue = true;
-        sent.push(c);
+        f[o + LAST_DELTA] = delta;
+        f[o + PRIORITY] = p0 + delta;
+        f[o + FLAGS] = f[o + FLAGS] | FLAG_QUEUED;
+        if (nsent === this.#sent.length) {
+          const next = new Int32Array(nsent * 2);
+          next.set(this.#sent);
+          this.#sent = next;
+        }
+        this.#sent[nsent++] = s;
       }
       if (w.pos > mark) first = false;
     }
@@ -368,19 +358,27 @@ export class Witness implements SendContext, OwnClientSink {
     // earliest unsent priority, so entities due several times a tick do not lag behind virtual time.
     const allSent = heap.size === 0;
     const earliest = allSent ? 0 : heap.minPriority;
-    for (let i = 0; i < sent.length; i++) {
-      const c = sent[i];
-      if (allSent || c.priority < earliest) c.priority = earliest;
-      heap.push(c);
+    const sent = this.#sent, f = t.f;
+    for (let i = 0; i < nsent; i++) {
+      const s = sent[i], o = s * F;
+      let p = f[o + PRIORITY];
+      if (allSent || p < earliest) f[o + PRIORITY] = p = earliest;
+      heap.push(s, p);
     }
-    sent.length = 0;
   }
 
-  #delete(c: EntityCache): void {
-    if (c.alias !== NO_ALIAS) this.#freeAliases.push(c.alias);
-    c.alias = NO_ALIAS;
-    this.#pending.delete(c);
-    this.#caches.delete(c.entity.id);
+  /** Puts a popped slot back untouched. */
+  #requeue(s: number, p: number): void {
+    this.t.set(s, FLAG_QUEUED, true);
+    this.#heap.push(s, p);
+  }
+
+  #delete(s: number): void {
+    const t = this.t, alias = t.f[s * F + ALIAS];
+    if (alias !== NO_ALIAS) this.#freeAliases.push(alias);
+    this.#pending.delete(s);
+    this.#caches.delete(t.entity[s]!.id);
+    t.free(s);
   }
 
   /** Ends the witness (the client detached or the entity went): triggers off, caches dropped, onLoseWitness. */
@@ -391,6 +389,7 @@ export class Witness implements SendContext, OwnClientSink {
     this.#leaveTrigger?.remove();
     this.#enterTrigger = this.#leaveTrigger = null;
     this.#caches.clear();
+    this.t.clear();
     this.#heap.clear();
     this.#pending.clear();
     const h = historyOf(this.entity);

@@ -1,6 +1,6 @@
 /**
- * Witness settings: per witness, per space (configureSpaceAoI), and the defaults; and the script-callback helper
- * the witness shares with nothing else in the cell.
+ * Witness settings: per witness, per space (configureSpaceAoI), and the defaults; the cell's registries of
+ * witnesses; and the script-callback helper the witness shares with nothing else in the cell.
  */
 import type { Cell } from "./cell.ts";
 import type { Entity } from "./entity.ts";
@@ -55,6 +55,21 @@ export const spaceOptions: WeakMap<Cell, WitnessOptions> = new WeakMap();
 /** Sets a space's (cell's) AoI defaults for witnesses created afterwards. */
 export function configureSpaceAoI(cell: Cell, opts: WitnessOptions): void {
   spaceOptions.set(cell, { ...spaceOptions.get(cell), ...opts });
+}
+
+/** What the cell's registries need of a witness. */
+export interface Updatable {
+  update(): void;
+}
+
+/** The witnesses of each cell, and the witness of each entity (a Witness registers itself). */
+export const cellWitnesses: WeakMap<Cell, Set<Updatable>> = new WeakMap();
+export const entityWitness: WeakMap<Entity, Updatable> = new WeakMap();
+
+/** Runs every witness of a cell once; the cell calls it at the end of each tick. */
+export function updateWitnesses(cell: Cell): void {
+  const set = cellWitnesses.get(cell);
+  if (set) { for (const w of set) w.update(); }
 }
 
 /** Calls a script callback the way the cell does: errors are logged with the entity, never thrown. */

@@ -4,8 +4,9 @@
  * volatile data and its detail-level changes (seed 000's sendQueueElement, seed 001's writeClientUpdateDataToBundle
  * and updateDetailLevel).
  */
-import type { ByteWriter, PropertyDef } from "../core/def/mod.ts";
+import { ByteReader, type ByteWriter, type PropertyDef } from "../core/def/mod.ts";
 import {
+  AOI_MSG,
   DIR_NONE,
   DIR_Y,
   DIR_YP,
@@ -22,7 +23,29 @@ import {
   writeProperty,
   writeVolatile,
 } from "../core/def/aoi_protocol.ts";
-import { CREATED, type EntityCache } from "./entity_cache.ts";
+import {
+  ALIAS,
+  type CacheTable,
+  CREATED,
+  F,
+  HSEQ,
+  LAST_EVENT,
+  LEVEL,
+  LOD_IN,
+  LOD_OUT,
+  PITCH_DIST,
+  POS_DIST,
+  ROLL_DIST,
+  STATE,
+  VPITCH,
+  VROLL,
+  VX,
+  VY,
+  VYAW,
+  VZ,
+  YAW_DIST,
+} from "./entity_cache.ts";
+import { lastSeqs } from "./event_history.ts";
 
 /** Counters a witness keeps, for tests, benchmarks and the admin API. */
 export interface WitnessStats {
@@ -67,6 +90,8 @@ export function newStats(): WitnessStats {
 export interface SendContext {
   readonly w: ByteWriter;
   readonly stats: WitnessStats;
+  /** The caches. */
+  readonly t: CacheTable;
   /** Reference position the client knows, and the packed-position scale. */
   rx: number;
   ry: number;
@@ -76,32 +101,32 @@ export interface SendContext {
   readonly props: PropertyDef[];
 }
 
-/** Whether an entity type has any volatile data (and so deserves an id alias). */
-export function hasVolatile(c: EntityCache): boolean {
-  return c.posDist >= 0 || c.yawDist >= 0;
+/** Whether slot `s`'s entity type has any volatile data (and so deserves an id alias). */
+export function hasVolatile(t: CacheTable, s: number): boolean {
+  return t.f[s * F + POS_DIST] >= 0 || t.f[s * F + YAW_DIST] >= 0;
 }
 
 /** Seed 000's enterAoI: id and alias. */
-export function sendEnter(ctx: SendContext, c: EntityCache): void {
-  writeEnter(ctx.w, c.entity.id, c.alias);
+export function sendEnter(ctx: SendContext, s: number): void {
+  writeEnter(ctx.w, ctx.t.entity[s]!.id, ctx.t.f[s * F + ALIAS]);
   ctx.stats.enters++;
 }
 
 /** Seed 000's leaveAoI: the per-level stamps (only if the client had the entity created). */
-export function sendLeave(ctx: SendContext, c: EntityCache): void {
-  const s = c.lodStamps;
-  if (c.state === CREATED) {
+export function sendLeave(ctx: SendContext, s: number): void {
+  const t = ctx.t, st = t.stamps[s], o = s * F, id = t.entity[s]!.id;
+  if (t.f[o + STATE] === CREATED) {
     // Levels at or beyond the current one are up to date with the last event sent.
-    for (let i = c.detailLevel; i < s.length; i++) s[i] = c.lastEventNumber;
-    writeLeave(ctx.w, c.entity.id, s, s.length);
-  } else writeLeave(ctx.w, c.entity.id, s, 0);
+    for (let i = t.f[o + LEVEL]; i < st.length; i++) st[i] = t.f[o + LAST_EVENT];
+    writeLeave(ctx.w, id, st, st.length);
+  } else writeLeave(ctx.w, id, st, 0);
   ctx.stats.leaves++;
 }
 
 /** Collects into ctx.props the other-client properties with level in [from, to) changed after stamps[level]. */
-function collect(ctx: SendContext, c: EntityCache, from: number, to: number, after: number[] | number): number {
-  const props = c.entity.type.propertiesFor("otherClients");
-  const stamps = c.history.propStamps, out = ctx.props;
+function collect(ctx: SendContext, s: number, from: number, to: number, after: number[] | number): number {
+  const props = ctx.t.entity[s]!.type.propertiesFor("otherClients");
+  const stamps = ctx.t.history[s]!.propStamps, out = ctx.props;
   let n = 0;
   for (let i = 0; i < props.length; i++) {
     const p = props[i], l = p.detailLevel;
@@ -115,43 +140,45 @@ function collect(ctx: SendContext, c: EntityCache, from: number, to: number, aft
  * Seed 000's sendCreate: position, direction and the outermost level's properties changed since the client's stamp
  * for it (all of them without a cached copy); nearer levels follow through updateDetail.
  */
-export function sendCreate(ctx: SendContext, c: EntityCache, dist: number): void {
-  const e = c.entity, outer = c.lodStamps.length - 1;
-  c.state = CREATED;
-  c.setDetailLevel(outer);
-  c.lastEventNumber = c.history.lastSeq;
-  const n = collect(ctx, c, outer, outer + 1, c.lodStamps);
+export function sendCreate(ctx: SendContext, s: number, dist: number): void {
+  const t = ctx.t, f = t.f, o = s * F, e = t.entity[s]!, outer = t.stamps[s].length - 1;
+  f[o + STATE] = CREATED;
+  t.setDetailLevel(s, outer);
+  f[o + LAST_EVENT] = t.history[s]!.lastSeq;
+  const n = collect(ctx, s, outer, outer + 1, t.stamps[s]);
   writeCreate(ctx.w, e.id, e.type.id, e.x, e.y, e.z, e.yaw, e.pitch, e.roll, outer, e.container.values, ctx.props, n);
-  c.vx = e.x;
-  c.vy = e.y;
-  c.vz = e.z;
-  c.vyaw = e.yaw;
-  c.vpitch = e.pitch;
-  c.vroll = e.roll;
+  f[o + VX] = e.x;
+  f[o + VY] = e.y;
+  f[o + VZ] = e.z;
+  f[o + VYAW] = e.yaw;
+  f[o + VPITCH] = e.pitch;
+  f[o + VROLL] = e.roll;
   ctx.stats.creates++;
-  updateDetail(ctx, c, dist);
+  updateDetail(ctx, s, dist);
 }
 
 /** Events since the last send, volatile data, then any detail-level change. */
-export function sendUpdate(ctx: SendContext, c: EntityCache, dist: number): void {
-  const h = c.history;
-  if (h.lastSeq > c.lastEventNumber) {
-    if (h.trimmedTo > c.lastEventNumber) {
+export function sendUpdate(ctx: SendContext, s: number, dist: number): void {
+  const t = ctx.t, f = t.f, o = s * F, last = f[o + LAST_EVENT];
+  if (lastSeqs.a[f[o + HSEQ]] > last) {
+    const h = t.history[s]!;
+    if (h.trimmedTo > last) {
       // The history no longer reaches back to what this client saw: resend what changed since, never stay stale.
-      const lvl = c.detailLevel;
-      const n = collect(ctx, c, lvl, c.lodStamps.length, c.lastEventNumber);
-      writeDetailLevel(ctx.w, c.alias, c.entity.id, lvl, c.entity.container.values, ctx.props, n);
+      const lvl = f[o + LEVEL], e = t.entity[s]!;
+      const n = collect(ctx, s, lvl, t.stamps[s].length, last);
+      writeDetailLevel(ctx.w, f[o + ALIAS], e.id, lvl, e.container.values, ctx.props, n);
       ctx.stats.refreshes++;
-    } else sendEvents(ctx, c, dist);
-    c.lastEventNumber = h.lastSeq;
+    } else sendEvents(ctx, s, dist);
+    f[o + LAST_EVENT] = h.lastSeq;
   }
-  sendVolatile(ctx, c, dist);
-  updateDetail(ctx, c, dist);
+  sendVolatile(ctx, s, dist);
+  if (dist < f[o + LOD_IN] || dist > f[o + LOD_OUT]) updateDetail(ctx, s, dist);
 }
 
-function sendEvents(ctx: SendContext, c: EntityCache, dist: number): void {
-  const h = c.history, ev = h.events, w = ctx.w, id = c.entity.id, alias = c.alias, level = c.detailLevel;
-  for (let i = h.indexAfter(c.lastEventNumber); i < ev.length; i++) {
+function sendEvents(ctx: SendContext, s: number, dist: number): void {
+  const t = ctx.t, o = s * F, h = t.history[s]!, ev = h.events, w = ctx.w, id = t.entity[s]!.id;
+  const alias = t.f[o + ALIAS], level = t.f[o + LEVEL];
+  for (let i = h.indexAfter(t.f[o + LAST_EVENT]); i < ev.length; i++) {
     const e = ev[i];
     if (e === null) continue;
     if (e.prop >= 0) {
@@ -170,16 +197,17 @@ function sendEvents(ctx: SendContext, c: EntityCache, dist: number): void {
  * Seed 001's updateDetailLevel with the type's hysteresis: moving nearer sends each newly visible level's
  * properties changed since the client last had that level; moving away records the stamps of the levels left.
  */
-export function updateDetail(ctx: SendContext, c: EntityCache, dist: number): void {
-  if (dist >= c.lodIn && dist <= c.lodOut) return;
-  const old = c.detailLevel;
-  const nl = c.entity.type.updateDetailLevel(old, dist);
+export function updateDetail(ctx: SendContext, s: number, dist: number): void {
+  const t = ctx.t, f = t.f, o = s * F;
+  if (dist >= f[o + LOD_IN] && dist <= f[o + LOD_OUT]) return;
+  const old = f[o + LEVEL], e = t.entity[s]!, st = t.stamps[s];
+  const nl = e.type.updateDetailLevel(old, dist);
   if (nl === old) return;
   let n = 0;
-  if (nl < old) n = collect(ctx, c, nl, old, c.lodStamps);
-  else for (let l = old; l < nl; l++) c.lodStamps[l] = c.lastEventNumber;
-  c.setDetailLevel(nl);
-  writeDetailLevel(ctx.w, c.alias, c.entity.id, nl, c.entity.container.values, ctx.props, n);
+  if (nl < old) n = collect(ctx, s, nl, old, st);
+  else for (let l = old; l < nl; l++) st[l] = f[o + LAST_EVENT];
+  t.setDetailLevel(s, nl);
+  writeDetailLevel(ctx.w, f[o + ALIAS], e.id, nl, e.container.values, ctx.props, n);
   ctx.stats.detailChanges++;
 }
 
@@ -188,46 +216,65 @@ export function updateDetail(ctx: SendContext, c: EntityCache, dist: number): vo
  * position as PackedXZ on the ground or PackedXYZ otherwise (full position when it does not fit), direction as
  * yaw / yaw+pitch / all three by the type's volatile LoD distances.
  */
-export function sendVolatile(ctx: SendContext, c: EntityCache, dist: number): void {
-  const e = c.entity;
-  let dirType = dist <= c.rollDist ? DIR_YPR : dist <= c.pitchDist ? DIR_YP : dist <= c.yawDist ? DIR_Y : DIR_NONE;
+export function sendVolatile(ctx: SendContext, s: number, dist: number): void {
+  const t = ctx.t, f = t.f, o = s * F, e = t.entity[s]!;
+  const yaw = e.yaw;
+  let dirType = dist <= f[o + ROLL_DIST]
+    ? DIR_YPR
+    : dist <= f[o + PITCH_DIST]
+    ? DIR_YP
+    : dist <= f[o + YAW_DIST]
+    ? DIR_Y
+    : DIR_NONE;
   if (
-    dirType !== DIR_NONE && e.yaw === c.vyaw && (dirType === DIR_Y || e.pitch === c.vpitch) &&
-    (dirType !== DIR_YPR || e.roll === c.vroll)
+    dirType !== DIR_NONE && yaw === f[o + VYAW] && (dirType === DIR_Y || e.pitch === f[o + VPITCH]) &&
+    (dirType !== DIR_YPR || e.roll === f[o + VROLL])
   ) dirType = DIR_NONE;
-  const moved = dist <= c.posDist && (e.x !== c.vx || e.y !== c.vy || e.z !== c.vz);
+  const x = e.x, y = e.y, z = e.z;
+  const moved = dist <= f[o + POS_DIST] && (x !== f[o + VX] || y !== f[o + VY] || z !== f[o + VZ]);
   if (!moved && dirType === DIR_NONE) return;
   let posType = moved ? (e.isOnGround ? POS_XZ : POS_XYZ) : POS_NONE;
-  const w = ctx.w, alias = c.alias, id = e.id;
-  if (
-    !writeVolatile(
-      w,
-      alias,
-      id,
-      posType,
-      e.x - ctx.rx,
-      e.y - ctx.ry,
-      e.z - ctx.rz,
-      dirType,
-      e.yaw,
-      e.pitch,
-      e.roll,
-      ctx.scale,
-    )
-  ) {
+  const w = ctx.w, alias = f[o + ALIAS], id = e.id;
+  const pitch = e.pitch, roll = e.roll;
+  if (!writeVolatile(w, alias, id, posType, x - ctx.rx, y - ctx.ry, z - ctx.rz, dirType, yaw, pitch, roll, ctx.scale)) {
     posType = POS_FULL;
-    writeVolatile(w, alias, id, POS_FULL, e.x, e.y, e.z, dirType, e.yaw, e.pitch, e.roll, 1);
+    writeVolatile(w, alias, id, POS_FULL, x, y, z, dirType, yaw, pitch, roll, 1);
     ctx.stats.fullPositions++;
   }
   if (moved) {
-    c.vx = e.x;
-    c.vy = e.y;
-    c.vz = e.z;
+    f[o + VX] = x;
+    f[o + VY] = y;
+    f[o + VZ] = z;
   }
   if (dirType !== DIR_NONE) {
-    c.vyaw = e.yaw;
-    c.vpitch = e.pitch;
-    c.vroll = e.roll;
+    f[o + VYAW] = yaw;
+    f[o + VPITCH] = pitch;
+    f[o + VROLL] = roll;
   }
   ctx.stats.volatileUpdates++;
+}
+
+/**
+ * Reads a client→server frame of request-update messages, calling `onRequest` for each; returns what was wrong
+ * with it (the messages before that were handled), or null.
+ */
+export function readRequestUpdates(
+  frame: Uint8Array,
+  onRequest: (id: number, stamps: number[]) => void,
+): string | null {
+  const r = new ByteReader(frame);
+  try {
+    while (r.remaining > 0) {
+      const id = r.u8();
+      if (id !== AOI_MSG.REQUEST_UPDATE) return `unexpected AOI message id ${id} from the client`;
+      const eid = r.varint(), n = r.varint();
+      if (n > r.remaining) return `entity ${eid}: ${n} stamps exceed the message`;
+      const stamps = new Array<number>(n);
+      for (let i = 0; i < n; i++) stamps[i] = r.varint();
+      onRequest(eid, stamps);
+    }
+  } catch (e) {
+    return `malformed AOI message: ${e instanceof Error ? e.message : e}`;
+  }
+  return null;
 }

@@ -281,3 +281,19 @@ Deno.test("client methods: other/all/own clients, DetailDistance, in order with 
   assert.throws(() => clients.otherClients.wave(300), /Hero\.wave argument/);
   assert.throws(() => clients.otherClients.wave(), /takes 1 argument/);
 });
+
+Deno.test("an entity added by the game and destroyed out of the AoI trigger's reach leaves once", () => {
+  const cell = makeCell();
+  const me = cell.createEntity("Hero", at(0));
+  const far = cell.createEntity("Hero", at(3000));
+  const c = attach(me, { aoiRadius: 100 });
+  c.witness.addToAoI(far);
+  step(cell, 3);
+  assert.ok(c.world.entities.has(far.id));
+  let leaves = 0;
+  c.world.on("leave", () => leaves++);
+  far.destroy();
+  step(cell, 5);
+  assert.equal(leaves, 1);
+  assert.ok(!c.world.entities.has(far.id) && !c.witness.has(far) && c.witness.aoiSize === 0);
+});
