@@ -1,5 +1,10 @@
 import { DEFAULT_MAX_FRAME, FrameError, FrameReader, FrameWriter, NONE } from "./frame.ts";
-import { type ArgsOf, MAX_KIND, messageByKind, type MessageDef, type ReplyOf } from "./catalog.ts";
+import { messageByKind, type MessageDef } from "./catalog.ts";
+import { ChannelClosedError, RemoteError, RequestTimeoutError } from "./errors.ts";
+import { Handlers } from "./handlers.ts";
+
+export { ChannelClosedError, RemoteError, RequestTimeoutError } from "./errors.ts";
+export { Handlers } from "./handlers.ts";
 import { ChannelMsg as C, type HelloInfo, type Role, type WelcomeInfo } from "./messages.ts";
 import { deferFlush, inTick } from "./outbox.ts";
 import { makeProof, verifyProof } from "./secret.ts";
@@ -33,46 +38,6 @@ export interface ChannelOptions {
   /** Produces the payload of each heartbeat this side sends. */
   heartbeatPayload?: () => unknown;
   log?: Logger;
-}
-
-/** A handler of one message kind; its return value is the reply to a request. */
-// deno-lint-ignore no-explicit-any
-type Handler = (ch: Channel, ...args: any[]) => unknown;
-
-/** The table of message handlers an endpoint serves. */
-export class Handlers {
-  // Dense from the start: kinds are assigned out of order.
-  #table: (Handler | undefined)[] = new Array(MAX_KIND + 1).fill(undefined);
-
-  /** Serves `def` with `fn`; for a request, what `fn` returns (or resolves to) is the reply. */
-  // deno-lint-ignore no-explicit-any
-  on<D extends MessageDef<any, any>>(
-    def: D,
-    fn: (ch: Channel, ...args: ArgsOf<D>) => ReplyOf<D> | Promise<ReplyOf<D>>,
-  ): this {
-    this.#table[def.kind] = fn as Handler;
-    return this;
-  }
-
-  /** The handler of `kind`, if served. */
-  get(kind: number): Handler | undefined {
-    return kind >= 0 && kind <= MAX_KIND ? this.#table[kind] : undefined;
-  }
-}
-
-/** A request's reply was an error raised by the peer's handler. */
-export class RemoteError extends Error {
-  override name = "RemoteError";
-}
-
-/** A request got no reply in time. */
-export class RequestTimeoutError extends Error {
-  override name = "RequestTimeoutError";
-}
-
-/** The channel closed before the request was answered or while sending. */
-export class ChannelClosedError extends Error {
-  override name = "ChannelClosedError";
 }
 
 /** Counters of one channel's traffic. */

@@ -1,0 +1,27 @@
+import { type ArgsOf, MAX_KIND, type MessageDef, type ReplyOf } from "./catalog.ts";
+import type { Channel } from "./channel.ts";
+
+/** A handler of one message kind; its return value is the reply to a request. */
+// deno-lint-ignore no-explicit-any
+type Handler = (ch: Channel, ...args: any[]) => unknown;
+
+/** The table of message handlers an endpoint serves. */
+export class Handlers {
+  // Dense from the start: kinds are assigned out of order.
+  #table: (Handler | undefined)[] = new Array(MAX_KIND + 1).fill(undefined);
+
+  /** Serves `def` with `fn`; for a request, what `fn` returns (or resolves to) is the reply. */
+  // deno-lint-ignore no-explicit-any
+  on<D extends MessageDef<any, any>>(
+    def: D,
+    fn: (ch: Channel, ...args: ArgsOf<D>) => ReplyOf<D> | Promise<ReplyOf<D>>,
+  ): this {
+    this.#table[def.kind] = fn as Handler;
+    return this;
+  }
+
+  /** The handler of `kind`, if served. */
+  get(kind: number): Handler | undefined {
+    return kind >= 0 && kind <= MAX_KIND ? this.#table[kind] : undefined;
+  }
+}
