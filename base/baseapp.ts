@@ -147,7 +147,12 @@ export class BaseApp implements SessionHost {
         (_ch, id, spaceId, address) => this.proxies.get(id)?.onCellLocated(spaceId, address),
       )
       .on(BaseMsg.cellEntityDestroyed, (_ch, id, reason) => this.proxies.get(id)?.onCellDestroyed(reason))
-      .on(BaseMsg.toClient, (_ch, id, bytes) => this.proxies.get(id)?.client?.send(bytes));
+      .on(
+        BaseMsg.cellEntityMoved,
+        (ch, id, spaceId, address, epoch) =>
+          this.proxies.get(id)?.onCellMoved(epoch, spaceId, address, ch.peer.address),
+      )
+      .on(BaseMsg.toClient, (ch, id, epoch, bytes) => this.proxies.get(id)?.fromCell(epoch, bytes, ch.peer.address));
   }
 
   async #createCellEntity(spec: CellEntitySpec): Promise<{ spaceId: number; cellappAddress: string }> {

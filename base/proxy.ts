@@ -26,6 +26,7 @@ import {
 import { type CellEntitySpec, CellMsg } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { CellRoute } from "./cell_route.ts";
+import { ClientFrameOrder } from "./client_order.ts";
 import type { BaseEntityApi, BaseScripts } from "./scripts.ts";
 import { SpeedCheck } from "./speed_check.ts";
 import type { StoredEntity } from "./storage.ts";
@@ -63,6 +64,8 @@ export type CellState = "none" | "creating" | "live" | "destroying";
 export class Proxy implements BaseEntityApi, ChangeSink {
   readonly base: PropertyContainer;
   readonly speed: SpeedCheck;
+  /** The client's traffic from the cellapps, in order across cell changes. */
+  readonly frames: ClientFrameOrder;
   client: ClientLink | null = null;
   cellState: CellState = "none";
   spaceId = 0;
@@ -89,6 +92,11 @@ export class Proxy implements BaseEntityApi, ChangeSink {
     this.speed = new SpeedCheck(host.maxSpeed, position);
     this.direction = [...direction];
     this.#log = host.log.child(`[${type.name} ${id}]`);
+    this.frames = new ClientFrameOrder(
+      (bytes) => this.client?.send(bytes),
+      (spaceId, address) => this.onCellLocated(spaceId, address),
+      this.#log,
+    );
   }
 
   get typeName(): string {
@@ -184,11 +192,22 @@ export class Proxy implements BaseEntityApi, ChangeSink {
     if (this.entitiesEnabled && !this.witness) this.#setWitness(true);
   }
 
+  /** Bytes for the client from the real of `epoch` (see client_order.ts), which came from `from`. */
+  fromCell(epoch: number, bytes: Uint8Array, from: string): void {
+    this.frames.frame(epoch, bytes, from);
+  }
+
+  /** The real of `fromEpoch` moved to the cellapp at `address`; told by its old cellapp after its last frame. */
+  onCellMoved(fromEpoch: number, spaceId: number, address: string, from: string): void {
+    this.frames.moved(fromEpoch, spaceId, address, from);
+  }
+
   /** The cell entity is gone (its space shut down, or a script destroyed it). */
   onCellDestroyed(reason: string): void {
     if (this.cellState === "destroying" || this.cellState === "none") return;
     this.cellState = "none";
     this.witness = false;
+    this.frames.reset();
     this.route.setAddress(null);
     this.client?.sendMessage({ id: S2C.cellGone, reason });
   }

@@ -1,13 +1,15 @@
 /**
  * `deno task bench seamless`: a space over two cellapps on loopback whose
  * NPCs keep walking across the border. Measures offloads per second and the
- * ghost traffic between the cellapps per ghost per second.
+ * ghost traffic between the cellapps per ghost per second; then, in process,
+ * the bytes a client receives because its entity changed cell (handover.ts).
  */
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { parseReady, splitLines } from "../cli/local_cluster.ts";
 import type { ClusterView, SpaceView } from "../core/views.ts";
 import { writeResults } from "./results.ts";
+import { measureHandovers } from "./handover.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
@@ -29,6 +31,7 @@ export async function run(args: string[]): Promise<void> {
     },
   });
   const npcs = Number(values.npcs), seconds = Number(values.seconds), warmup = Number(values.warmup);
+  const ho = await measureHandovers();
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -119,8 +122,7 @@ from the admin API's counters.
 | reals at the end (created: ${npcs}) | ${last.reals} |
 | worst cell's tick p50 / p99 | ${last.tickP50} / ${last.tickP99} ms |
 
-Not measured yet: the extra bytes a client receives when its entity changes cell, because an entity with a
-client does not offload yet (its witness's caches do not travel).`;
+${handoverSection(ho)}`;
     console.log(md);
     await writeResults("seamless", md);
     await fetch(`${admin}/api/shutdown`, { method: "POST" });
@@ -132,4 +134,20 @@ client does not offload yet (its witness's caches do not travel).`;
       // already exited
     }
   }
+}
+
+function handoverSection(f: Awaited<ReturnType<typeof measureHandovers>>): string {
+  const extra = f.handOverTickBytes - f.ordinaryTickBytes;
+  return `The extra bytes a client receives because its entity changed cell, in process (two cells linked in memory,
+${f.players} players with witnesses walking 1.5 m per tick back and forth across the border among ${f.npcs} wandering NPCs,
+AoI 30 m, ${f.ticks} ticks, every frame decoded by a client world): a player's bytes in the two ticks of each
+hand-over (the tick it offloads, from the old cell, and the next, from the new one) against its other ticks.
+
+| figure | value |
+| --- | ---: |
+| hand-overs | ${f.handOvers} |
+| bytes per player per tick, hand-over ticks | ${f.handOverTickBytes.toFixed(1)} |
+| bytes per player per tick, other ticks | ${f.ordinaryTickBytes.toFixed(1)} |
+| extra bytes per hand-over tick (aim: none beyond the normal updates) | ${extra > 0 ? extra.toFixed(1) : "none"} |
+| entities that left and re-entered a client's view during a hand-over | ${f.reEnters} |`;
 }

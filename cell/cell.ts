@@ -26,6 +26,7 @@ import {
   type MessageDef,
   type OffloadState,
   type SpaceGeometry,
+  type WitnessState,
 } from "../core/wire/mod.ts";
 import {
   type GhostConfig,
@@ -60,8 +61,13 @@ export interface CellHost {
   cellGone(spaceId: number): void;
   /** Tells the base of `e` that its cell entity is gone. */
   cellEntityDestroyed(e: Entity, reason: string): void;
-  /** Tells the base of `e` that its cell entity now lives on the cellapp at `address`. */
+  /**
+   * Tells the base of `e` that its cell entity now lives on the cellapp at `address`, as epoch `e.epoch + 1`
+   * (sent after this cellapp's last frame for its client).
+   */
   cellEntityMoved?(e: Entity, address: string): void;
+  /** Where a witness restored here sends its client's frames (through the entity's base); none without a base. */
+  clientSink?(e: Entity): ((frame: Uint8Array) => void) | undefined;
   budgetMs: number;
 }
 
@@ -655,8 +661,6 @@ export class Cell {
       // A JavaScript continuation cannot move between processes: an entity awaiting answers stays until they settle.
       if (e.offloading || e.destroyed || e.offloadRetryAt > this.time || e.pendingCalls > 0) continue;
       if (rectDistanceOutside(this.rect, e.x, e.z) <= gh.config.offloadHysteresis) continue;
-      // A witness's caches do not travel yet: an entity with a client stays real here.
-      if (witnessOf(e)) continue;
       const target = cells[cellIndexAt(this.geometry.tree, e.x, e.z)];
       const link = target && e.ghosting?.links.get(target.cellapp);
       if (link?.state === "live") this.#offload(e, link);
@@ -666,6 +670,8 @@ export class Cell {
   #offload(e: Entity, link: GhostLink): void {
     const gh = this.host.ghosting!;
     this.#sendBatch(e); // everything before the hand-over reaches every ghost first
+    // Its client gets this tick's frame from here; the witness's state travels from that point on.
+    witnessOf(e)?.update();
     e.offloading = { cellapp: link.cellapp, address: link.address, held: [] };
     this.#callScript(e, "onLeavingCell");
     const state = offloadStateOf(e, this.cellappId, gh.address, this.time);
@@ -686,6 +692,8 @@ export class Cell {
     this.#ghosted.delete(e);
     this.#movers.delete(e);
     this.#tickers.delete(e);
+    // Its witness went along (the new cell restored it): it ends here without a word to the client.
+    witnessOf(e)?.handOver();
     becomeGhost(e, link.cellapp, link.address, seq);
     this.ghosts.set(e.id, e);
     for (const l of others) gh.send(l.address, CellMsg.realMoved, this.spaceId, e.id, link.cellapp, link.address);
@@ -725,8 +733,15 @@ export class Cell {
     this.#ghosted.add(ghost);
     this.#attachScript(ghost);
     this.#restoreControllers(ghost, state.entity.controllers as ControllerState[]);
+    if (state.witness) this.#restoreWitness(ghost, state.witness);
     this.offloadsIn++;
     this.#callScript(ghost, "onEnteredCell");
+  }
+
+  #restoreWitness(e: Entity, state: WitnessState): void {
+    const sink = this.host.clientSink?.(e);
+    if (sink) Witness.restore(e, state, sink);
+    else this.host.log.warn(`${e.type.name} ${e.id} came with a witness, but this cell cannot reach its client`);
   }
 
   /** A ghost's real moved to another cellapp. */

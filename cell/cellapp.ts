@@ -63,7 +63,8 @@ export class CellApp {
       },
       cellEntityDestroyed: (e, reason) => this.#toBase(e.baseAddress!, BaseMsg.cellEntityDestroyed, e.id, reason),
       cellEntityMoved: (e, address) =>
-        this.#toBase(e.baseAddress!, BaseMsg.cellEntityCreated, e.id, e.cell.spaceId, address),
+        this.#toBase(e.baseAddress!, BaseMsg.cellEntityMoved, e.id, e.cell.spaceId, address, e.epoch),
+      clientSink: (e) => e.baseAddress === null ? undefined : this.#clientSink(e),
       ghosting: {
         config: { ...GHOST_DEFAULTS, ghostRadius: cfg.ghostRadius },
         address: this.member.server.address,
@@ -127,9 +128,8 @@ export class CellApp {
       })
       .on(CellMsg.enableWitness, (_ch, id) =>
         this.#atReal(id, CellMsg.enableWitness, [id], (e) => {
-          const base = e.baseAddress;
-          if (base === null) throw new Error(`entity ${id} has no base to send its client's updates through`);
-          e.cell.enableWitness(e, (frame) => this.#toBase(base, BaseMsg.toClient, e.id, frame));
+          if (e.baseAddress === null) throw new Error(`entity ${id} has no base to send its client's updates through`);
+          e.cell.enableWitness(e, this.#clientSink(e));
         }))
       .on(
         CellMsg.clientAoi,
@@ -192,6 +192,12 @@ export class CellApp {
         }
         return null;
       });
+  }
+
+  /** Frames for the client of `e`, through its base, marked with the real's epoch as it is now. */
+  #clientSink(e: Entity): (frame: Uint8Array) => void {
+    const base = e.baseAddress!, id = e.id, epoch = e.epoch;
+    return (frame) => this.#toBase(base, BaseMsg.toClient, id, epoch, frame);
   }
 
   /** The real entity `id` on this cellapp, if any. */

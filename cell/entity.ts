@@ -54,6 +54,8 @@ export class Entity implements CellEntityApi {
   offloading: Offloading | null = null;
   /** Cell time before which a failed offload is not tried again. */
   offloadRetryAt = 0;
+  /** How many times this real moved cell (its client's frames carry it, so the base orders them). */
+  epoch = 0;
   /** Calls this entity made that are still awaiting their answer; it does not offload meanwhile. */
   pendingCalls = 0;
   /** The cell properties (a real's) or the ghosted ones, read-only (a ghost's). */

@@ -10,6 +10,7 @@ import type { OffloadState } from "../core/wire/mod.ts";
 import type { Entity } from "./entity.ts";
 import { GhostInfo, installGhosting, RealGhosting } from "./ghosts.ts";
 import { historyOf } from "./event_history.ts";
+import { witnessOf } from "./witness.ts";
 
 /** What the old cell remembers while a transfer is in flight. */
 export interface Offloading {
@@ -30,6 +31,8 @@ export function offloadStateOf(e: Entity, fromCellapp: number, fromAddress: stri
     from: [fromCellapp, fromAddress],
     baseAddress: e.baseAddress,
     hasClient: e.hasClient,
+    epoch: e.epoch,
+    witness: witnessOf(e)?.offloadData(),
   };
 }
 
@@ -66,6 +69,7 @@ export function becomeReal(e: Entity, state: OffloadState, selfCellapp: number):
   e.ghostInfo = null;
   e.baseAddress = state.baseAddress;
   e.hasClient = state.hasClient;
+  e.epoch = (state.epoch ?? 0) + 1;
   e.nextControllerId = state.entity.nextControllerId;
   const g = new RealGhosting();
   g.seq = state.syncSeq;

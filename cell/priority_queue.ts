@@ -51,6 +51,11 @@ export class SlotHeap {
     return top;
   }
 
+  /** Visits every slot with its priority, in heap order. */
+  forEach(fn: (slot: number, priority: number) => void): void {
+    for (let i = 0; i < this.size; i++) fn(this.#items[i], this.#prio[i]);
+  }
+
   /** Removes everything. */
   clear(): void {
     this.size = 0;

@@ -20,6 +20,7 @@ import { callScript, cellWitnesses, entityWitness, spaceOptions, WITNESS_DEFAULT
 import { type WitnessOptions } from "./witness_options.ts";
 import { hasVolatile, newStats, readRequestUpdates, type SendContext, sendCreate, sendEnter } from "./witness_send.ts";
 import { sendLeave, sendUpdate, type WitnessStats } from "./witness_send.ts";
+import { captureWitness, restoreWitness, type WitnessParts, type WitnessState } from "./witness_state.ts";
 
 export {
   callScript,
@@ -70,19 +71,81 @@ export class Witness implements SendContext, OwnClientSink {
   #enterTrigger: RangeTrigger | null = null;
   #leaveTrigger: RangeTrigger | null = null;
 
-  constructor(readonly entity: Entity, opts: WitnessOptions, readonly sink: (frame: Uint8Array) => void) {
+  /**
+   * A new witness (the client enabled entities: onGetWitness), or, `from` a state, the witness its entity brought
+   * along from another cell (no callback; see restore).
+   */
+  constructor(
+    readonly entity: Entity,
+    opts: WitnessOptions,
+    readonly sink: (frame: Uint8Array) => void,
+    from?: WitnessState,
+  ) {
     if (entityWitness.has(entity)) throw new Error(`${entity.type.name} ${entity.id} already has a witness`);
     if (entity.destroyed) throw new Error(`${entity.type.name} ${entity.id} is destroyed`);
-    this.opts = { ...WITNESS_DEFAULTS, ...spaceOptions.get(entity.cell), ...opts };
-    const n = Math.max(0, Math.min(255, this.opts.maxAliases));
-    for (let i = n - 1; i >= 0; i--) this.#freeAliases.push(i);
+    this.opts = { ...WITNESS_DEFAULTS, ...spaceOptions.get(entity.cell), ...opts, ...from?.opts };
+    let parts: WitnessParts | undefined;
+    if (from) restoreWitness(parts = this.#parts(), from, entity.cell, this.#own);
+    else {
+      const n = Math.max(0, Math.min(255, this.opts.maxAliases));
+      for (let i = n - 1; i >= 0; i--) this.#freeAliases.push(i);
+    }
     historyOf(entity, this.opts.historyHorizonMs).own = this;
     entityWitness.set(entity, this);
     let set = cellWitnesses.get(entity.cell);
     if (!set) cellWitnesses.set(entity.cell, set = new Set());
     set.add(this);
+    // The triggers' first enters meet the restored caches: those change nothing, and call no onEnteredAoI.
     this.#makeTriggers();
-    callScript(entity, "onGetWitness");
+    if (!parts) {
+      callScript(entity, "onGetWitness");
+      return;
+    }
+    [this.rx, this.ry, this.rz, this.scale] = parts.reference;
+    this.#refSent = parts.reference[4] === 1;
+    this.#dropOutside();
+  }
+
+  /**
+   * Re-creates the witness an entity brought from its old cell (seed 000's readAoI): the client keeps its view;
+   * entities still in range stay without a leave or an enter, the others leave.
+   */
+  static restore(entity: Entity, state: WitnessState, sink: (frame: Uint8Array) => void): Witness {
+    return new Witness(entity, {}, sink, state);
+  }
+
+  /** The witness as plain data, to travel with its entity (seed 000's writeOffloadData). */
+  offloadData(): WitnessState {
+    return captureWitness(this.#parts());
+  }
+
+  /** The entity went to another cell with this witness's state: it ends here without a word to the client. */
+  handOver(): void {
+    this.#end();
+  }
+
+  #parts(): WitnessParts {
+    return {
+      entity: this.entity,
+      t: this.t,
+      caches: this.#caches,
+      heap: this.#heap,
+      pending: this.#pending,
+      freeAliases: this.#freeAliases,
+      own: this.#own,
+      opts: this.opts,
+      stats: this.stats,
+      reference: [this.rx, this.ry, this.rz, this.scale, this.#refSent ? 1 : 0],
+    };
+  }
+
+  /** Takes out the trigger's entities the leave square no longer holds. */
+  #dropOutside(): void {
+    const keep = this.#leaveTrigger!, t = this.t;
+    for (const s of [...this.#caches.values()]) {
+      const e = t.entity[s]!;
+      if (t.has(s, FLAG_TRIGGER) && !t.has(s, FLAG_GONE) && !keep.has(e)) this.removeFromAoI(e, false);
+    }
   }
 
   /** Entities in the AoI (including those whose leave is still queued). */
@@ -118,12 +181,7 @@ export class Witness implements SendContext, OwnClientSink {
     this.opts.aoiRadius = radius;
     this.opts.hysteresis = hysteresis;
     this.#makeTriggers();
-    const keep = this.#leaveTrigger!;
-    const t = this.t;
-    for (const s of [...this.#caches.values()]) {
-      const e = t.entity[s]!;
-      if (t.has(s, FLAG_TRIGGER) && !t.has(s, FLAG_GONE) && !keep.has(e)) this.removeFromAoI(e, false);
-    }
+    this.#dropOutside();
   }
 
   #makeTriggers(): void {
@@ -238,6 +296,8 @@ export class Witness implements SendContext, OwnClientSink {
     if (this.destroyed) return;
     const me = this.entity;
     if (me.destroyed) return this.destroy();
+    // Handing over to another cell: its state went with the request; nothing more is sent from here unless it fails.
+    if (me.offloading) return;
     // Once per tick, however many times it is called in that tick.
     if (me.cell.time === this.#lastTick) return;
     this.#lastTick = me.cell.time;
@@ -384,6 +444,11 @@ export class Witness implements SendContext, OwnClientSink {
   /** Ends the witness (the client detached or the entity went): triggers off, caches dropped, onLoseWitness. */
   destroy(): void {
     if (this.destroyed) return;
+    this.#end();
+    callScript(this.entity, "onLoseWitness");
+  }
+
+  #end(): void {
     this.destroyed = true;
     this.#enterTrigger?.remove();
     this.#leaveTrigger?.remove();
@@ -396,6 +461,5 @@ export class Witness implements SendContext, OwnClientSink {
     if (h.own === this) h.own = null;
     entityWitness.delete(this.entity);
     cellWitnesses.get(this.entity.cell)?.delete(this);
-    callScript(this.entity, "onLoseWitness");
   }
 }

@@ -17,7 +17,24 @@ export const BaseMsg = {
   cellEntityDestroyed: message<[number, string]>(113, "cellEntityDestroyed", tuple(entityId, str(300))),
   /**
    * Bytes for the client of proxy `entityId`, already in the client protocol
-   * (witness updates, own-client property changes, client method calls).
+   * (witness updates, own-client property changes, client method calls), from
+   * the real of epoch `epoch` (how many times it had moved cell): the proxy
+   * passes on the current epoch's, holds later ones and drops earlier ones.
    */
-  toClient: message<[number, Uint8Array]>(114, "toClient", tuple(entityId, bytes(16 * 1024 * 1024))),
+  toClient: message<[number, number, Uint8Array]>(
+    114,
+    "toClient",
+    tuple(entityId, int(0, 2 ** 53), bytes(16 * 1024 * 1024)),
+  ),
+  /**
+   * The real of epoch `fromEpoch` of base `entityId` moved to the cellapp at
+   * `cellappAddress` (in `spaceId`) and is epoch `fromEpoch + 1` there. Sent by
+   * the old cellapp after its last frame for the entity's client, on the same
+   * channel: it tells the proxy that the old epoch's frames are all in.
+   */
+  cellEntityMoved: message<[number, number, string, number]>(
+    115,
+    "cellEntityMoved",
+    tuple(entityId, spaceId, str(300), int(0, 2 ** 53)),
+  ),
 } as const;

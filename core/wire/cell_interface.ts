@@ -61,6 +61,37 @@ export interface OffloadState {
   from: [number, string];
   baseAddress: string | null;
   hasClient: boolean;
+  /** How many times the real moved cell before this move; its client's frames carry the count (epoch). */
+  epoch?: number;
+  /** The real's witness, when its client is attached (cell/witness_state.ts). */
+  witness?: WitnessState;
+}
+
+/** One cache of a witness, as plain data. */
+export interface CacheState {
+  /** The entity it is about. */
+  id: number;
+  /** The slot's record (cell/entity_cache.ts offsets, F numbers); DEADLINE relative to the cell's time. */
+  record: number[];
+  /** Per detail level, the event up to which the client knows that level's properties. */
+  stamps: number[];
+  /** Its priority in the queue; -1 when out of it (waiting for the client's request). */
+  queued: number;
+}
+
+/** A witness as plain data (msgpack-friendly). */
+export interface WitnessState {
+  /** The numeric settings in force (AoI radius, hysteresis, byte budget, weights...). */
+  opts: Record<string, number>;
+  /** The reference position the client holds, the packed-position scale, and whether the client has it (1/0). */
+  reference: [number, number, number, number, number];
+  caches: CacheState[];
+  /** Free id aliases, in the order they are handed out (last first). */
+  freeAliases: number[];
+  /** Own-client messages written and not sent yet. */
+  own: Uint8Array;
+  /** The counters so far. */
+  stats: Record<string, number>;
 }
 
 /**

@@ -1,10 +1,9 @@
 import assert from "node:assert/strict";
 import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
-import { CellScript, type CellScriptClass } from "../../core/script.ts";
-import { Cell, type CellHost } from "../../cell/cell.ts";
-import { GHOST_DEFAULTS, type GhostConfig } from "../../cell/ghosts.ts";
-import { CellMsg, type GhostOp, type MessageDef, type SpaceGeometry } from "../../core/wire/mod.ts";
-import { memoryLogger } from "../helpers/log.ts";
+import { CellScript } from "../../core/script.ts";
+import type { Cell } from "../../cell/cell.ts";
+import type { GhostConfig } from "../../cell/ghosts.ts";
+import { twoCellsOf } from "../helpers/two_cells.ts";
 
 const Walker = defineEntity({
   name: "Walker",
@@ -46,83 +45,9 @@ class Counting extends CellScript {
   }
 }
 
-/** Two cells of one space, split at x = 100, each on its own "cellapp", linked by an in-memory route. */
+/** The two-cell harness with Walkers. */
 function twoCells(cfg: Partial<GhostConfig> = {}, drop: (def: string, args: unknown[]) => boolean = () => false) {
-  const cells = new Map<string, Cell>();
-  const geometry: SpaceGeometry = {
-    spaceId: 9,
-    bounds: [0, 0, 200, 100],
-    tree: { axis: "x", at: 100, left: { cell: { cellapp: 1 } }, right: { cell: { cellapp: 2 } } },
-    isDefault: false,
-    cellapps: [[1, "a"], [2, "b"]],
-  };
-  let next = 1;
-  const log = memoryLogger();
-  const queue: (() => void)[] = [];
-  let failOffload = false;
-  const deliver = (address: string, def: MessageDef, args: unknown[]) => {
-    const cell = cells.get(address)!;
-    switch (def) {
-      case CellMsg.createGhost:
-        return cell.createGhost(args[0] as never);
-      case CellMsg.ghostSync:
-        return cell.receiveGhostSync(args[1] as number, args[2] as number, args[3] as GhostOp[]);
-      case CellMsg.deleteGhost:
-        return cell.deleteGhost(args[1] as number);
-      case CellMsg.ghostResync:
-        return cell.resyncGhost(args[1] as number, args[2] as number);
-      case CellMsg.offload:
-        if (failOffload) throw new Error("the target cellapp is gone");
-        cell.receiveOffload(args[0] as never);
-        return true;
-      case CellMsg.entityCall:
-        return cell.runEntityCall(args[1] as number, args[2] as number, args[3] as string, args[4] as unknown[]);
-      case CellMsg.realMoved:
-        return cell.realMoved(args[1] as number, args[2] as number, args[3] as string);
-    }
-    throw new Error(`unexpected ${def.name}`);
-  };
-  const host = (address: string): CellHost => ({
-    registry,
-    scripts: { Walker: Counting } as unknown as Record<string, CellScriptClass>,
-    log,
-    budgetMs: 100,
-    newEntityId: () => next++,
-    requestShutDown: () => {},
-    cellGone: () => {},
-    cellEntityDestroyed: () => {},
-    ghosting: {
-      config: { ...GHOST_DEFAULTS, ghostRadius: 20, checkMs: 100, minLifetimeMs: 300, ...cfg },
-      address,
-      send: (to, def, ...args) => {
-        if (!drop(def.name, args)) queue.push(() => deliver(to, def as MessageDef, structuredClone(args)));
-      },
-      ask: (to, _t, def, ...args) => {
-        return new Promise((resolve, reject) =>
-          queue.push(() => {
-            try {
-              resolve(deliver(to, def as MessageDef, structuredClone(args)) as never);
-            } catch (e) {
-              reject(e);
-            }
-          })
-        );
-      },
-    },
-  });
-  const a = new Cell(host("a"), geometry, 1);
-  const b = new Cell(host("b"), geometry, 2);
-  cells.set("a", a).set("b", b);
-  /** One tick of both cells, then the messages they sent, in order. */
-  const tick = async (n = 1) => {
-    for (let i = 0; i < n; i++) {
-      a.tick(100);
-      b.tick(100);
-      while (queue.length) queue.shift()!();
-      await new Promise((r) => setTimeout(r, 0)); // let replies settle, as a real event loop would
-    }
-  };
-  return { a, b, tick, log, failOffloads: (v: boolean) => (failOffload = v) };
+  return twoCellsOf({ registry, scripts: { Walker: Counting }, cfg, drop });
 }
 
 Deno.test("ghosts exist exactly where the grown neighbour rect contains the real, after the minimum lifetime", async () => {

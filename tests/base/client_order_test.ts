@@ -1,0 +1,53 @@
+import assert from "node:assert/strict";
+import { ClientFrameOrder } from "../../base/client_order.ts";
+import { memoryLogger } from "../helpers/log.ts";
+
+const f = (n: number) => new Uint8Array([n]);
+
+function order(limits = { maxFrames: 8, maxBytes: 1024 }) {
+  const got: number[] = [], moves: string[] = [];
+  const log = memoryLogger();
+  const o = new ClientFrameOrder((b) => got.push(b[0]), (s, a) => moves.push(`${s}@${a}`), log, limits);
+  return { o, got, moves, log };
+}
+
+Deno.test("frames of the new cellapp wait for the old one's move marker, then follow in order", () => {
+  const { o, got, moves } = order();
+  o.frame(0, f(1), "A");
+  o.frame(1, f(3), "B"); // the new real's first frame overtakes the old one's last
+  o.frame(0, f(2), "A");
+  assert.deepEqual(got, [1, 2]);
+  o.moved(0, 9, "B", "A");
+  assert.deepEqual(got, [1, 2, 3]);
+  assert.deepEqual(moves, ["9@B"]);
+  o.frame(1, f(4), "B");
+  o.frame(0, f(99), "A"); // stale: the old real's epoch is over
+  assert.deepEqual(got, [1, 2, 3, 4]);
+  assert.equal(o.stats.stale, 1);
+});
+
+Deno.test("two moves whose markers arrive out of order, and a move back to the first cellapp", () => {
+  const { o, got, moves } = order();
+  o.frame(2, f(5), "A"); // back on A already (epoch 2)
+  o.moved(1, 9, "A", "B"); // B's marker before A's
+  o.frame(1, f(4), "B");
+  o.frame(0, f(1), "A");
+  assert.deepEqual(got, [1]);
+  o.moved(0, 9, "B", "A");
+  assert.deepEqual(got, [1, 4, 5]);
+  assert.deepEqual(moves, ["9@B", "9@A"]);
+  assert.equal(o.epoch, 2);
+  assert.equal(o.held, 0);
+});
+
+Deno.test("held frames are bounded; the loss is logged; a new cell entity starts over", () => {
+  const { o, got, log } = order({ maxFrames: 2, maxBytes: 1024 });
+  for (let i = 0; i < 4; i++) o.frame(1, f(i), "B");
+  assert.equal(o.held, 2);
+  assert.equal(o.stats.overflowed, 2);
+  assert.ok(log.lines.some((l) => l.includes("dropped") && l.includes("wait for the move marker")));
+  o.reset();
+  assert.equal(o.held, 0);
+  o.frame(0, f(7), "C");
+  assert.deepEqual(got, [7]);
+});
