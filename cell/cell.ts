@@ -3,22 +3,13 @@
  * rect, their range list, timers and movements, runs their scripts each tick,
  * and follows seed 003's shutdown flow.
  */
-import {
-  ByteReader,
-  ByteWriter,
-  decodeCellBackup,
-  type EntityRegistry,
-  PropertyContainer,
-  writeChange,
-} from "../core/def/mod.ts";
+import { ByteWriter, decodeCellBackup, type EntityRegistry, writeChange } from "../core/def/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { CellScriptClass, EntityRef, Vec3 } from "../core/script.ts";
-import { cellIndexAt, cellRects } from "../core/geo/bsp.ts";
-import { type Rect, rectDistanceOutside, rectFromArray } from "../core/geo/rect.ts";
-import { becomeGhost, becomeReal, offloadStateOf } from "./offload.ts";
+import { cellRects } from "../core/geo/bsp.ts";
+import { type Rect, rectFromArray } from "../core/geo/rect.ts";
 import {
   type CellEntitySpec,
-  CellMsg,
   type CellReport,
   type EntitySummary,
   type GhostOp,
@@ -26,24 +17,15 @@ import {
   type MessageDef,
   type OffloadState,
   type SpaceGeometry,
-  type WitnessState,
 } from "../core/wire/mod.ts";
-import {
-  type GhostConfig,
-  GhostInfo,
-  ghostingOf,
-  type GhostLink,
-  ghostStateOf,
-  loadGhostState,
-  receiveBatch,
-  takeBatch,
-  wantedGhosts,
-} from "./ghosts.ts";
+import type { GhostConfig } from "./ghosts.ts";
 import { type ControllerState, type Movement, type Timer, TimerHeap } from "./controllers.ts";
 import { Entity, type EntityState } from "./entity.ts";
 import { RangeList } from "./range_list.ts";
 import { RANGE_FLAG_SCRIPT } from "./range_node.ts";
 import { TickStats } from "./tick_stats.ts";
+import { CellBorders } from "./borders.ts";
+import { clientCall, runEntityCall } from "./calls.ts";
 import { updateWitnesses, Witness, witnessOf, type WitnessOptions } from "./witness.ts";
 
 /** What a cell needs from its cellapp. */
@@ -88,10 +70,11 @@ const SHUTDOWN_DELAY_MS = 1000;
 /** A cell of a space on this cellapp. */
 export class Cell {
   readonly entities: Map<number, Entity> = new Map();
+  /** Ghosts this cell keeps elsewhere and holds here, and offloading. */
+  readonly borders: CellBorders = new CellBorders(this);
   /** Ghosts of reals in neighbouring cells, by id. */
   readonly ghosts: Map<number, Entity> = new Map();
   /** Reals that have at least one ghost. */
-  readonly #ghosted = new Set<Entity>();
   #lastGhostCheck = -Infinity;
   readonly rangeList: RangeList = new RangeList();
   readonly stats: TickStats;
@@ -194,11 +177,12 @@ export class Cell {
     e.isOnGround = state.isOnGround;
     e.nextControllerId = state.nextControllerId;
     this.#add(e);
-    this.#restoreControllers(e, state.controllers);
+    this.restoreControllers(e, state.controllers);
     return e;
   }
 
-  #restoreControllers(e: Entity, controllers: readonly ControllerState[]): void {
+  /** Re-creates `e`'s timers, movement and triggers from their serialised form. */
+  restoreControllers(e: Entity, controllers: readonly ControllerState[]): void {
     for (const c of controllers) {
       if (c.kind === "timer") this.#pushTimer(e, c.id, this.time + c.dueInMs, c.repeatMs, c.userArg);
       else if (c.kind === "rangeTrigger") this.addScriptTrigger(e, c.id, c.radius, c.userArg);
@@ -210,10 +194,11 @@ export class Cell {
     this.entities.set(e.id, e);
     this.hasHadEntities = true;
     this.rangeList.add(e);
-    this.#attachScript(e);
+    this.attachScript(e);
   }
 
-  #attachScript(e: Entity): void {
+  /** Gives `e` an instance of its type's cell script, if it has one. */
+  attachScript(e: Entity): void {
     const cls = this.host.scripts[e.type.name];
     if (cls) {
       try {
@@ -241,7 +226,7 @@ export class Cell {
     this.disableWitness(e);
     for (const t of e.triggers.values()) t.remove();
     e.triggers.clear();
-    this.#dropGhosts(e);
+    this.borders.dropGhosts(e);
     this.rangeList.remove(e);
     this.entities.delete(e.id);
     if (tellBase && e.baseAddress !== null) this.host.cellEntityDestroyed(e, reason);
@@ -321,81 +306,20 @@ export class Cell {
     witnessOf(e)?.destroy();
   }
 
-  /**
-   * A client's call of an exposed cell method of `target`, made through the
-   * proxy of `callerId`: checked against the definition, arguments decoded by
-   * their declared types, and the caller's id passed first (BigWorld's hidden
-   * argument). A bad call throws, naming the entity and the method.
-   */
+  /** A client's call of an exposed cell method of `target`; see calls.ts. */
   clientCall(callerId: number, target: Entity, index: number, args: Uint8Array): void {
-    const m = target.type.methods("cell")[index];
-    const who = `${target.type.name} ${target.id}`;
-    if (!m) throw new Error(`${who} has no cell method with index ${index}`);
-    if (!m.exposed) throw new Error(`${who}.${m.name} is not exposed to clients`);
-    const r = new ByteReader(args);
-    const values: unknown[] = [];
-    try {
-      for (const a of m.args) values.push(a.type.read(r));
-    } catch (e) {
-      throw new Error(
-        `${who}.${m.name}: arguments do not match (${m.args.map((a) => a.type.name).join(", ")}): ${
-          (e as Error).message
-        }`,
-      );
-    }
-    if (r.remaining > 0) throw new Error(`${who}.${m.name}: ${r.remaining} bytes left after the declared arguments`);
-    this.#callScript(target, m.name, callerId, ...values);
+    clientCall(this, callerId, target, index, args);
   }
 
-  /**
-   * A script's call of a cell method of entity `targetId` (seed 002's
-   * forwarding, made awaitable): run here when the real is here, sent on to
-   * the real's cell when only its ghost is.
-   */
+  /** A script's awaitable call of a cell method of another entity; see calls.ts. */
   callEntity(caller: Entity, targetId: number, method: string, args: unknown[]): Promise<unknown> {
     caller.pendingCalls++;
-    const done = () => caller.pendingCalls--;
-    return this.runEntityCall(targetId, caller.id, method, args).finally(done);
+    return runEntityCall(this, targetId, caller.id, method, args).finally(() => caller.pendingCalls--);
   }
 
-  /** Runs (or forwards) a cell method call on `targetId`; see callEntity. */
-  async runEntityCall(targetId: number, callerId: number, method: string, args: unknown[]): Promise<unknown> {
-    const target = this.entities.get(targetId);
-    if (target?.offloading) {
-      const moved = await new Promise<string | null>((r) => target.offloading!.held.push(r));
-      if (moved) return await this.#forwardCall(moved, targetId, callerId, method, args);
-    }
-    if (target && !target.destroyed) return await this.#invoke(target, callerId, method, args);
-    const ghost = this.ghosts.get(targetId);
-    if (ghost) return await this.#forwardCall(ghost.ghostInfo!.realAddress, targetId, callerId, method, args);
-    throw new Error(`${method} on entity ${targetId}: no such entity in space ${this.spaceId} (destroyed or gone)`);
-  }
-
-  #forwardCall(address: string, targetId: number, callerId: number, method: string, args: unknown[]): Promise<unknown> {
-    const gh = this.host.ghosting;
-    if (!gh) {
-      throw new Error(`${method} on entity ${targetId}: its real is on another cellapp, which this cell cannot reach`);
-    }
-    return gh.ask(address, gh.config.callTimeoutMs, CellMsg.entityCall, this.spaceId, targetId, callerId, method, args);
-  }
-
-  async #invoke(target: Entity, callerId: number, method: string, args: unknown[]): Promise<unknown> {
-    const m = target.type.findMethod("cell", method);
-    const who = `${target.type.name} ${target.id}`;
-    if (!m) throw new Error(`${who} has no cell method '${method}'`);
-    if (args.length !== m.args.length) {
-      throw new Error(`${who}.${method} takes ${m.args.length} arguments, got ${args.length}`);
-    }
-    const values = args.map((v, i) => {
-      try {
-        return m.args[i].type.coerce(v);
-      } catch (e) {
-        throw new Error(`${who}.${method} argument ${i}: ${(e as Error).message}`);
-      }
-    });
-    const fn = (target.script as unknown as Record<string, unknown> | null)?.[method];
-    if (typeof fn !== "function") throw new Error(`${who} has no script for its cell method '${method}'`);
-    return await (fn as (...a: unknown[]) => unknown).call(target.script, callerId, ...values);
+  /** Runs (or forwards) a cell method call on `targetId`; see calls.ts. */
+  runEntityCall(targetId: number, callerId: number, method: string, args: unknown[]): Promise<unknown> {
+    return runEntityCall(this, targetId, callerId, method, args);
   }
 
   /** Entities within `radius` of `e` on X/Z, optionally of one type. */
@@ -445,10 +369,10 @@ export class Cell {
     for (const e of this.#tickers) this.#callScript(e, "onTick", dt);
     if (this.host.ghosting && this.time - this.#lastGhostCheck >= this.host.ghosting.config.checkMs) {
       this.#lastGhostCheck = this.time;
-      this.checkGhosts();
+      this.borders.checkGhosts();
     }
-    this.#checkOffloads();
-    this.#sendGhostBatches();
+    this.borders.checkOffloads();
+    this.borders.sendBatches();
     updateWitnesses(this);
   }
 
@@ -558,247 +482,51 @@ export class Cell {
     this.host.cellGone(this.spaceId);
   }
 
-  /**
-   * The periodic ghost check (seed 002's check_ghost_create_destroy): each
-   * real gets a ghost in every neighbour cell whose rect grown by the ghost
-   * radius contains it, and loses ghosts outside that area once they lived
-   * the minimum time; creations per pass are capped, unanswered ones retried.
-   */
+  /** The periodic ghost check; see CellBorders. */
   checkGhosts(): void {
-    const gh = this.host.ghosting;
-    if (!gh) return;
-    const cfg = gh.config;
-    const now = this.time;
-    let created = 0;
-    for (const e of this.entities.values()) {
-      const wanted = wantedGhosts(e, cfg.ghostRadius);
-      const g = e.ghosting;
-      if (g) {
-        for (const [cellapp, link] of g.links) {
-          const stale = link.state === "creating" && now - link.since > cfg.createTimeoutMs;
-          const unwanted = !wanted.has(cellapp) && link.state === "live" && now - link.since >= cfg.minLifetimeMs;
-          if (stale || unwanted || (link.address !== wanted.get(cellapp) && wanted.has(cellapp))) {
-            g.links.delete(cellapp);
-            this.host.ghosting!.send(link.address, CellMsg.deleteGhost, this.spaceId, e.id);
-          }
-        }
-        if (g.links.size === 0) this.#ghosted.delete(e);
-      }
-      for (const [cellapp, address] of wanted) {
-        if (e.ghosting?.links.has(cellapp) || created >= cfg.maxCreatesPerPass) continue;
-        created++;
-        this.#createGhostAt(e, cellapp, address);
-      }
-    }
-  }
-
-  #createGhostAt(e: Entity, cellapp: number, address: string): void {
-    const g = ghostingOf(e);
-    // Batches still queued this tick were not in the state: send them first, numbered, to the existing ghosts.
-    this.#sendBatch(e);
-    const link: GhostLink = { cellapp, address, state: "creating", since: this.time };
-    g.links.set(cellapp, link);
-    this.#ghosted.add(e);
-    const state = ghostStateOf(e, this.cellappId, this.host.ghosting!.address);
-    this.host.ghosting!.ask(address, this.host.ghosting!.config.createTimeoutMs, CellMsg.createGhost, state).then(
-      () => {
-        if (g.links.get(cellapp) === link) {
-          link.state = "live";
-          link.since = this.time;
-        }
-      },
-      (err) => {
-        if (g.links.get(cellapp) === link) g.links.delete(cellapp);
-        this.host.log.warn(
-          `ghost of ${e.type.name} ${e.id} on cellapp ${cellapp} not created: ${(err as Error).message}`,
-        );
-      },
-    );
+    this.borders.checkGhosts();
   }
 
   /** A ghost elsewhere lost updates: create it again. */
   resyncGhost(id: number, cellapp: number): void {
-    const e = this.entities.get(id);
-    const link = e?.ghosting?.links.get(cellapp);
-    if (!e || !link) return;
-    e.ghosting!.links.delete(cellapp);
-    this.#createGhostAt(e, cellapp, link.address);
+    this.borders.resyncGhost(id, cellapp);
   }
 
-  #sendGhostBatches(): void {
-    for (const e of this.#ghosted) this.#sendBatch(e);
-  }
-
-  #sendBatch(e: Entity): void {
-    const ops = takeBatch(e);
-    if (!ops) return;
-    const seq = e.ghosting!.seq;
-    for (const link of e.ghosting!.links.values()) {
-      this.host.ghosting!.send(link.address, CellMsg.ghostSync, this.spaceId, e.id, seq, ops);
-    }
-  }
-
-  #dropGhosts(e: Entity): void {
-    const g = e.ghosting;
-    if (!g) return;
-    for (const link of g.links.values()) {
-      this.host.ghosting!.send(link.address, CellMsg.deleteGhost, this.spaceId, e.id);
-    }
-    g.links.clear();
-    this.#ghosted.delete(e);
-  }
-
-  /**
-   * Seed 004's offload check, every tick: a real more than the hysteresis
-   * outside this cell's rect moves to the cell containing it, provided that
-   * cell already holds its ghost (the ghost check sees to that).
-   */
-  #checkOffloads(): void {
-    const gh = this.host.ghosting;
-    if (!gh) return;
-    const cells = cellRects(this.geometry.tree, rectFromArray(this.geometry.bounds));
-    for (const e of this.entities.values()) {
-      // A JavaScript continuation cannot move between processes: an entity awaiting answers stays until they settle.
-      if (e.offloading || e.destroyed || e.offloadRetryAt > this.time || e.pendingCalls > 0) continue;
-      if (rectDistanceOutside(this.rect, e.x, e.z) <= gh.config.offloadHysteresis) continue;
-      const target = cells[cellIndexAt(this.geometry.tree, e.x, e.z)];
-      const link = target && e.ghosting?.links.get(target.cellapp);
-      if (link?.state === "live") this.#offload(e, link);
-    }
-  }
-
-  #offload(e: Entity, link: GhostLink): void {
-    const gh = this.host.ghosting!;
-    this.#sendBatch(e); // everything before the hand-over reaches every ghost first
-    // Its client gets this tick's frame from here; the witness's state travels from that point on.
-    witnessOf(e)?.update();
-    e.offloading = { cellapp: link.cellapp, address: link.address, held: [] };
-    this.#callScript(e, "onLeavingCell");
-    const state = offloadStateOf(e, this.cellappId, gh.address, this.time);
-    gh.ask(link.address, gh.config.offloadTimeoutMs, CellMsg.offload, state).then(
-      () => this.#offloaded(e, link),
-      (err) => this.#offloadFailed(e, link, err as Error),
-    );
-  }
-
-  #offloaded(e: Entity, link: GhostLink): void {
-    const held = e.offloading!.held;
-    e.offloading = null;
-    this.offloadsOut++;
-    const gh = this.host.ghosting!;
-    const others = [...e.ghosting!.links.values()].filter((l) => l.cellapp !== link.cellapp);
-    const seq = e.ghosting!.seq;
-    this.entities.delete(e.id);
-    this.#ghosted.delete(e);
-    this.#movers.delete(e);
-    this.#tickers.delete(e);
-    // Its witness went along (the new cell restored it): it ends here without a word to the client.
-    witnessOf(e)?.handOver();
-    becomeGhost(e, link.cellapp, link.address, seq);
-    this.ghosts.set(e.id, e);
-    for (const l of others) gh.send(l.address, CellMsg.realMoved, this.spaceId, e.id, link.cellapp, link.address);
-    if (e.baseAddress !== null) this.host.cellEntityMoved?.(e, link.address);
-    for (const run of held) run(link.address);
-  }
-
-  #offloadFailed(e: Entity, link: GhostLink, err: Error): void {
-    const held = e.offloading!.held;
-    e.offloading = null;
-    this.host.log.warn(
-      `${e.type.name} ${e.id} stays real in space ${this.spaceId}: offload to cellapp ${link.cellapp} failed: ${err.message}`,
-    );
-    // A ghost that cannot take over is recreated by the next ghost check, if its cellapp is still there.
-    e.ghosting?.links.delete(link.cellapp);
-    e.offloadRetryAt = this.time + this.host.ghosting!.config.checkMs;
-    if (e.movement) this.#movers.add(e);
-    if (e.script?.onTick) this.#tickers.add(e);
-    this.#callScript(e, "onStayedInCell");
-    for (const run of held) run(null);
-  }
-
-  /** Makes the ghost here of an offloading real the real (seed 002's migrate_in). */
+  /** Makes the ghost here of an offloading real the real. */
   receiveOffload(state: OffloadState): void {
-    const id = state.entity.id;
-    const ghost = this.ghosts.get(id);
-    if (!ghost) throw new Error(`space ${this.spaceId} holds no ghost of entity ${id} here to make real`);
-    this.ghosts.delete(id);
-    becomeReal(ghost, state, this.cellappId);
-    const [x, y, z] = state.entity.position;
-    [ghost.yaw, ghost.pitch, ghost.roll] = state.entity.direction;
-    ghost.isOnGround = state.entity.isOnGround;
-    ghost.y = y;
-    this.rangeList.move(ghost, x, z);
-    this.entities.set(id, ghost);
-    this.hasHadEntities = true;
-    this.#ghosted.add(ghost);
-    this.#attachScript(ghost);
-    this.#restoreControllers(ghost, state.entity.controllers as ControllerState[]);
-    if (state.witness) this.#restoreWitness(ghost, state.witness);
-    this.offloadsIn++;
-    this.#callScript(ghost, "onEnteredCell");
-  }
-
-  #restoreWitness(e: Entity, state: WitnessState): void {
-    const sink = this.host.clientSink?.(e);
-    if (sink) Witness.restore(e, state, sink);
-    else this.host.log.warn(`${e.type.name} ${e.id} came with a witness, but this cell cannot reach its client`);
+    this.borders.receiveOffload(state);
   }
 
   /** A ghost's real moved to another cellapp. */
   realMoved(id: number, cellapp: number, address: string): void {
-    const info = this.ghosts.get(id)?.ghostInfo;
-    if (!info) return;
-    info.realCellapp = cellapp;
-    info.realAddress = address;
+    this.borders.realMoved(id, cellapp, address);
   }
 
   /** Creates (or refreshes) the ghost of a real of a neighbouring cell. */
   createGhost(state: GhostState): Entity {
-    if (this.entities.has(state.id)) throw new Error(`entity ${state.id} is real in space ${this.spaceId} here`);
-    const type = this.host.registry.find(state.type);
-    if (!type) throw new Error(`unknown entity type "${state.type}" for ghost ${state.id}`);
-    const [x, y, z] = state.position;
-    let ghost = this.ghosts.get(state.id);
-    if (!ghost) {
-      const container = new PropertyContainer(type, "ghost", { entityId: state.id, readOnly: true });
-      ghost = new Entity(state.id, type, this, { x, y, z }, container);
-      ghost.isReal = false;
-      this.ghosts.set(state.id, ghost);
-      ghost.ghostInfo = new GhostInfo(state.realCellapp, state.realAddress, state.syncSeq);
-      loadGhostState(ghost, state);
-      this.rangeList.add(ghost);
-    } else {
-      ghost.ghostInfo = new GhostInfo(state.realCellapp, state.realAddress, state.syncSeq);
-      loadGhostState(ghost, state);
-      ghost.y = y;
-      this.rangeList.move(ghost, x, z);
-    }
-    [ghost.yaw, ghost.pitch, ghost.roll] = state.direction;
-    ghost.isOnGround = state.isOnGround;
-    return ghost;
+    return this.borders.createGhost(state);
   }
 
-  /** Applies a real's batch to its ghost here; asks for a resync when updates went missing. */
+  /** Applies a real's batch to its ghost here. */
   receiveGhostSync(id: number, seq: number, ops: GhostOp[]): void {
-    const ghost = this.ghosts.get(id);
-    if (!ghost) return;
-    if (receiveBatch(ghost, seq, ops, this.time, this.host.ghosting!.config)) {
-      const info = ghost.ghostInfo!;
-      this.host.log.warn(
-        `ghost ${ghost.type.name} ${id} is missing updates after ${info.seq}; asking its real for a resync`,
-      );
-      this.host.ghosting!.send(info.realAddress, CellMsg.ghostResync, this.spaceId, id, this.cellappId);
-    }
+    this.borders.receiveGhostSync(id, seq, ops);
   }
 
   /** The real no longer needs its ghost here. */
   deleteGhost(id: number): void {
-    const ghost = this.ghosts.get(id);
-    if (!ghost) return;
-    this.ghosts.delete(id);
-    ghost.destroyed = true;
-    this.disableWitness(ghost);
-    this.rangeList.remove(ghost);
+    this.borders.deleteGhost(id);
+  }
+
+  /** Takes `e` out of the tick while it is handed to another cell. */
+  pause(e: Entity): void {
+    this.#movers.delete(e);
+    this.#tickers.delete(e);
+  }
+
+  /** Puts `e` back into the tick after a hand-over failed. */
+  resume(e: Entity): void {
+    if (e.movement) this.#movers.add(e);
+    if (e.script?.onTick) this.#tickers.add(e);
   }
 
   /** Stops timers of its own (when the cellapp stops). */
