@@ -26,6 +26,7 @@ import { RANGE_FLAG_SCRIPT } from "./range_node.ts";
 import { TickStats } from "./tick_stats.ts";
 import { CellBorders } from "./borders.ts";
 import { clientCall, runEntityCall } from "./calls.ts";
+import { receiveTeleport, teleport } from "./teleport.ts";
 import { updateWitnesses, Witness, witnessOf, type WitnessOptions } from "./witness.ts";
 
 /** What a cell needs from its cellapp. */
@@ -47,7 +48,9 @@ export interface CellHost {
    * Tells the base of `e` that its cell entity now lives on the cellapp at `address`, as epoch `e.epoch + 1`
    * (sent after this cellapp's last frame for its client).
    */
-  cellEntityMoved?(e: Entity, address: string): void;
+  cellEntityMoved?(e: Entity, address: string, spaceId?: number): void;
+  /** Where the cell of another space containing (x, z) is (for teleports). */
+  findCell?(spaceId: number, x: number, z: number): Promise<{ cellapp: number; address: string }>;
   /** Where a witness restored here sends its client's frames (through the entity's base); none without a base. */
   clientSink?(e: Entity): ((frame: Uint8Array) => void) | undefined;
   budgetMs: number;
@@ -429,11 +432,13 @@ export class Cell {
   }
 
   #callScript(e: Entity, name: string, ...args: unknown[]): void {
-    const s = e.script as unknown as Record<string, ((...a: unknown[]) => void) | undefined> | null;
+    const s = e.script as unknown as Record<string, ((...a: unknown[]) => unknown) | undefined> | null;
     const fn = s?.[name];
     if (!fn || e.destroyed) return;
     try {
-      fn.apply(s, args);
+      const r = fn.apply(s, args);
+      // An async callback that fails later is contained too: an unhandled rejection would stop the process.
+      if (r instanceof Promise) r.catch((err) => this.#scriptFailed(e, name, err));
     } catch (err) {
       this.#scriptFailed(e, name, err);
     }
@@ -515,6 +520,37 @@ export class Cell {
   /** The real no longer needs its ghost here. */
   deleteGhost(id: number): void {
     this.borders.deleteGhost(id);
+  }
+
+  /** Teleports `e` (see teleport.ts); resolves once it is there. */
+  teleport(e: Entity, pos: Vec3, spaceId?: number): Promise<void> {
+    return teleport(this, e, pos, spaceId);
+  }
+
+  /** A real teleporting here (see teleport.ts). */
+  receiveTeleport(state: OffloadState & { hadWitness: boolean }): Entity {
+    return receiveTeleport(this, state);
+  }
+
+  /** Takes a real that teleported away out of this cell: no onDestroy, no notice to its base. */
+  removeTeleported(e: Entity): void {
+    this.borders.dropGhosts(e);
+    for (const t of e.timers.values()) t.cancelled = true;
+    e.timers.clear();
+    this.pause(e);
+    for (const t of e.triggers.values()) t.remove();
+    e.triggers.clear();
+    this.rangeList.remove(e);
+    this.entities.delete(e.id);
+    e.destroyed = true;
+    this.#checkForShutDown();
+  }
+
+  /** Adds a real that teleported here, with its controllers. */
+  addTeleported(e: Entity, controllers: readonly ControllerState[]): void {
+    this.#add(e);
+    this.restoreControllers(e, controllers);
+    this.#callScript(e, "onEnteredCell");
   }
 
   /** Takes `e` out of the tick while it is handed to another cell. */

@@ -62,8 +62,13 @@ export class CellApp {
         this.cells.delete(spaceId);
       },
       cellEntityDestroyed: (e, reason) => this.#toBase(e.baseAddress!, BaseMsg.cellEntityDestroyed, e.id, reason),
-      cellEntityMoved: (e, address) =>
-        this.#toBase(e.baseAddress!, BaseMsg.cellEntityMoved, e.id, e.cell.spaceId, address, e.epoch),
+      cellEntityMoved: (e, address, spaceId = e.cell.spaceId) =>
+        this.#toBase(e.baseAddress!, BaseMsg.cellEntityMoved, e.id, spaceId, address, e.epoch),
+      findCell: (spaceId, x, z) => {
+        const ch = this.member.link.channel;
+        if (!ch) return Promise.reject(new Error("the cellappmgr is not reachable"));
+        return ch.request(MgrMsg.findCell, spaceId, x, z);
+      },
       clientSink: (e) => e.baseAddress === null ? undefined : this.#clientSink(e),
       ghosting: {
         config: { ...GHOST_DEFAULTS, ghostRadius: cfg.ghostRadius },
@@ -173,6 +178,12 @@ export class CellApp {
         const cell = this.cells.get(state.spaceId);
         if (!cell) throw new Error(`this cellapp has no cell of space ${state.spaceId}`);
         cell.receiveOffload(state);
+        return true;
+      })
+      .on(CellMsg.teleportIn, (_ch, state) => {
+        const cell = this.cells.get(state.spaceId);
+        if (!cell) throw new Error(`this cellapp has no cell of space ${state.spaceId}`);
+        cell.receiveTeleport(state);
         return true;
       })
       .on(

@@ -192,6 +192,10 @@ export class Entity implements CellEntityApi {
     if (o) witnessOf(this)?.removeFromAoI(o);
   }
 
+  teleport(position: Vec3, spaceId?: number): Promise<void> {
+    return this.cell.teleport(this, position, spaceId);
+  }
+
   call(targetId: number, method: string, ...args: unknown[]): Promise<unknown> {
     return this.cell.callEntity(this, targetId, method, args);
   }

@@ -124,6 +124,30 @@ export class Witness implements SendContext, OwnClientSink {
     this.#end();
   }
 
+  /**
+   * Sends the client a leave for everything it sees, in one frame whatever
+   * the budget, and ends: the entity is teleporting and its view is rebuilt
+   * where it arrives.
+   */
+  closeView(): void {
+    if (this.destroyed) return;
+    for (const s of [...this.#caches.values()]) {
+      const e = this.t.entity[s];
+      if (!e) continue;
+      this.removeFromAoI(e, true);
+      this.removeFromAoI(e, false);
+    }
+    const budget = this.opts.bytesPerTick;
+    this.opts.bytesPerTick = Infinity;
+    this.#lastTick = NaN; // even if it already sent this tick's frame
+    try {
+      this.update();
+    } finally {
+      this.opts.bytesPerTick = budget;
+    }
+    this.#end();
+  }
+
   #parts(): WitnessParts {
     return {
       entity: this.entity,

@@ -70,6 +70,12 @@ export interface CellEntityApi<P = Record<string, unknown>> extends EntityRef {
    * While a call is pending this entity does not move to another cell.
    */
   call(targetId: number, method: string, ...args: unknown[]): Promise<unknown>;
+  /**
+   * Jumps to `position` in this space, or in space `spaceId`. Within this
+   * cell it is a move; otherwise the entity is created in the destination
+   * cell and leaves this one, and its client's view is rebuilt there.
+   */
+  teleport(position: Vec3, spaceId?: number): Promise<void>;
   /** Creates another entity in this entity's space, at `position`; returns its id. */
   createEntity(typeName: string, position: Vec3, props?: Record<string, unknown>): number;
   /** Calls a client method on this entity's own client (seed 004). */

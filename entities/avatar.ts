@@ -35,6 +35,11 @@ export const Avatar = defineEntity({
   cellMethods: {
     useItem: { args: [{ name: "slot", type: T.UINT8 }], exposed: true },
     raiseCounter: { args: [], exposed: true },
+    /** Sample travel: the avatar teleports to (x, z) of space `spaceId`. A real game checks where it may go. */
+    travel: {
+      args: [{ name: "spaceId", type: T.UINT32 }, { name: "x", type: T.FLOAT32 }, { name: "z", type: T.FLOAT32 }],
+      exposed: true,
+    },
     takeDamage: { args: [{ name: "amount", type: T.INT32 }, { name: "from", type: T.ENTITY_ID }] },
   },
   baseMethods: {

@@ -12,6 +12,12 @@ export class AvatarCell extends CellScript<AvatarProps> {
     if (caller === this.self.id) this.self.props.counter += 1;
   }
 
+  /** Teleports to (x, z) of another space (or of this one); only the avatar's own client may ask. */
+  async travel(caller: number, spaceId: number, x: number, z: number): Promise<void> {
+    if (caller !== this.self.id) return;
+    await this.self.teleport({ x, y: 0, z }, spaceId);
+  }
+
   /** Uses an inventory slot: one fewer of that item. */
   useItem(caller: number, slot: number): void {
     if (caller !== this.self.id) return;

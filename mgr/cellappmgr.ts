@@ -97,6 +97,14 @@ export class CellAppMgr {
         this.spaces.report(m.id, report.cells);
       })
       .on(MgrMsg.createCellEntity, (_ch, spec) => this.#createCellEntity(spec))
+      .on(MgrMsg.findCell, (_ch, spaceId, x, z) => {
+        const space = this.spaces.all.get(spaceId);
+        if (!space || space.shuttingDown) throw new Error(`no space ${spaceId}`);
+        const cell = space.cells()[cellIndexAt(space.tree, x, z)];
+        const m = this.registry.members.get(cell.cellapp);
+        if (!m) throw new Error(`the cellapp ${cell.cellapp} of space ${spaceId} is gone`);
+        return { cellapp: m.id, address: m.address };
+      })
       .on(MgrMsg.adoptSpaces, (ch, geometries) => {
         const m = this.registry.memberOn(ch);
         if (m) this.spaces.adopt(m.id, geometries);

@@ -253,6 +253,12 @@ export const CellMsg = {
       (v) => Array.isArray(v) ? null : "args must be an array",
     ),
   ),
+  /**
+   * A real teleports here, from another cell of this space or another space:
+   * it is created from its state (a ghost of it here is replaced), with a new
+   * witness when it had one.
+   */
+  teleportIn: message<[OffloadState & { hadWitness: boolean }], boolean>(100, "teleportIn", tuple(any)),
   /** Destroys the cell part of a base entity; replies with its persistent cell properties (encodePersistentState). */
   destroyCellEntity: message<[number], Uint8Array | null>(91, "destroyCellEntity", tuple(int(1, 2 ** 53))),
 } as const;

@@ -97,6 +97,12 @@ export const MgrMsg = {
   ),
   /** After (re-)registering, a cellapp tells which spaces it hosts cells of, so a restarted cellappmgr knows them again. */
   adoptSpaces: message<[SpaceGeometry[]]>(20, "adoptSpaces", tuple(arrayOf(spaceGeometry, 10_000))),
+  /** Where the cell of `spaceId` containing (x, z) is: for teleports into another space. */
+  findCell: message<[number, number, number], { cellapp: number; address: string }>(
+    22,
+    "findCell",
+    tuple(int(1, 2 ** 32 - 1), num, num),
+  ),
   /**
    * A base creates its cell entity: in space `spaceId` (0 for a new space,
    * seed 003's createEntityInNewSpace), in the cell containing its position.

@@ -65,6 +65,9 @@ export function twoCellsOf(opts: TwoCellOptions): TwoCells {
         return true;
       case CellMsg.entityCall:
         return cell.runEntityCall(args[1] as number, args[2] as number, args[3] as string, args[4] as unknown[]);
+      case CellMsg.teleportIn:
+        cell.receiveTeleport(args[0] as never);
+        return true;
       case CellMsg.realMoved:
         return cell.realMoved(args[1] as number, args[2] as number, args[3] as string);
     }

@@ -1,0 +1,93 @@
+/**
+ * Teleports (seed 004): a real jumps to a position in its space, or in
+ * another one. Within its own cell it simply moves; otherwise the real is
+ * created directly in the destination cell (no ghost needed there) and
+ * removed here once that cell has it, and its client's view is rebuilt: the
+ * old view gets a leave for everything, the new witness enters what is there.
+ */
+import { decodeCellBackup } from "../core/def/mod.ts";
+import { cellIndexAt, cellRects } from "../core/geo/bsp.ts";
+import { rectFromArray } from "../core/geo/rect.ts";
+import type { Vec3 } from "../core/script.ts";
+import { CellMsg, type OffloadState } from "../core/wire/mod.ts";
+import type { Cell } from "./cell.ts";
+import type { ControllerState } from "./controllers.ts";
+import { Entity } from "./entity.ts";
+import { ghostingOf } from "./ghosts.ts";
+import { offloadStateOf } from "./offload.ts";
+import { witnessOf } from "./witness.ts";
+
+/** Teleports `e` to `pos` in space `spaceId` (its own by default); resolves once it is there. */
+export async function teleport(cell: Cell, e: Entity, pos: Vec3, spaceId = cell.spaceId): Promise<void> {
+  if (!e.isReal || e.destroyed) throw new Error(`teleport: ${e.type.name} ${e.id} is not a real entity here`);
+  if (e.offloading) throw new Error(`teleport: ${e.type.name} ${e.id} is already moving to another cell`);
+  if (![pos.x, pos.y, pos.z].every(Number.isFinite)) throw new Error(`teleport: position of ${e.id} is not finite`);
+  let target: { cellapp: number; address: string };
+  if (spaceId === cell.spaceId) {
+    const g = cell.geometry;
+    const dest = cellRects(g.tree, rectFromArray(g.bounds))[cellIndexAt(g.tree, pos.x, pos.z)];
+    if (dest.cellapp === cell.cellappId) {
+      cell.moveEntity(e, pos.x, pos.y, pos.z);
+      return;
+    }
+    const address = new Map(g.cellapps ?? []).get(dest.cellapp);
+    if (!address) throw new Error(`teleport: the cellapp of the destination cell is unknown`);
+    target = { cellapp: dest.cellapp, address };
+  } else {
+    if (!cell.host.findCell) throw new Error(`teleport: this cell cannot reach other spaces`);
+    target = await cell.host.findCell(spaceId, pos.x, pos.z);
+  }
+  const gh = cell.host.ghosting;
+  if (!gh) throw new Error(`teleport: this cell cannot reach other cellapps`);
+  // The hand-over of an offload, without a ghost at the destination.
+  ghostingOf(e);
+  cell.borders.sendBatches();
+  e.offloading = { cellapp: target.cellapp, address: target.address, held: [] };
+  cell.pause(e);
+  const witness = witnessOf(e);
+  const hadWitness = witness !== undefined;
+  witness?.update();
+  const state = offloadStateOf(e, cell.cellappId, gh.address, cell.time);
+  state.spaceId = spaceId;
+  state.entity.position = [pos.x, pos.y, pos.z];
+  state.witness = undefined;
+  if (spaceId !== cell.spaceId) state.ghosts = [];
+  try {
+    await gh.ask(target.address, gh.config.offloadTimeoutMs, CellMsg.teleportIn, { ...state, hadWitness });
+  } catch (err) {
+    const held = e.offloading.held;
+    e.offloading = null;
+    cell.resume(e);
+    for (const run of held) run(null);
+    throw new Error(`teleport of ${e.type.name} ${e.id} failed; it stays where it was: ${(err as Error).message}`);
+  }
+  const held = e.offloading!.held;
+  e.offloading = null;
+  witness?.closeView();
+  cell.removeTeleported(e);
+  if (e.baseAddress !== null) cell.host.cellEntityMoved?.(e, target.address, spaceId);
+  for (const run of held) run(target.address);
+}
+
+/** Creates a teleporting real here from its state, replacing a ghost of it if this cell has one. */
+export function receiveTeleport(cell: Cell, state: OffloadState & { hadWitness: boolean }): Entity {
+  const s = state.entity;
+  if (cell.entities.has(s.id)) throw new Error(`teleport: entity ${s.id} is already real in space ${cell.spaceId}`);
+  const type = cell.host.registry.find(s.type);
+  if (!type) throw new Error(`teleport: unknown entity type "${s.type}" for entity ${s.id}`);
+  if (cell.ghosts.has(s.id)) cell.deleteGhost(s.id);
+  const [x, y, z] = s.position;
+  const e = new Entity(s.id, type, cell, { x, y, z }, decodeCellBackup(type, s.props, s.id));
+  [e.yaw, e.pitch, e.roll] = s.direction;
+  e.isOnGround = s.isOnGround;
+  e.nextControllerId = s.nextControllerId;
+  e.baseAddress = state.baseAddress;
+  e.hasClient = state.hasClient;
+  e.epoch = (state.epoch ?? 0) + 1;
+  cell.addTeleported(e, s.controllers as ControllerState[]);
+  if (state.hadWitness) {
+    const sink = cell.host.clientSink?.(e);
+    if (sink) cell.enableWitness(e, sink);
+  }
+  return e;
+}
