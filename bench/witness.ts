@@ -86,7 +86,7 @@ export async function run(args: string[]): Promise<void> {
   const radius = Number(values.radius);
   const cell = new Cell(
     host(registry),
-    { spaceId: 1, bounds: [0, 0, SIZE, SIZE], tree: { cell: { cellapp: 1 } }, isDefault: true },
+    { spaceId: 1, bounds: [0, 0, SIZE, SIZE], tree: { cell: { id: 1, cellapp: 1 } }, isDefault: true },
     1,
   );
   let seed = 12345;

@@ -11,6 +11,7 @@ import type { Cell } from "./cell.ts";
 import type { ControllerState } from "./controllers.ts";
 import { Entity } from "./entity.ts";
 import {
+  type CellAddress,
   GhostInfo,
   ghostingOf,
   type GhostLink,
@@ -46,56 +47,59 @@ export class CellBorders {
       const wanted = wantedGhosts(e, cfg.ghostRadius);
       const g = e.ghosting;
       if (g) {
-        for (const [cellapp, link] of g.links) {
+        for (const [cell, link] of g.links) {
+          const want = wanted.get(cell);
           const stale = link.state === "creating" && now - link.since > cfg.createTimeoutMs;
-          const unwanted = !wanted.has(cellapp) && link.state === "live" && now - link.since >= cfg.minLifetimeMs;
-          if (stale || unwanted || (link.address !== wanted.get(cellapp) && wanted.has(cellapp))) {
-            g.links.delete(cellapp);
-            this.cell.host.ghosting!.send(link.address, CellMsg.deleteGhost, this.cell.spaceId, e.id);
+          const unwanted = !want && link.state === "live" && now - link.since >= cfg.minLifetimeMs;
+          if (stale || unwanted || (want && (link.address !== want.address || link.cellapp !== want.cellapp))) {
+            g.links.delete(cell);
+            this.cell.host.ghosting!.send(link.address, CellMsg.deleteGhost, this.cell.spaceId, cell, e.id);
           }
         }
         if (g.links.size === 0) this.ghosted.delete(e);
       }
-      for (const [cellapp, address] of wanted) {
-        if (e.ghosting?.links.has(cellapp) || created >= cfg.maxCreatesPerPass) continue;
+      for (const [cell, where] of wanted) {
+        if (e.ghosting?.links.has(cell) || created >= cfg.maxCreatesPerPass) continue;
         created++;
-        this.#createGhostAt(e, cellapp, address);
+        this.#createGhostAt(e, where);
       }
     }
   }
 
-  #createGhostAt(e: Entity, cellapp: number, address: string): void {
+  #createGhostAt(e: Entity, where: CellAddress): void {
     const g = ghostingOf(e);
+    const gh = this.cell.host.ghosting!;
     // Batches still queued this tick were not in the state: send them first, numbered, to the existing ghosts.
     this.#sendBatch(e);
-    const link: GhostLink = { cellapp, address, state: "creating", since: this.cell.time };
-    g.links.set(cellapp, link);
+    const link: GhostLink = { ...where, state: "creating", since: this.cell.time };
+    g.links.set(where.cell, link);
     this.ghosted.add(e);
-    const state = ghostStateOf(e, this.cell.cellappId, this.cell.host.ghosting!.address);
-    this.cell.host.ghosting!.ask(address, this.cell.host.ghosting!.config.createTimeoutMs, CellMsg.createGhost, state)
-      .then(
-        () => {
-          if (g.links.get(cellapp) === link) {
-            link.state = "live";
-            link.since = this.cell.time;
-          }
-        },
-        (err) => {
-          if (g.links.get(cellapp) === link) g.links.delete(cellapp);
-          this.cell.host.log.warn(
-            `ghost of ${e.type.name} ${e.id} on cellapp ${cellapp} not created: ${(err as Error).message}`,
-          );
-        },
-      );
+    const state = ghostStateOf(e, where.cell, this.cell.cellappId, gh.address);
+    gh.ask(where.address, gh.config.createTimeoutMs, CellMsg.createGhost, state).then(
+      () => {
+        if (g.links.get(where.cell) === link) {
+          link.state = "live";
+          link.since = this.cell.time;
+        }
+      },
+      (err) => {
+        if (g.links.get(where.cell) === link) g.links.delete(where.cell);
+        this.cell.host.log.warn(
+          `ghost of ${e.type.name} ${e.id} in cell ${where.cell} (cellapp ${where.cellapp}) not created: ${
+            (err as Error).message
+          }`,
+        );
+      },
+    );
   }
 
-  /** A ghost elsewhere lost updates: create it again. */
-  resyncGhost(id: number, cellapp: number): void {
+  /** A ghost in cell `cell` lost updates: create it again. */
+  resyncGhost(id: number, cell: number): void {
     const e = this.cell.entities.get(id);
-    const link = e?.ghosting?.links.get(cellapp);
+    const link = e?.ghosting?.links.get(cell);
     if (!e || !link) return;
-    e.ghosting!.links.delete(cellapp);
-    this.#createGhostAt(e, cellapp, link.address);
+    e.ghosting!.links.delete(cell);
+    this.#createGhostAt(e, { cell: link.cell, cellapp: link.cellapp, address: link.address });
   }
 
   /** Sends each ghosted real's batch of this tick to its ghosts. */
@@ -108,7 +112,7 @@ export class CellBorders {
     if (!ops) return;
     const seq = e.ghosting!.seq;
     for (const link of e.ghosting!.links.values()) {
-      this.cell.host.ghosting!.send(link.address, CellMsg.ghostSync, this.cell.spaceId, e.id, seq, ops);
+      this.cell.host.ghosting!.send(link.address, CellMsg.ghostSync, this.cell.spaceId, link.cell, e.id, seq, ops);
     }
   }
 
@@ -117,7 +121,7 @@ export class CellBorders {
     const g = e.ghosting;
     if (!g) return;
     for (const link of g.links.values()) {
-      this.cell.host.ghosting!.send(link.address, CellMsg.deleteGhost, this.cell.spaceId, e.id);
+      this.cell.host.ghosting!.send(link.address, CellMsg.deleteGhost, this.cell.spaceId, link.cell, e.id);
     }
     g.links.clear();
     this.ghosted.delete(e);
@@ -137,7 +141,7 @@ export class CellBorders {
       if (e.offloading || e.destroyed || e.offloadRetryAt > this.cell.time || e.pendingCalls > 0) continue;
       if (rectDistanceOutside(this.cell.rect, e.x, e.z) <= gh.config.offloadHysteresis) continue;
       const target = cells[cellIndexAt(this.cell.geometry.tree, e.x, e.z)];
-      const link = target && e.ghosting?.links.get(target.cellapp);
+      const link = target && target.id !== this.cell.cellId ? e.ghosting?.links.get(target.id) : undefined;
       if (link?.state === "live") this.#offload(e, link);
     }
   }
@@ -147,9 +151,9 @@ export class CellBorders {
     this.#sendBatch(e); // everything before the hand-over reaches every ghost first
     // Its client gets this tick's frame from here; the witness's state travels from that point on.
     witnessOf(e)?.update();
-    e.offloading = { cellapp: link.cellapp, address: link.address, held: [] };
+    e.offloading = { cell: link.cell, cellapp: link.cellapp, address: link.address, held: [] };
     this.cell.callScript(e, "onLeavingCell");
-    const state = offloadStateOf(e, this.cell.cellappId, gh.address, this.cell.time);
+    const state = offloadStateOf(e, link.cell, this.cell.cellappId, gh.address, this.cell.time);
     gh.ask(link.address, gh.config.offloadTimeoutMs, CellMsg.offload, state).then(
       () => this.#offloaded(e, link),
       (err) => this.#offloadFailed(e, link, err as Error),
@@ -161,28 +165,31 @@ export class CellBorders {
     e.offloading = null;
     this.cell.offloadsOut++;
     const gh = this.cell.host.ghosting!;
-    const others = [...e.ghosting!.links.values()].filter((l) => l.cellapp !== link.cellapp);
+    const others = [...e.ghosting!.links.values()].filter((l) => l.cell !== link.cell);
     const seq = e.ghosting!.seq;
     this.cell.entities.delete(e.id);
     this.ghosted.delete(e);
     this.cell.pause(e);
     // Its witness went along (the new cell restored it): it ends here without a word to the client.
     witnessOf(e)?.handOver();
-    becomeGhost(e, link.cellapp, link.address, seq);
+    const to: CellAddress = { cell: link.cell, cellapp: link.cellapp, address: link.address };
+    becomeGhost(e, to, seq);
     this.cell.ghosts.set(e.id, e);
-    for (const l of others) gh.send(l.address, CellMsg.realMoved, this.cell.spaceId, e.id, link.cellapp, link.address);
+    for (const l of others) {
+      gh.send(l.address, CellMsg.realMoved, this.cell.spaceId, l.cell, e.id, to.cellapp, to.address, to.cell);
+    }
     if (e.baseAddress !== null) this.cell.host.cellEntityMoved?.(e, link.address);
-    for (const run of held) run(link.address);
+    for (const run of held) run(to);
   }
 
   #offloadFailed(e: Entity, link: GhostLink, err: Error): void {
     const held = e.offloading!.held;
     e.offloading = null;
     this.cell.host.log.warn(
-      `${e.type.name} ${e.id} stays real in space ${this.cell.spaceId}: offload to cellapp ${link.cellapp} failed: ${err.message}`,
+      `${e.type.name} ${e.id} stays real in space ${this.cell.spaceId}: offload to cellapp ${link.cellapp} failed (cell ${link.cell}): ${err.message}`,
     );
-    // A ghost that cannot take over is recreated by the next ghost check, if its cellapp is still there.
-    e.ghosting?.links.delete(link.cellapp);
+    // A ghost that cannot take over is recreated by the next ghost check, if its cell is still there.
+    e.ghosting?.links.delete(link.cell);
     e.offloadRetryAt = this.cell.time + this.cell.host.ghosting!.config.checkMs;
     this.cell.resume(e);
     this.cell.callScript(e, "onStayedInCell");
@@ -195,7 +202,7 @@ export class CellBorders {
     const ghost = this.cell.ghosts.get(id);
     if (!ghost) throw new Error(`space ${this.cell.spaceId} holds no ghost of entity ${id} here to make real`);
     this.cell.ghosts.delete(id);
-    becomeReal(ghost, state, this.cell.cellappId);
+    becomeReal(ghost, state);
     const [x, y, z] = state.entity.position;
     [ghost.yaw, ghost.pitch, ghost.roll] = state.entity.direction;
     ghost.isOnGround = state.entity.isOnGround;
@@ -217,12 +224,13 @@ export class CellBorders {
     else this.cell.host.log.warn(`${e.type.name} ${e.id} came with a witness, but this cell cannot reach its client`);
   }
 
-  /** A ghost's real moved to another cellapp. */
-  realMoved(id: number, cellapp: number, address: string): void {
+  /** A ghost's real moved to another cell. */
+  realMoved(id: number, to: CellAddress): void {
     const info = this.cell.ghosts.get(id)?.ghostInfo;
     if (!info) return;
-    info.realCellapp = cellapp;
-    info.realAddress = address;
+    info.realCellapp = to.cellapp;
+    info.realAddress = to.address;
+    info.realCell = to.cell;
   }
 
   /** Creates (or refreshes) the ghost of a real of a neighbouring cell. */
@@ -239,11 +247,11 @@ export class CellBorders {
       ghost = new Entity(state.id, type, this.cell, { x, y, z }, container);
       ghost.isReal = false;
       this.cell.ghosts.set(state.id, ghost);
-      ghost.ghostInfo = new GhostInfo(state.realCellapp, state.realAddress, state.syncSeq);
+      ghost.ghostInfo = new GhostInfo(state.realCellapp, state.realAddress, state.realCell, state.syncSeq);
       loadGhostState(ghost, state);
       this.cell.rangeList.add(ghost);
     } else {
-      ghost.ghostInfo = new GhostInfo(state.realCellapp, state.realAddress, state.syncSeq);
+      ghost.ghostInfo = new GhostInfo(state.realCellapp, state.realAddress, state.realCell, state.syncSeq);
       loadGhostState(ghost, state);
       ghost.y = y;
       this.cell.rangeList.move(ghost, x, z);
@@ -262,7 +270,14 @@ export class CellBorders {
       this.cell.host.log.warn(
         `ghost ${ghost.type.name} ${id} is missing updates after ${info.seq}; asking its real for a resync`,
       );
-      this.cell.host.ghosting!.send(info.realAddress, CellMsg.ghostResync, this.cell.spaceId, id, this.cell.cellappId);
+      this.cell.host.ghosting!.send(
+        info.realAddress,
+        CellMsg.ghostResync,
+        this.cell.spaceId,
+        info.realCell,
+        id,
+        this.cell.cellId,
+      );
     }
   }
 

@@ -8,6 +8,7 @@ import { ByteReader } from "../core/def/mod.ts";
 import { CellMsg } from "../core/wire/mod.ts";
 import type { Cell } from "./cell.ts";
 import type { Entity } from "./entity.ts";
+import type { CellAddress } from "./ghosts.ts";
 
 /**
  * A client's call of an exposed cell method of `target`, made through the
@@ -46,18 +47,19 @@ export async function runEntityCall(
 ): Promise<unknown> {
   const target = cell.entities.get(targetId);
   if (target?.offloading) {
-    const moved = await new Promise<string | null>((r) => target.offloading!.held.push(r));
-    if (moved) return await forward(cell, moved, targetId, callerId, method, args);
+    const moved = await new Promise<CellAddress | null>((r) => target.offloading!.held.push(r));
+    if (moved) return await forward(cell, moved.address, moved.cell, targetId, callerId, method, args);
   }
   if (target && !target.destroyed) return await invoke(target, callerId, method, args);
-  const ghost = cell.ghosts.get(targetId);
-  if (ghost) return await forward(cell, ghost.ghostInfo!.realAddress, targetId, callerId, method, args);
+  const info = cell.ghosts.get(targetId)?.ghostInfo;
+  if (info) return await forward(cell, info.realAddress, info.realCell, targetId, callerId, method, args);
   throw new Error(`${method} on entity ${targetId}: no such entity in space ${cell.spaceId} (destroyed or gone)`);
 }
 
 function forward(
   cell: Cell,
   address: string,
+  realCell: number,
   targetId: number,
   callerId: number,
   method: string,
@@ -67,7 +69,17 @@ function forward(
   if (!gh) {
     throw new Error(`${method} on entity ${targetId}: its real is on another cellapp, which this cell cannot reach`);
   }
-  return gh.ask(address, gh.config.callTimeoutMs, CellMsg.entityCall, cell.spaceId, targetId, callerId, method, args);
+  return gh.ask(
+    address,
+    gh.config.callTimeoutMs,
+    CellMsg.entityCall,
+    cell.spaceId,
+    realCell,
+    targetId,
+    callerId,
+    method,
+    args,
+  );
 }
 
 async function invoke(target: Entity, callerId: number, method: string, args: unknown[]): Promise<unknown> {

@@ -18,7 +18,7 @@ import {
   type OffloadState,
   type SpaceGeometry,
 } from "../core/wire/mod.ts";
-import type { GhostConfig } from "./ghosts.ts";
+import type { CellAddress, GhostConfig } from "./ghosts.ts";
 import { type ControllerState, type Movement, type Timer, TimerHeap } from "./controllers.ts";
 import { Entity, type EntityState } from "./entity.ts";
 import { RangeList } from "./range_list.ts";
@@ -40,8 +40,8 @@ export interface CellHost {
   ghosting?: GhostHost;
   /** Asks the cellappmgr to shut the space down. */
   requestShutDown(spaceId: number, why: string): void;
-  /** The cell has finished shutting down and can be dropped. */
-  cellGone(spaceId: number): void;
+  /** The cell `cellId` of the space has finished shutting down and can be dropped. */
+  cellGone(spaceId: number, cellId: number): void;
   /** Tells the base of `e` that its cell entity is gone. */
   cellEntityDestroyed(e: Entity, reason: string): void;
   /**
@@ -50,7 +50,7 @@ export interface CellHost {
    */
   cellEntityMoved?(e: Entity, address: string, spaceId?: number): void;
   /** Where the cell of another space containing (x, z) is (for teleports). */
-  findCell?(spaceId: number, x: number, z: number): Promise<{ cellapp: number; address: string }>;
+  findCell?(spaceId: number, x: number, z: number): Promise<CellAddress>;
   /** Where a witness restored here sends its client's frames (through the entity's base); none without a base. */
   clientSink?(e: Entity): ((frame: Uint8Array) => void) | undefined;
   budgetMs: number;
@@ -98,11 +98,20 @@ export class Cell {
   #rng: () => number;
   #shutdownTimer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(readonly host: CellHost, geometry: SpaceGeometry, readonly cellappId: number) {
+  /** The cell's id within its space (a leaf of the tree). */
+  readonly cellId: number;
+
+  /**
+   * A cell of `geometry`'s space on cellapp `cellappId`: the leaf `cellId`,
+   * or the first leaf of that cellapp when no id is given.
+   */
+  constructor(readonly host: CellHost, geometry: SpaceGeometry, readonly cellappId: number, cellId?: number) {
     this.geometry = geometry;
+    this.cellId = cellId ??
+      cellRects(geometry.tree, rectFromArray(geometry.bounds)).find((c) => c.cellapp === cellappId)?.id ?? 0;
     this.updateGeometry(geometry);
     this.stats = new TickStats(host.budgetMs);
-    this.#rng = mulberry32(geometry.spaceId * 2654435761);
+    this.#rng = mulberry32(geometry.spaceId * 2654435761 + (this.cellId - 1) * 40503);
   }
 
   get spaceId(): number {
@@ -113,11 +122,11 @@ export class Cell {
     return this.geometry.isDefault;
   }
 
-  /** Takes a new tree; this cell's rect is the leaf of this cellapp. */
+  /** Takes a new tree; this cell's rect is its leaf's (empty when the tree no longer has it). */
   updateGeometry(g: SpaceGeometry): void {
     this.geometry = g;
     const bounds = rectFromArray(g.bounds);
-    const mine = cellRects(g.tree, bounds).find((c) => c.cellapp === this.cellappId);
+    const mine = cellRects(g.tree, bounds).find((c) => c.id === this.cellId && c.cellapp === this.cellappId);
     this.rect = mine ? mine.rect : { minX: 0, minZ: 0, maxX: 0, maxZ: 0 };
   }
 
@@ -484,7 +493,7 @@ export class Cell {
       if (!e.destroyed && e.cell === this) this.destroyEntity(e, `space ${this.spaceId} shut down`);
     }
     this.host.log.info(`space ${this.spaceId}: cell destroyed`);
-    this.host.cellGone(this.spaceId);
+    this.host.cellGone(this.spaceId, this.cellId);
   }
 
   /** The periodic ghost check; see CellBorders. */
@@ -492,9 +501,9 @@ export class Cell {
     this.borders.checkGhosts();
   }
 
-  /** A ghost elsewhere lost updates: create it again. */
-  resyncGhost(id: number, cellapp: number): void {
-    this.borders.resyncGhost(id, cellapp);
+  /** A ghost in cell `cell` lost updates: create it again. */
+  resyncGhost(id: number, cell: number): void {
+    this.borders.resyncGhost(id, cell);
   }
 
   /** Makes the ghost here of an offloading real the real. */
@@ -502,9 +511,9 @@ export class Cell {
     this.borders.receiveOffload(state);
   }
 
-  /** A ghost's real moved to another cellapp. */
-  realMoved(id: number, cellapp: number, address: string): void {
-    this.borders.realMoved(id, cellapp, address);
+  /** A ghost's real moved to another cell. */
+  realMoved(id: number, to: CellAddress): void {
+    this.borders.realMoved(id, to);
   }
 
   /** Creates (or refreshes) the ghost of a real of a neighbouring cell. */
@@ -574,10 +583,10 @@ export class Cell {
   describe(): EntitySummary[] {
     const out: EntitySummary[] = [];
     for (const e of this.entities.values()) {
-      out.push({ id: e.id, type: e.type.name, position: [e.x, e.y, e.z], real: true });
+      out.push({ id: e.id, type: e.type.name, position: [e.x, e.y, e.z], real: true, cell: this.cellId });
     }
     for (const e of this.ghosts.values()) {
-      out.push({ id: e.id, type: e.type.name, position: [e.x, e.y, e.z], real: false });
+      out.push({ id: e.id, type: e.type.name, position: [e.x, e.y, e.z], real: false, cell: this.cellId });
     }
     return out;
   }
@@ -586,6 +595,7 @@ export class Cell {
   report(now = performance.now()): CellReport {
     return {
       spaceId: this.spaceId,
+      cellId: this.cellId,
       reals: this.entities.size,
       ghosts: this.ghosts.size,
       tickRate: round(this.stats.rate(now)),

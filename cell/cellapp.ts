@@ -2,14 +2,27 @@ import type { Config } from "../core/config.ts";
 import type { Logger } from "../core/log.ts";
 import { type MemberProcess, startMember } from "../core/member_process.ts";
 import { EntityIdPool } from "../core/id_pool.ts";
-import { BaseMsg, beginTick, CellMsg, endTick, type MessageDef, MgrMsg } from "../core/wire/mod.ts";
+import {
+  BaseMsg,
+  beginTick,
+  CellMsg,
+  type Channel,
+  endTick,
+  type MessageDef,
+  MgrMsg,
+  type SpaceGeometry,
+} from "../core/wire/mod.ts";
 import { encodePersistentState, type EntityRegistry } from "../core/def/mod.ts";
 import type { CellScriptClass } from "../core/script.ts";
 import { Cell, type CellHost } from "./cell.ts";
 import type { Entity } from "./entity.ts";
 import { configureSpaceAoI, witnessOf, type WitnessOptions } from "./witness.ts";
-import { GHOST_DEFAULTS } from "./ghosts.ts";
+import { type CellAddress, GHOST_DEFAULTS } from "./ghosts.ts";
 import { AOI_HYSTERESIS } from "../core/config.ts";
+import { cellRects } from "../core/geo/bsp.ts";
+import { rectFromArray } from "../core/geo/rect.ts";
+import { Loopback } from "./loopback.ts";
+import { cellAt, cellKey, cellOf, cellsOfSpace } from "./cell_table.ts";
 
 /** What a cellapp runs: the entity types and their cell scripts. */
 export interface CellAppGame {
@@ -21,12 +34,15 @@ export interface CellAppGame {
 export const DEFAULT_TICK_HZ = 10;
 
 /**
- * A cellapp process: hosts cells of spaces, ticks them at a fixed rate
- * against a tick budget, and reports its load to the cellappmgr each second.
+ * A cellapp process: hosts cells of spaces (several of one space, possibly),
+ * ticks them at a fixed rate against a tick budget, and reports its load to
+ * the cellappmgr each second. Messages between two of its cells go through a
+ * loopback instead of the network.
  */
 export class CellApp {
   readonly member: MemberProcess;
-  readonly cells: Map<number, Cell> = new Map();
+  /** The cells by `cellKey(spaceId, cellId)`. */
+  readonly cells: Map<string, Cell> = new Map();
   readonly ids: EntityIdPool;
   readonly periodMs: number;
   #log: Logger;
@@ -39,6 +55,9 @@ export class CellApp {
   #nextTickAt = 0;
   #lastTickAt = 0;
   #stopped = false;
+  #loopback: Loopback;
+  /** The addresses the cellappmgr announces this cellapp under (its own, or the one its connection came from). */
+  #selfAddresses = new Set<string>();
 
   constructor(cfg: Config, log: Logger, game: CellAppGame, tickHz = DEFAULT_TICK_HZ) {
     this.#log = log;
@@ -46,6 +65,12 @@ export class CellApp {
     this.periodMs = 1000 / tickHz;
     this.ids = new EntityIdPool(() => this.member.link.channel, log);
     this.member = startMember("cellapp", cfg, log, () => this.#load, undefined, () => this.ids.highWater);
+    this.#loopback = new Loopback((def, args) => {
+      const handler = this.member.handlers.get(def.kind);
+      if (!handler) throw new Error(`${def.name} is not served here`);
+      // Cell-to-cell handlers do not look at the channel.
+      return handler(null as unknown as Channel, ...args);
+    }, (e) => log.warn(`a message between cells of this cellapp failed: ${e.message}`));
     this.#host = {
       registry: game.registry,
       scripts: game.scripts,
@@ -57,9 +82,9 @@ export class CellApp {
         if (ch) ch.send(MgrMsg.requestShutDownSpace, spaceId, why);
         else log.warn(`cannot ask for space ${spaceId} to shut down (${why}): the cellappmgr is not reachable`);
       },
-      cellGone: (spaceId) => {
-        this.cells.get(spaceId)?.dispose();
-        this.cells.delete(spaceId);
+      cellGone: (spaceId, cellId) => {
+        this.cells.get(cellKey(spaceId, cellId))?.dispose();
+        this.cells.delete(cellKey(spaceId, cellId));
       },
       cellEntityDestroyed: (e, reason) => this.#toBase(e.baseAddress!, BaseMsg.cellEntityDestroyed, e.id, reason),
       cellEntityMoved: (e, address, spaceId = e.cell.spaceId) =>
@@ -76,6 +101,7 @@ export class CellApp {
         send: (address, def, ...args) => this.#toPeer(address, def, ...args),
         // Synchronous when a channel is open, so a request keeps its place among messages sent after it.
         ask: (address, timeoutMs, def, ...args) => {
+          if (this.#isSelf(address)) return this.#loopback.ask(def, args);
           const ch = this.member.peers.peek(address);
           if (ch) return ch.requestWithin(timeoutMs, def, ...args);
           return this.member.peers.get(address).then((c) => c.requestWithin(timeoutMs, def, ...args));
@@ -86,7 +112,8 @@ export class CellApp {
     this.#serve();
     this.member.link.onRegistered = () => {
       const ch = this.member.link.channel;
-      if (ch && this.cells.size > 0) ch.send(MgrMsg.adoptSpaces, [...this.cells.values()].map((c) => c.geometry));
+      const spaces = new Map([...this.cells.values()].map((c) => [c.spaceId, c.geometry]));
+      if (ch && spaces.size > 0) ch.send(MgrMsg.adoptSpaces, [...spaces.values()]);
       this.ids.ensure().catch((e) => log.warn(`could not get entity ids: ${e.message}`));
     };
     this.#lastTickAt = this.#nextTickAt = performance.now();
@@ -97,23 +124,18 @@ export class CellApp {
   #serve(): void {
     this.member.handlers
       .on(CellMsg.createCell, (_ch, g) => {
-        const existing = this.cells.get(g.spaceId);
-        if (existing) existing.updateGeometry(g);
-        else {
-          const id = this.member.link.id;
-          if (id === null) throw new Error("this cellapp is not registered yet");
-          const cell = new Cell(this.#host, g, id);
-          configureSpaceAoI(cell, this.#aoi);
-          this.cells.set(g.spaceId, cell);
-          this.#log.info(`cell of space ${g.spaceId} created`);
-        }
+        this.#applyGeometry(g, true);
         return true;
       })
-      .on(CellMsg.updateGeometry, (_ch, g) => this.cells.get(g.spaceId)?.updateGeometry(g))
-      .on(CellMsg.shutDownSpace, (_ch, spaceId) => this.cells.get(spaceId)?.shutDown())
+      .on(CellMsg.updateGeometry, (_ch, g) => this.#applyGeometry(g, false))
+      .on(CellMsg.shutDownSpace, (_ch, spaceId) => {
+        for (const cell of cellsOfSpace(this.cells, spaceId)) cell.shutDown();
+      })
       .on(CellMsg.spawn, async (_ch, req) => {
-        const cell = this.cells.get(req.spaceId);
-        if (!cell) throw new Error(`this cellapp has no cell of space ${req.spaceId}`);
+        const p = req.position;
+        const cell = req.cellId
+          ? cellOf(this.cells, req.spaceId, req.cellId)
+          : cellAt(this.cells, req.spaceId, p?.[0], p?.[2]);
         await this.ids.ensure(req.count);
         const ids: number[] = [];
         const r = cell.rect;
@@ -126,8 +148,7 @@ export class CellApp {
         return ids;
       })
       .on(CellMsg.createCellEntity, (_ch, spec) => {
-        const cell = this.cells.get(spec.spaceId);
-        if (!cell) throw new Error(`this cellapp has no cell of space ${spec.spaceId}`);
+        const cell = cellAt(this.cells, spec.spaceId, spec.position[0], spec.position[2]);
         cell.createBaseEntity(spec);
         return { spaceId: spec.spaceId, cellapp: this.member.link.id ?? 0 };
       })
@@ -160,49 +181,86 @@ export class CellApp {
           }),
       )
       .on(CellMsg.destroyCellEntity, (_ch, id) => this.#destroyForBase(id))
-      .on(CellMsg.entityCall, (_ch, spaceId, target, caller, method, args) => {
-        const cell = this.cells.get(spaceId);
-        if (!cell) throw new Error(`${method} on entity ${target}: this cellapp has no cell of space ${spaceId}`);
-        return cell.runEntityCall(target, caller, method, args);
-      })
+      .on(
+        CellMsg.entityCall,
+        (_ch, spaceId, cellId, target, caller, method, args) =>
+          cellOf(this.cells, spaceId, cellId, `${method} on entity ${target}`).runEntityCall(
+            target,
+            caller,
+            method,
+            args,
+          ),
+      )
       .on(CellMsg.createGhost, (_ch, state) => {
-        const cell = this.cells.get(state.spaceId);
-        if (!cell) throw new Error(`this cellapp has no cell of space ${state.spaceId}`);
-        cell.createGhost(state);
+        cellOf(this.cells, state.spaceId, state.cellId).createGhost(state);
         return true;
       })
-      .on(CellMsg.ghostSync, (_ch, spaceId, id, seq, ops) => this.cells.get(spaceId)?.receiveGhostSync(id, seq, ops))
-      .on(CellMsg.deleteGhost, (_ch, spaceId, id) => this.cells.get(spaceId)?.deleteGhost(id))
-      .on(CellMsg.ghostResync, (_ch, spaceId, id, cellapp) => this.cells.get(spaceId)?.resyncGhost(id, cellapp))
+      .on(
+        CellMsg.ghostSync,
+        (_ch, spaceId, cellId, id, seq, ops) =>
+          this.cells.get(cellKey(spaceId, cellId))?.receiveGhostSync(id, seq, ops),
+      )
+      .on(CellMsg.deleteGhost, (_ch, spaceId, cellId, id) => this.cells.get(cellKey(spaceId, cellId))?.deleteGhost(id))
+      .on(
+        CellMsg.ghostResync,
+        (_ch, spaceId, cellId, id, ghostCell) => this.cells.get(cellKey(spaceId, cellId))?.resyncGhost(id, ghostCell),
+      )
       .on(CellMsg.offload, (_ch, state) => {
-        const cell = this.cells.get(state.spaceId);
-        if (!cell) throw new Error(`this cellapp has no cell of space ${state.spaceId}`);
-        cell.receiveOffload(state);
+        cellOf(this.cells, state.spaceId, state.cellId).receiveOffload(state);
         return true;
       })
       .on(CellMsg.teleportIn, (_ch, state) => {
-        const cell = this.cells.get(state.spaceId);
-        if (!cell) throw new Error(`this cellapp has no cell of space ${state.spaceId}`);
-        cell.receiveTeleport(state);
+        cellOf(this.cells, state.spaceId, state.cellId).receiveTeleport(state);
         return true;
       })
       .on(
         CellMsg.realMoved,
-        (_ch, spaceId, id, cellapp, address) => this.cells.get(spaceId)?.realMoved(id, cellapp, address),
+        (_ch, spaceId, cellId, id, cellapp, address, cell) =>
+          this.cells.get(cellKey(spaceId, cellId))?.realMoved(id, { cell, cellapp, address }),
       )
-      .on(CellMsg.describeCell, (_ch, spaceId) => this.cells.get(spaceId)?.describe() ?? null)
+      .on(CellMsg.describeCell, (_ch, spaceId) => {
+        const cells = cellsOfSpace(this.cells, spaceId);
+        return cells.length === 0 ? null : cells.flatMap((c) => c.describe());
+      })
       .on(CellMsg.findEntity, (_ch, id) => {
+        let found: Entity | undefined;
         for (const cell of this.cells.values()) {
           const e = cell.entities.get(id) ?? cell.ghosts.get(id);
-          if (e) {
-            const position: [number, number, number] = [e.x, e.y, e.z];
-            const ghosts = e.ghosting ? [...e.ghosting.links.keys()] : [];
-            const base = e.baseAddress;
-            return { id, type: e.type.name, spaceId: cell.spaceId, position, real: e.isReal, ghosts, base };
-          }
+          if (e && (!found || e.isReal)) found = e;
+          if (found?.isReal) break;
         }
-        return null;
+        if (!found) return null;
+        const e = found;
+        const position: [number, number, number] = [e.x, e.y, e.z];
+        const ghosts = e.ghosting ? [...new Set([...e.ghosting.links.values()].map((l) => l.cellapp))] : [];
+        return {
+          id,
+          type: e.type.name,
+          spaceId: e.cell.spaceId,
+          position,
+          real: e.isReal,
+          ghosts,
+          base: e.baseAddress,
+        };
       });
+  }
+
+  /** Creates the cells of `g` this cellapp runs that it does not have yet (when `create`), updates the others. */
+  #applyGeometry(g: SpaceGeometry, create: boolean): void {
+    const self = this.member.link.id;
+    for (const [id, address] of g.cellapps ?? []) if (id === self) this.#selfAddresses.add(address);
+    for (const cell of cellsOfSpace(this.cells, g.spaceId)) cell.updateGeometry(g);
+    if (self === null) {
+      if (create) throw new Error("this cellapp is not registered yet");
+      return;
+    }
+    for (const c of cellRects(g.tree, rectFromArray(g.bounds))) {
+      if (c.cellapp !== self || this.cells.has(cellKey(g.spaceId, c.id))) continue;
+      const cell = new Cell(this.#host, g, self, c.id);
+      configureSpaceAoI(cell, this.#aoi);
+      this.cells.set(cellKey(g.spaceId, c.id), cell);
+      this.#log.info(`cell ${c.id} of space ${g.spaceId} created`);
+    }
   }
 
   /** Frames for the client of `e`, through its base, marked with the real's epoch as it is now. */
@@ -226,38 +284,46 @@ export class CellApp {
    * hand-over settles (then runs here, or goes on to the new real).
    */
   #atReal<A extends unknown[]>(id: number, def: MessageDef<A, unknown>, args: A, run: (e: Entity) => void): void {
-    for (const cell of this.cells.values()) {
-      const e = cell.entities.get(id);
-      if (e?.offloading) {
-        e.offloading.held.push((moved) => moved ? this.#toPeer(moved, def, ...args) : run(e));
-        return;
-      }
-      if (e) return run(e);
-      const ghost = cell.ghosts.get(id);
-      if (ghost) return this.#toPeer(ghost.ghostInfo!.realAddress, def, ...args);
+    const e = this.#find(id);
+    if (e?.offloading) {
+      e.offloading.held.push((moved) => moved ? this.#toPeer(moved.address, def, ...args) : run(e));
+      return;
     }
+    if (e) return run(e);
+    const address = this.#realAddressOf(id);
+    if (address) return this.#toPeer(address, def, ...args);
     throw new Error(`${def.name}: no entity ${id} on this cellapp`);
+  }
+
+  /** Where the real of a ghost here is, when it is on another cellapp (a real here is found first). */
+  #realAddressOf(id: number): string | undefined {
+    for (const cell of this.cells.values()) {
+      const address = cell.ghosts.get(id)?.ghostInfo?.realAddress;
+      if (address && !this.#isSelf(address)) return address;
+    }
+    return undefined;
   }
 
   /** Logout: the real's persistent cell properties, wherever the real is now. */
   async #destroyForBase(id: number): Promise<Uint8Array | null> {
-    for (const cell of this.cells.values()) {
-      const e = cell.entities.get(id);
-      if (e?.offloading) {
-        const moved = await new Promise<string | null>((r) => e.offloading!.held.push(r));
-        if (moved) return await (await this.member.peers.get(moved)).request(CellMsg.destroyCellEntity, id);
-      }
-      if (e && !e.destroyed) {
-        const state = encodePersistentState(e.container);
-        cell.destroyEntity(e, "its base asked", false);
-        return state;
-      }
-      const ghost = cell.ghosts.get(id);
-      if (ghost) {
-        return await (await this.member.peers.get(ghost.ghostInfo!.realAddress)).request(CellMsg.destroyCellEntity, id);
-      }
+    const e = this.#find(id);
+    if (e?.offloading) {
+      const moved = await new Promise<CellAddress | null>((r) => e.offloading!.held.push(r));
+      if (moved) return await this.#destroyAt(moved.address, id);
     }
-    return null;
+    if (e && !e.destroyed) {
+      const state = encodePersistentState(e.container);
+      e.cell.destroyEntity(e, "its base asked", false);
+      return state;
+    }
+    const address = this.#realAddressOf(id);
+    return address ? await this.#destroyAt(address, id) : null;
+  }
+
+  /** destroyCellEntity on the cellapp at `address`, which may be this one (the real moved to another cell here). */
+  async #destroyAt(address: string, id: number): Promise<Uint8Array | null> {
+    if (this.#isSelf(address)) return await this.#destroyForBase(id);
+    return await (await this.member.peers.get(address)).request(CellMsg.destroyCellEntity, id);
   }
 
   /** Sends to a baseapp (see #toPeer). */
@@ -271,6 +337,10 @@ export class CellApp {
    * copied, since callers may reuse their buffers.
    */
   #toPeer<A extends unknown[]>(address: string, def: MessageDef<A, unknown>, ...args: A): void {
+    if (this.#isSelf(address)) {
+      this.#loopback.send(def, args);
+      return;
+    }
     const ch = this.member.peers.peek(address);
     if (ch) {
       ch.send(def, ...args);
@@ -281,6 +351,11 @@ export class CellApp {
       (c) => c.send(def, ...args),
       (e) => this.#log.warn(`${def.name} to ${address} lost: ${(e as Error).message}`),
     );
+  }
+
+  /** Whether `address` is this cellapp's: messages to it go through the loopback. */
+  #isSelf(address: string): boolean {
+    return address === this.address || this.#selfAddresses.has(address);
   }
 
   /** The address other processes reach this cellapp on. */
@@ -309,7 +384,7 @@ export class CellApp {
         try {
           cell.tick(dt);
         } catch (e) {
-          this.#log.error(`tick of space ${cell.spaceId} failed: ${(e as Error).stack ?? e}`);
+          this.#log.error(`tick of cell ${cell.cellId} of space ${cell.spaceId} failed: ${(e as Error).stack ?? e}`);
         }
         const ms = performance.now() - t0;
         cell.stats.record(t0, ms);

@@ -57,10 +57,15 @@ export const GHOST_DEFAULTS: GhostConfig = {
   callTimeoutMs: 5000,
 };
 
-/** One ghost of a real, on another cellapp. */
-export interface GhostLink {
+/** Where a cell is: its id within the space, its cellapp and that cellapp's address. */
+export interface CellAddress {
+  cell: number;
   cellapp: number;
   address: string;
+}
+
+/** One ghost of a real, in another cell (of another cellapp, or of the same one). */
+export interface GhostLink extends CellAddress {
   state: "creating" | "live";
   /** Cell time (ms) when it was asked for (creating) or confirmed (live). */
   since: number;
@@ -68,6 +73,7 @@ export interface GhostLink {
 
 /** What a real keeps about its ghosts. */
 export class RealGhosting {
+  /** The ghosts by the id of the cell holding them. */
   readonly links: Map<number, GhostLink> = new Map();
   /** Number of the last batch sent. */
   seq = 0;
@@ -89,7 +95,12 @@ export class GhostInfo {
   waitingSince = NaN;
   resyncAsked = false;
 
-  constructor(public realCellapp: number, public realAddress: string, public seq: number) {}
+  constructor(
+    public realCellapp: number,
+    public realAddress: string,
+    public realCell: number,
+    public seq: number,
+  ) {}
 }
 
 const scratch = new ByteWriter(256);
@@ -123,8 +134,8 @@ export function installGhosting(e: Entity, g: RealGhosting): RealGhosting {
   return g;
 }
 
-/** The state a ghost of `e` is created with. */
-export function ghostStateOf(e: Entity, realCellapp: number, realAddress: string): GhostState {
+/** The state a ghost of `e` is created with in cell `cellId`. */
+export function ghostStateOf(e: Entity, cellId: number, realCellapp: number, realAddress: string): GhostState {
   const g = ghostingOf(e);
   const h = historyOf(e);
   const events: GhostState["history"]["events"] = [];
@@ -134,6 +145,7 @@ export function ghostStateOf(e: Entity, realCellapp: number, realAddress: string
   }
   return {
     spaceId: e.cell.spaceId,
+    cellId,
     id: e.id,
     type: e.type.name,
     position: [e.x, e.y, e.z],
@@ -143,6 +155,7 @@ export function ghostStateOf(e: Entity, realCellapp: number, realAddress: string
     syncSeq: g.seq,
     realCellapp,
     realAddress,
+    realCell: e.cell.cellId,
     history: { lastSeq: h.lastSeq, trimmedTo: h.trimmedTo, propStamps: [...h.propStamps], events },
   };
 }
@@ -255,15 +268,20 @@ function applyOps(ghost: Entity, ops: GhostOp[]): void {
   }
 }
 
-/** The neighbour cells of `e`'s cell whose grown rect contains it: cellapp id to address. */
-export function wantedGhosts(e: Entity, ghostRadius: number): Map<number, string> {
-  const out = new Map<number, string>();
+/**
+ * The other cells of `e`'s space whose grown rect contains it, by cell id
+ * (cells of `e`'s own cellapp included).
+ */
+export function wantedGhosts(e: Entity, ghostRadius: number): Map<number, CellAddress> {
+  const out = new Map<number, CellAddress>();
   const g = e.cell.geometry;
   const addresses = new Map(g.cellapps ?? []);
   for (const c of cellRects(g.tree, rectFromArray(g.bounds))) {
-    if (c.cellapp === e.cell.cellappId) continue;
+    if (c.id === e.cell.cellId) continue;
     const address = addresses.get(c.cellapp);
-    if (address && rectContains(rectGrow(c.rect, ghostRadius), e.x, e.z)) out.set(c.cellapp, address);
+    if (address && rectContains(rectGrow(c.rect, ghostRadius), e.x, e.z)) {
+      out.set(c.id, { cell: c.id, cellapp: c.cellapp, address });
+    }
   }
   return out;
 }

@@ -8,27 +8,32 @@
 import { decodeCellBackup, PropertyContainer } from "../core/def/mod.ts";
 import type { OffloadState } from "../core/wire/mod.ts";
 import type { Entity } from "./entity.ts";
-import { GhostInfo, installGhosting, RealGhosting } from "./ghosts.ts";
+import { type CellAddress, GhostInfo, installGhosting, RealGhosting } from "./ghosts.ts";
 import { historyOf } from "./event_history.ts";
 import { witnessOf } from "./witness.ts";
 
-/** What the old cell remembers while a transfer is in flight. */
-export interface Offloading {
-  cellapp: number;
-  address: string;
-  /** Calls for the entity that arrived meanwhile, run or forwarded once the transfer settles. */
-  held: ((realAddress: string | null) => void)[];
+/** What the old cell remembers while a transfer to the cell it names is in flight. */
+export interface Offloading extends CellAddress {
+  /** Calls for the entity that arrived meanwhile, run or forwarded (to where the real went) once the transfer settles. */
+  held: ((movedTo: CellAddress | null) => void)[];
 }
 
-/** Everything the new cell needs to make its ghost of `e` real. */
-export function offloadStateOf(e: Entity, fromCellapp: number, fromAddress: string, now: number): OffloadState {
+/** Everything cell `to` needs to make its ghost of `e` real. */
+export function offloadStateOf(
+  e: Entity,
+  to: number,
+  fromCellapp: number,
+  fromAddress: string,
+  now: number,
+): OffloadState {
   const g = e.ghosting!;
   return {
     spaceId: e.cell.spaceId,
+    cellId: to,
     entity: e.serialise(now),
     syncSeq: g.seq,
-    ghosts: [...g.links.values()].map((l) => [l.cellapp, l.address]),
-    from: [fromCellapp, fromAddress],
+    ghosts: [...g.links.values()].map((l) => [l.cellapp, l.address, l.cell]),
+    from: [fromCellapp, fromAddress, e.cell.cellId],
     baseAddress: e.baseAddress,
     hasClient: e.hasClient,
     epoch: e.epoch,
@@ -40,7 +45,7 @@ export function offloadStateOf(e: Entity, fromCellapp: number, fromAddress: stri
  * Turns a real into a ghost of its new real, in place, so that its node on the
  * range list (and every witness's view of it) stays as it was.
  */
-export function becomeGhost(e: Entity, realCellapp: number, realAddress: string, seq: number): void {
+export function becomeGhost(e: Entity, real: CellAddress, seq: number): void {
   const ghost = new PropertyContainer(e.type, "ghost", { entityId: e.id, readOnly: true });
   for (const p of e.type.properties) if (ghost.holds(p)) ghost.load(p.index, e.container.values[p.index]);
   e.container = ghost;
@@ -52,7 +57,7 @@ export function becomeGhost(e: Entity, realCellapp: number, realAddress: string,
   e.triggers.clear();
   e.ghosting = null;
   e.isReal = false;
-  e.ghostInfo = new GhostInfo(realCellapp, realAddress, seq);
+  e.ghostInfo = new GhostInfo(real.cellapp, real.address, real.cell, seq);
 }
 
 /**
@@ -60,7 +65,7 @@ export function becomeGhost(e: Entity, realCellapp: number, realAddress: string,
  * all cell properties, the ghost list (now including the old cell) and the
  * sync numbering, so the other ghosts carry on without a gap.
  */
-export function becomeReal(e: Entity, state: OffloadState, selfCellapp: number): void {
+export function becomeReal(e: Entity, state: OffloadState): void {
   const history = historyOf(e);
   const container = decodeCellBackup(e.type, state.entity.props, e.id);
   container.sink = history;
@@ -74,10 +79,10 @@ export function becomeReal(e: Entity, state: OffloadState, selfCellapp: number):
   const g = new RealGhosting();
   g.seq = state.syncSeq;
   const now = e.cell.time;
-  for (const [cellapp, address] of state.ghosts) {
-    if (cellapp !== selfCellapp) g.links.set(cellapp, { cellapp, address, state: "live", since: now });
+  for (const [cellapp, address, cell] of state.ghosts) {
+    if (cell !== e.cell.cellId) g.links.set(cell, { cell, cellapp, address, state: "live", since: now });
   }
-  const [fromCellapp, fromAddress] = state.from;
-  g.links.set(fromCellapp, { cellapp: fromCellapp, address: fromAddress, state: "live", since: now });
+  const [fromCellapp, fromAddress, fromCell] = state.from;
+  g.links.set(fromCell, { cell: fromCell, cellapp: fromCellapp, address: fromAddress, state: "live", since: now });
   installGhosting(e, g);
 }

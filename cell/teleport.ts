@@ -13,7 +13,7 @@ import { CellMsg, type OffloadState } from "../core/wire/mod.ts";
 import type { Cell } from "./cell.ts";
 import type { ControllerState } from "./controllers.ts";
 import { Entity } from "./entity.ts";
-import { ghostingOf } from "./ghosts.ts";
+import { type CellAddress, ghostingOf } from "./ghosts.ts";
 import { offloadStateOf } from "./offload.ts";
 import { witnessOf } from "./witness.ts";
 
@@ -22,17 +22,17 @@ export async function teleport(cell: Cell, e: Entity, pos: Vec3, spaceId = cell.
   if (!e.isReal || e.destroyed) throw new Error(`teleport: ${e.type.name} ${e.id} is not a real entity here`);
   if (e.offloading) throw new Error(`teleport: ${e.type.name} ${e.id} is already moving to another cell`);
   if (![pos.x, pos.y, pos.z].every(Number.isFinite)) throw new Error(`teleport: position of ${e.id} is not finite`);
-  let target: { cellapp: number; address: string };
+  let target: CellAddress;
   if (spaceId === cell.spaceId) {
     const g = cell.geometry;
     const dest = cellRects(g.tree, rectFromArray(g.bounds))[cellIndexAt(g.tree, pos.x, pos.z)];
-    if (dest.cellapp === cell.cellappId) {
+    if (dest.id === cell.cellId) {
       cell.moveEntity(e, pos.x, pos.y, pos.z);
       return;
     }
     const address = new Map(g.cellapps ?? []).get(dest.cellapp);
     if (!address) throw new Error(`teleport: the cellapp of the destination cell is unknown`);
-    target = { cellapp: dest.cellapp, address };
+    target = { cell: dest.id, cellapp: dest.cellapp, address };
   } else {
     if (!cell.host.findCell) throw new Error(`teleport: this cell cannot reach other spaces`);
     target = await cell.host.findCell(spaceId, pos.x, pos.z);
@@ -42,12 +42,12 @@ export async function teleport(cell: Cell, e: Entity, pos: Vec3, spaceId = cell.
   // The hand-over of an offload, without a ghost at the destination.
   ghostingOf(e);
   cell.borders.sendBatches();
-  e.offloading = { cellapp: target.cellapp, address: target.address, held: [] };
+  e.offloading = { ...target, held: [] };
   cell.pause(e);
   const witness = witnessOf(e);
   const hadWitness = witness !== undefined;
   witness?.update();
-  const state = offloadStateOf(e, cell.cellappId, gh.address, cell.time);
+  const state = offloadStateOf(e, target.cell, cell.cellappId, gh.address, cell.time);
   state.spaceId = spaceId;
   state.entity.position = [pos.x, pos.y, pos.z];
   state.witness = undefined;
@@ -66,7 +66,7 @@ export async function teleport(cell: Cell, e: Entity, pos: Vec3, spaceId = cell.
   witness?.closeView();
   cell.removeTeleported(e);
   if (e.baseAddress !== null) cell.host.cellEntityMoved?.(e, target.address, spaceId);
-  for (const run of held) run(target.address);
+  for (const run of held) run(target);
 }
 
 /** Creates a teleporting real here from its state, replacing a ghost of it if this cell has one. */

@@ -34,6 +34,11 @@ export interface BotOptions {
   loginConcurrency?: number;
   /** Receives progress lines (stderr in the CLI). */
   log?: (line: string) => void;
+  /**
+   * The AoI radius: when given, the report adds `leftInRange`, the leaves of
+   * entities last seen well inside it (a client's view that flickered).
+   */
+  aoiRadius?: number;
   /** Called when the measurement starts and ends (benchmarks sample process CPU there). */
   onMeasure?: (phase: "start" | "end") => void | Promise<void>;
 }
@@ -53,6 +58,8 @@ export interface BotReport {
   latencyP50Ms: number | null;
   latencyP99Ms: number | null;
   errors: number;
+  /** With `aoiRadius`: leaves of entities last seen more than 10 m inside the radius. */
+  leftInRange?: number;
 }
 
 interface ClusterBody {
@@ -92,6 +99,7 @@ export async function runBots(o: BotOptions): Promise<BotReport> {
   const latency = new LatencyHistogram();
   let measuring = false;
   let errors = 0;
+  let leftInRange = 0;
   const errorLines = new Map<string, number>();
   const fail = (what: string) => {
     errors++;
@@ -124,7 +132,18 @@ export async function runBots(o: BotOptions): Promise<BotReport> {
     clients.push(c);
     const obs = new Observer(c.player.id, totals, moves, latency, () => measuring);
     c.on("enter", (e) => obs.enter(e.id, e.props.counter));
-    c.on("leave", (id) => obs.left(id));
+    c.on("leave", (id) => {
+      obs.left(id);
+      // Judged from what this client last saw of the entity, against where it is itself.
+      const last = seenAt.get(id);
+      seenAt.delete(id);
+      if (o.aoiRadius !== undefined && last && measuring) {
+        if (Math.hypot(last.x - pos.x, last.z - pos.z) < o.aoiRadius - 10) leftInRange++;
+      }
+    });
+    const seenAt = new Map<number, { x: number; z: number }>();
+    c.on("enter", (e) => seenAt.set(e.id, { x: e.position.x, z: e.position.z }));
+    c.on("move", (e) => seenAt.set(e.id, { x: e.position.x, z: e.position.z }));
     c.on("property", (e, name, value) => obs.property(e.id, name, value));
     c.on("move", (e) => obs.moved(e.id, e.position.x, e.position.z, performance.now()));
     c.on("error", (code, message) => fail(`server error ${code}: ${message.replace(/\d+/g, "N")}`));
@@ -195,6 +214,7 @@ export async function runBots(o: BotOptions): Promise<BotReport> {
     latencyP50Ms: latency.percentile(50),
     latencyP99Ms: latency.percentile(99),
     errors,
+    ...(o.aoiRadius !== undefined ? { leftInRange } : {}),
   };
   await Promise.race([Promise.all(clients.map((c) => c.logout())), sleep(10_000)]);
   for (const c of clients) c.close();

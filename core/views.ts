@@ -42,6 +42,8 @@ export interface ShutdownView {
 
 /** One cell of a space as GET /api/spaces/:id shows it. */
 export interface CellView {
+  /** The cell's id within its space (its leaf of the tree). */
+  id: number;
   cellapp: number;
   /** [minX, minZ, maxX, maxZ]. */
   rect: [number, number, number, number];
@@ -86,6 +88,8 @@ export interface CellEntityView {
   type: string;
   position: [number, number, number];
   real: boolean;
+  /** The id (within the space) of the cell of the cellapp listing it. */
+  cell: number;
 }
 
 /** GET /api/entities/:id: where an entity is. */

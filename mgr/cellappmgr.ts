@@ -103,7 +103,7 @@ export class CellAppMgr {
         const cell = space.cells()[cellIndexAt(space.tree, x, z)];
         const m = this.registry.members.get(cell.cellapp);
         if (!m) throw new Error(`the cellapp ${cell.cellapp} of space ${spaceId} is gone`);
-        return { cellapp: m.id, address: m.address };
+        return { cellapp: m.id, address: m.address, cell: cell.id };
       })
       .on(MgrMsg.adoptSpaces, (ch, geometries) => {
         const m = this.registry.memberOn(ch);

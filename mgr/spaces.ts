@@ -42,12 +42,17 @@ export class Space {
     return cellRects(this.tree, this.bounds);
   }
 
-  /** What every cellapp of the space is sent; `address` names each cellapp's listening address. */
+  /** The distinct cellapps running cells of the space, in tree order. */
+  cellapps(): number[] {
+    return [...new Set(this.cells().map((c) => c.cellapp))];
+  }
+
+  /** What every cellapp of the space is sent; `address` names each cellapp's listening address (once per cellapp). */
   geometry(address: (cellapp: number) => string | undefined = () => undefined): SpaceGeometry {
     const cellapps: [number, string][] = [];
-    for (const c of this.cells()) {
-      const a = address(c.cellapp);
-      if (a) cellapps.push([c.cellapp, a]);
+    for (const id of this.cellapps()) {
+      const a = address(id);
+      if (a) cellapps.push([id, a]);
     }
     return { spaceId: this.id, bounds: rectToArray(this.bounds), tree: this.tree, isDefault: this.isDefault, cellapps };
   }
@@ -56,7 +61,7 @@ export class Space {
 /** Every space of the cluster. */
 export class Spaces {
   readonly all: Map<number, Space> = new Map();
-  /** Latest report per cell, keyed by `${spaceId}/${cellappId}`. */
+  /** Latest report per cell, keyed by `${spaceId}/${cellId}`. */
   readonly reports: Map<string, CellReport> = new Map();
   #nextId = DEFAULT_SPACE_ID + 1;
 
@@ -82,21 +87,21 @@ export class Spaces {
     return space.geometry((id) => this.registry.members.get(id)?.address);
   }
 
-  /** Creates a space: picks cellapps, builds the tree, has each cellapp create its cell. */
+  /**
+   * Creates a space: picks the least loaded cellapps, places the cells on
+   * them round-robin (several cells on one cellapp when there are more cells
+   * than cellapps), builds the tree, has each cellapp create its cells.
+   */
   async create(spec: SpaceSpec): Promise<Space> {
+    if (!(spec.cells >= 1)) throw new RequestError("bad_request", `cells: a space needs at least one cell`);
     const apps = this.findBestCellApps(spec.cells, spec.preferredHost ?? null);
     if (apps.length === 0) throw new RequestError("unavailable", "no cellapp is running to host the space");
-    if (apps.length < spec.cells) {
-      throw new RequestError(
-        "conflict",
-        `cells: ${spec.cells} cells asked for but only ${apps.length} cellapps are running (one cell per cellapp)`,
-      );
-    }
+    const placement = Array.from({ length: spec.cells }, (_, i) => apps[i % apps.length].id);
     const id = spec.isDefault ? DEFAULT_SPACE_ID : this.#nextId++;
     const space = new Space(
       id,
       spec.bounds,
-      buildBsp(spec.bounds, apps.map((a) => a.id)),
+      buildBsp(spec.bounds, placement),
       !!spec.isDefault,
       spec.preferredHost ?? null,
     );
@@ -113,7 +118,7 @@ export class Spaces {
         `creating the cells of space ${id} failed: ${(failed as PromiseRejectedResult).reason?.message}`,
       );
     }
-    this.log.info(`space ${id} created: ${spec.cells} cell(s) on cellapp(s) ${apps.map((a) => a.id).join(", ")}`);
+    this.log.info(`space ${id} created: ${spec.cells} cell(s) on cellapp(s) ${placement.join(", ")}`);
     for (const e of spec.entities ?? []) await this.spawn(space, e.type, e.count, e.props);
     return space;
   }
@@ -128,7 +133,9 @@ export class Spaces {
       const n = i === cells.length - 1 ? left : Math.round((count * rectArea(c.rect)) / total);
       left -= n;
       const m = this.registry.members.get(c.cellapp);
-      if (n > 0 && m) jobs.push(m.channel.request(CellMsg.spawn, { spaceId: space.id, type, count: n, props }));
+      if (n > 0 && m) {
+        jobs.push(m.channel.request(CellMsg.spawn, { spaceId: space.id, cellId: c.id, type, count: n, props }));
+      }
     });
     const ids = (await Promise.all(jobs)).flat();
     if (ids.length > 0) space.hasHadEntities = true;
@@ -146,18 +153,18 @@ export class Spaces {
     if (space.shuttingDown) return;
     space.shuttingDown = true;
     this.log.info(`space ${id} shutting down: ${why}`);
-    for (const c of space.cells()) this.registry.members.get(c.cellapp)?.channel.send(CellMsg.shutDownSpace, id);
+    for (const a of space.cellapps()) this.registry.members.get(a)?.channel.send(CellMsg.shutDownSpace, id);
     this.all.delete(id);
-    for (const c of space.cells()) this.reports.delete(`${id}/${c.cellapp}`);
+    for (const c of space.cells()) this.reports.delete(`${id}/${c.id}`);
   }
 
-  /** Records a cellapp's per-cell figures. */
+  /** Records a cellapp's per-cell figures (of the cells the tree still gives it). */
   report(cellapp: number, cells: readonly CellReport[]): void {
     for (const c of cells) {
       const space = this.all.get(c.spaceId);
-      if (!space) continue;
+      if (!space || !space.cells().some((s) => s.id === c.cellId && s.cellapp === cellapp)) continue;
       if (c.reals > 0) space.hasHadEntities = true;
-      this.reports.set(`${c.spaceId}/${cellapp}`, c);
+      this.reports.set(`${c.spaceId}/${c.cellId}`, c);
     }
   }
 
@@ -175,24 +182,28 @@ export class Spaces {
   }
 
   /**
-   * A cellapp is gone: its cells go with it. A space left without cells is
-   * forgotten (restoring entities from base backups comes with fault tolerance).
+   * A cellapp is gone: all its cells go with it; the others keep their ids
+   * and share the area. A space left without cells is forgotten (restoring
+   * entities from base backups comes with fault tolerance).
    */
   onCellAppLeft(cellapp: number): Space[] {
     const lost: Space[] = [];
     for (const space of [...this.all.values()]) {
-      if (!space.cells().some((c) => c.cellapp === cellapp)) continue;
-      this.reports.delete(`${space.id}/${cellapp}`);
+      const gone = space.cells().filter((c) => c.cellapp === cellapp);
+      if (gone.length === 0) continue;
+      for (const c of gone) this.reports.delete(`${space.id}/${c.id}`);
       const remaining = space.cells().filter((c) => c.cellapp !== cellapp);
       if (remaining.length === 0) {
         this.all.delete(space.id);
         lost.push(space);
-        this.log.warn(`space ${space.id} lost its only cell with cellapp ${cellapp}`);
+        this.log.warn(`space ${space.id} lost its only cellapp ${cellapp}`);
       } else {
-        space.tree = buildBsp(space.bounds, remaining.map((c) => c.cellapp));
+        space.tree = buildBsp(space.bounds, remaining.map((c) => c.cellapp), remaining.map((c) => c.id));
         const g = this.geometryOf(space);
-        for (const c of remaining) this.registry.members.get(c.cellapp)?.channel.send(CellMsg.updateGeometry, g);
-        this.log.warn(`space ${space.id} lost the cell of cellapp ${cellapp}; its area is spread over the others`);
+        for (const a of space.cellapps()) this.registry.members.get(a)?.channel.send(CellMsg.updateGeometry, g);
+        this.log.warn(
+          `space ${space.id} lost ${gone.length} cell(s) with cellapp ${cellapp}; their area is spread over the others`,
+        );
       }
     }
     return lost;

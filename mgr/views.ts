@@ -7,8 +7,9 @@ import type { Space } from "./spaces.ts";
 /** The cells of `s` with their latest reports. */
 export function cellViews(s: Space, reports: ReadonlyMap<string, CellReport>): CellView[] {
   return s.cells().map((c) => {
-    const r = reports.get(`${s.id}/${c.cellapp}`);
+    const r = reports.get(`${s.id}/${c.id}`);
     return {
+      id: c.id,
       cellapp: c.cellapp,
       rect: rectToArray(c.rect),
       reals: r?.reals ?? 0,

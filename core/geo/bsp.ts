@@ -1,14 +1,15 @@
 /**
  * A space's BSP tree as seed 003 describes it: inner nodes split the plane at
  * a position on X or Z (horizontal and vertical lines only, so a kd-tree);
- * leaves are cells, each run by one cellapp. The cellappmgr builds it, every
- * cellapp of the space holds a copy.
+ * leaves are cells, each with an id unique within its space and run by one
+ * cellapp (a cellapp may run several cells of a space). The cellappmgr builds
+ * it, every cellapp of the space holds a copy.
  */
 import { type Rect, rectArea, rectsTouch } from "./rect.ts";
 
-/** A leaf: one cell. */
+/** A leaf: one cell, by its id within the space and the cellapp running it. */
 export interface BspCell {
-  cell: { cellapp: number };
+  cell: { id: number; cellapp: number };
 }
 
 /** An inner node: `left` holds coordinates below `at` on `axis`, `right` the rest. */
@@ -24,6 +25,8 @@ export type BspNode = BspCell | BspSplit;
 
 /** A cell with the rect it covers. */
 export interface CellRect {
+  /** The cell's id, unique within its space. */
+  id: number;
   cellapp: number;
   rect: Rect;
 }
@@ -34,13 +37,21 @@ export function isCell(n: BspNode): n is BspCell {
 }
 
 /**
- * Builds a tree of `cellapps.length` cells over `bounds`, splitting the longer
- * side in proportion to the number of cells on each part, so the cells get
- * equal areas (until load balancing moves the partitions).
+ * Builds a tree of `cellapps.length` cells over `bounds` (cell i on
+ * `cellapps[i]`, with id `ids[i]`: 1, 2, ... unless given), splitting the
+ * longer side in proportion to the number of cells on each part, so the cells
+ * get equal areas (until load balancing moves the partitions).
  */
-export function buildBsp(bounds: Rect, cellapps: readonly number[]): BspNode {
+export function buildBsp(
+  bounds: Rect,
+  cellapps: readonly number[],
+  ids: readonly number[] = cellapps.map((_, i) => i + 1),
+): BspNode {
   if (cellapps.length === 0) throw new Error("a space needs at least one cell");
-  if (cellapps.length === 1) return { cell: { cellapp: cellapps[0] } };
+  if (ids.length !== cellapps.length || new Set(ids).size !== ids.length) {
+    throw new Error("every cell of a space needs its own id");
+  }
+  if (cellapps.length === 1) return { cell: { id: ids[0], cellapp: cellapps[0] } };
   const leftCount = Math.floor(cellapps.length / 2);
   const share = leftCount / cellapps.length;
   const w = bounds.maxX - bounds.minX;
@@ -51,8 +62,8 @@ export function buildBsp(bounds: Rect, cellapps: readonly number[]): BspNode {
   return {
     axis,
     at,
-    left: buildBsp(lb, cellapps.slice(0, leftCount)),
-    right: buildBsp(rb, cellapps.slice(leftCount)),
+    left: buildBsp(lb, cellapps.slice(0, leftCount), ids.slice(0, leftCount)),
+    right: buildBsp(rb, cellapps.slice(leftCount), ids.slice(leftCount)),
   };
 }
 
@@ -64,9 +75,9 @@ export function splitRect(r: Rect, axis: "x" | "z", at: number): [Rect, Rect] {
 /** Every cell of the tree with its rect, left to right. */
 export function cellRects(tree: BspNode, bounds: Rect): CellRect[] {
   const out: CellRect[] = [];
-  const walk = (n: BspNode, r: Rect) => {
+  const walk = (n: BspNode, r: Rect): void => {
     if (isCell(n)) {
-      out.push({ cellapp: n.cell.cellapp, rect: r });
+      out.push({ id: n.cell.id, cellapp: n.cell.cellapp, rect: r });
       return;
     }
     const [lr, rr] = splitRect(r, n.axis, n.at);
@@ -105,18 +116,31 @@ export function neighbours(cells: readonly CellRect[]): number[][] {
   return cells.map((c, i) => cells.flatMap((o, j) => (j !== i && rectsTouch(c.rect, o.rect) ? [j] : [])));
 }
 
-/** Checks a tree received from the wire; returns why it is malformed, or null. */
-export function checkBsp(n: unknown, depth = 0): string | null {
+/**
+ * Checks a tree received from the wire: well-formed nodes, and every cell with
+ * a cellapp and an id of its own. Returns why it is malformed, or null.
+ */
+export function checkBsp(n: unknown): string | null {
+  return checkNode(n, 0, new Set());
+}
+
+function checkNode(n: unknown, depth: number, ids: Set<number>): string | null {
   if (depth > 64) return "tree deeper than 64 levels";
   if (typeof n !== "object" || n === null) return "node is not an object";
   const o = n as Record<string, unknown>;
   if ("cell" in o) {
     const c = o.cell as Record<string, unknown> | null;
-    return typeof c === "object" && c !== null && Number.isInteger(c.cellapp) ? null : "cell without a cellapp id";
+    if (typeof c !== "object" || c === null || !Number.isInteger(c.cellapp)) return "cell without a cellapp id";
+    if (!Number.isInteger(c.id) || (c.id as number) < 1 || (c.id as number) > 2 ** 31) {
+      return "cell without an id (an integer from 1)";
+    }
+    if (ids.has(c.id as number)) return `cell id ${c.id} is used twice`;
+    ids.add(c.id as number);
+    return null;
   }
   if (o.axis !== "x" && o.axis !== "z") return `split axis ${String(o.axis)} is not x or z`;
   if (typeof o.at !== "number" || !Number.isFinite(o.at)) return "split position is not a number";
-  return checkBsp(o.left, depth + 1) ?? checkBsp(o.right, depth + 1);
+  return checkNode(o.left, depth + 1, ids) ?? checkNode(o.right, depth + 1, ids);
 }
 
 /** The total area of the cells (equals the bounds' area for a well-formed tree). */

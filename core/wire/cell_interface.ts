@@ -18,6 +18,8 @@ export interface SpaceGeometry {
 /** What a ghost is created with: the real's ghosted state and where the real is. */
 export interface GhostState {
   spaceId: number;
+  /** The cell (id within the space) the ghost is created in. */
+  cellId: number;
   id: number;
   type: string;
   position: [number, number, number];
@@ -27,9 +29,10 @@ export interface GhostState {
   props: Uint8Array;
   /** The last sync batch number sent to ghosts; the next batch is one more. */
   syncSeq: number;
-  /** The cellapp of the real, and its address. */
+  /** The cellapp of the real, its address, and the real's cell. */
   realCellapp: number;
   realAddress: string;
+  realCell: number;
   /** The real's recent event history, so an offload onto this ghost needs no refresh. */
   history: {
     lastSeq: number;
@@ -42,6 +45,8 @@ export interface GhostState {
 /** What a real's cell sends the cell that takes it over (seed 002's migrate_out). */
 export interface OffloadState {
   spaceId: number;
+  /** The cell (id within the space) that takes the real. */
+  cellId: number;
   /** The whole cell state: properties, position, direction, controllers. */
   entity: {
     id: number;
@@ -55,10 +60,10 @@ export interface OffloadState {
   };
   /** The number of the last ghost batch sent; the new real goes on from it. */
   syncSeq: number;
-  /** The real's ghosts [cellapp, address], the receiving cell's own included. */
-  ghosts: [number, string][];
-  /** The old cell's cellapp and address: it becomes a ghost. */
-  from: [number, string];
+  /** The real's ghosts [cellapp, address, cell id], the receiving cell's own included. */
+  ghosts: [number, string, number][];
+  /** The old cell's cellapp, address and cell id: it becomes a ghost. */
+  from: [number, string, number];
   baseAddress: string | null;
   hasClient: boolean;
   /** How many times the real moved cell before this move; its client's frames carry the count (epoch). */
@@ -104,6 +109,8 @@ export type GhostOp = unknown[];
 /** Entities to create in a space: `count` of `type`, at random points of the cell unless `position` is given. */
 export interface SpawnRequest {
   spaceId: number;
+  /** The cell to create them in; the first cell of the space on the cellapp when not given. */
+  cellId?: number | null;
   type: string;
   count: number;
   /** Initial property values by name. */
@@ -117,6 +124,8 @@ export interface EntitySummary {
   type: string;
   position: [number, number, number];
   real: boolean;
+  /** The cell (id within the space) holding it, real or ghost. */
+  cell: number;
 }
 
 /** Where an entity is, as the cellapp holding it knows it. */
@@ -126,7 +135,7 @@ export interface EntityLocation {
   spaceId: number;
   position: [number, number, number];
   real: boolean;
-  /** Cellapp ids holding ghosts of it (known by its real). */
+  /** Cellapp ids holding ghosts of it (known by its real), each once. */
   ghosts: number[];
   /** The listening address of its base's baseapp, when it has a base. */
   base?: string | null;
@@ -137,6 +146,9 @@ const bounds = (v: unknown) =>
     ? null
     : "bounds must be 4 finite numbers";
 const spaceId = int(1, 2 ** 32 - 1);
+/** A cell's id within its space. */
+const cellId = int(1, 2 ** 31);
+const entityId = int(1, 2 ** 53);
 /** Checks a SpaceGeometry from the wire. */
 export const spaceGeometry = obj({
   spaceId,
@@ -171,29 +183,30 @@ export function cellEntitySpec(minSpace: number): (v: unknown) => string | null 
 
 /** Messages a cellapp handles. */
 export const CellMsg = {
-  /** Create this cellapp's cell of a space. */
+  /** Create this cellapp's cells of a space (the leaves of the tree naming it). */
   createCell: message<[SpaceGeometry], boolean>(80, "createCell", tuple(geometry)),
   /** A space's tree changed; sent to every cellapp hosting one of its cells. */
   updateGeometry: message<[SpaceGeometry]>(81, "updateGeometry", tuple(geometry)),
-  /** The space is shutting down: destroy the reals of this cell, then the cell. */
+  /** The space is shutting down: destroy the reals of this cellapp's cells of it, then the cells. */
   shutDownSpace: message<[number]>(82, "shutDownSpace", tuple(spaceId)),
-  /** Create entities in this cellapp's cell of a space; replies with their ids. */
+  /** Create entities in one of this cellapp's cells of a space; replies with their ids. */
   spawn: message<[SpawnRequest], number[]>(
     83,
     "spawn",
     tuple(obj({
       spaceId,
+      cellId: optional(cellId),
       type: str(100),
       count: int(1, 100_000),
       props: optional(any),
       position: optional(vec3),
     })),
   ),
-  /** Lists one cell's entities (null when this cellapp has no cell of the space). */
+  /** Lists the entities of this cellapp's cells of a space (null when it has none). */
   describeCell: message<[number], EntitySummary[] | null>(84, "describeCell", tuple(spaceId)),
   /** Where an entity is, if this cellapp holds it. */
   findEntity: message<[number], EntityLocation | null>(85, "findEntity", tuple(int(1, 2 ** 53))),
-  /** Creates the cell part of a base entity (same id), in the cell containing `position`. */
+  /** Creates the cell part of a base entity (same id), in this cellapp's cell containing `position`. */
   createCellEntity: message<[CellEntitySpec], { spaceId: number; cellapp: number }>(
     86,
     "createCellEntity",
@@ -217,36 +230,47 @@ export const CellMsg = {
   ),
   /** Client→server AOI messages (the client cache's requestUpdate) for the witness of entity `id`, as the client framed them. */
   clientAoi: message<[number, Uint8Array]>(92, "clientAoi", tuple(int(1, 2 ** 53), bytes(64 * 1024))),
-  /** Creates (or refreshes) the ghost of a real entity of a neighbouring cell. */
+  /** Creates (or refreshes) the ghost of a real entity of a neighbouring cell (`state.cellId`). */
   createGhost: message<[GhostState], boolean>(93, "createGhost", tuple(any)),
-  /** One tick's changes of a real for its ghost, numbered per entity: [spaceId, id, seq, ops]. */
-  ghostSync: message<[number, number, number, GhostOp[]]>(
+  /** One tick's changes of a real for its ghost in a cell, numbered per entity: [spaceId, cellId, id, seq, ops]. */
+  ghostSync: message<[number, number, number, number, GhostOp[]]>(
     94,
     "ghostSync",
-    tuple(spaceId, int(1, 2 ** 53), int(0, 2 ** 53), (v) => Array.isArray(v) ? null : "ops must be an array"),
+    tuple(spaceId, cellId, entityId, int(0, 2 ** 53), (v) => Array.isArray(v) ? null : "ops must be an array"),
   ),
-  /** The real no longer needs its ghost here. */
-  deleteGhost: message<[number, number]>(95, "deleteGhost", tuple(spaceId, int(1, 2 ** 53))),
-  /** A ghost that lost updates asks its real (on this cellapp) to create it again: [spaceId, id, ghost's cellapp]. */
-  ghostResync: message<[number, number, number]>(96, "ghostResync", tuple(spaceId, int(1, 2 ** 53), int(1, 2 ** 31))),
-  /** Makes this cellapp's ghost of an entity its real (the old real becomes a ghost once this succeeds). */
+  /** The real no longer needs its ghost in that cell: [spaceId, cellId, id]. */
+  deleteGhost: message<[number, number, number]>(95, "deleteGhost", tuple(spaceId, cellId, entityId)),
+  /**
+   * A ghost that lost updates asks its real to create it again:
+   * [spaceId, the real's cell, id, the ghost's cell].
+   */
+  ghostResync: message<[number, number, number, number]>(
+    96,
+    "ghostResync",
+    tuple(spaceId, cellId, entityId, cellId),
+  ),
+  /** Makes the ghost of an entity in cell `state.cellId` its real (the old real becomes a ghost once this succeeds). */
   offload: message<[OffloadState], boolean>(97, "offload", tuple(any)),
-  /** The real of a ghost here moved to another cellapp: [spaceId, id, cellapp, address]. */
-  realMoved: message<[number, number, number, string]>(
+  /**
+   * The real of a ghost in a cell here moved to another cell:
+   * [spaceId, the ghost's cell, id, the real's cellapp, its address, the real's cell].
+   */
+  realMoved: message<[number, number, number, number, string, number]>(
     98,
     "realMoved",
-    tuple(spaceId, int(1, 2 ** 53), int(1, 2 ** 31), str(300)),
+    tuple(spaceId, cellId, entityId, int(1, 2 ** 31), str(300), cellId),
   ),
   /**
    * A script's call of a cell method of another entity, made where that
-   * entity is a ghost: [spaceId, target, caller, method, args]; replies with
-   * what the method returned.
+   * entity is a ghost: [spaceId, the real's cell, target, caller, method,
+   * args]; replies with what the method returned.
    */
-  entityCall: message<[number, number, number, string, unknown[]], unknown>(
+  entityCall: message<[number, number, number, number, string, unknown[]], unknown>(
     99,
     "entityCall",
     tuple(
       spaceId,
+      cellId,
       int(1, 2 ** 53),
       int(0, 2 ** 53),
       str(100),
@@ -254,9 +278,9 @@ export const CellMsg = {
     ),
   ),
   /**
-   * A real teleports here, from another cell of this space or another space:
-   * it is created from its state (a ghost of it here is replaced), with a new
-   * witness when it had one.
+   * A real teleports into cell `state.cellId`, from another cell of this
+   * space or another space: it is created from its state (a ghost of it there
+   * is replaced), with a new witness when it had one.
    */
   teleportIn: message<[OffloadState & { hadWitness: boolean }], boolean>(100, "teleportIn", tuple(any)),
   /** Destroys the cell part of a base entity; replies with its persistent cell properties (encodePersistentState). */

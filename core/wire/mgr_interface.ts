@@ -37,6 +37,8 @@ export const checkHeartbeatReport = obj({ load: num });
 /** One cell's figures, as a cellapp reports them each second. */
 export interface CellReport {
   spaceId: number;
+  /** The cell's id within its space. */
+  cellId: number;
   reals: number;
   ghosts: number;
   /** Ticks per second over the last few seconds. */
@@ -60,6 +62,7 @@ export interface LoadReport {
 
 const cellReport = obj({
   spaceId: int(1, 2 ** 32 - 1),
+  cellId: int(1, 2 ** 31),
   reals: int(0),
   ghosts: int(0),
   tickRate: num,
@@ -98,7 +101,7 @@ export const MgrMsg = {
   /** After (re-)registering, a cellapp tells which spaces it hosts cells of, so a restarted cellappmgr knows them again. */
   adoptSpaces: message<[SpaceGeometry[]]>(20, "adoptSpaces", tuple(arrayOf(spaceGeometry, 10_000))),
   /** Where the cell of `spaceId` containing (x, z) is: for teleports into another space. */
-  findCell: message<[number, number, number], { cellapp: number; address: string }>(
+  findCell: message<[number, number, number], { cellapp: number; address: string; cell: number }>(
     22,
     "findCell",
     tuple(int(1, 2 ** 32 - 1), num, num),

@@ -85,7 +85,7 @@ function makeCell(scripts: Record<string, unknown>, opts: { spaceId?: number; is
   const geometry: SpaceGeometry = {
     spaceId: opts.spaceId ?? 5,
     bounds: [-100, -100, 100, 100],
-    tree: { cell: { cellapp: 1 } },
+    tree: { cell: { id: 1, cellapp: 1 } },
     isDefault: opts.isDefault ?? false,
   };
   return { cell: new Cell(host, geometry, 1), log, shutdowns, gone };

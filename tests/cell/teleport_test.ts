@@ -32,8 +32,8 @@ class Ticking extends CellScript {
 }
 
 Deno.test("a teleport across the space: the real is made where it lands, its timers go on, its view is rebuilt", async () => {
-  let world: ClientWorld;
-  const sink = (frame: Uint8Array) => world.receive(frame);
+  const ref: { world?: ClientWorld } = {};
+  const sink = (frame: Uint8Array) => ref.world!.receive(frame);
   let playerId = 0;
   const h = twoCellsOf({
     registry,
@@ -47,7 +47,7 @@ Deno.test("a teleport across the space: the real is made where it lands, its tim
   const nearB = h.b.createEntity("Jumper", { x: 180, y: 0, z: 50 });
   playerId = p.id;
   const real = () => (h.a.entities.get(p.id) ?? h.b.entities.get(p.id))!;
-  world = new ClientWorld(registry, { send: (b) => witnessOf(real())?.receive(b) });
+  const world = ref.world = new ClientWorld(registry, { send: (b) => witnessOf(real())?.receive(b) });
   world.setPlayer(p.id, p.type);
   new Witness(p, {}, sink);
   await h.tick(3);

@@ -59,7 +59,7 @@ function makeCell(scripts: Record<string, unknown> = {}): Cell {
   return new Cell(host, {
     spaceId: 1,
     bounds: [-5000, -5000, 5000, 5000],
-    tree: { cell: { cellapp: 1 } },
+    tree: { cell: { id: 1, cellapp: 1 } },
     isDefault: true,
   }, 1);
 }

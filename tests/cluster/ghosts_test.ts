@@ -31,8 +31,8 @@ Deno.test(
     assert.deepEqual(space.tree, {
       axis: "x",
       at: 500,
-      left: { cell: { cellapp: space.cells[0].cellapp } },
-      right: { cell: { cellapp: space.cells[1].cellapp } },
+      left: { cell: { id: 1, cellapp: space.cells[0].cellapp } },
+      right: { cell: { id: 2, cellapp: space.cells[1].cellapp } },
     });
 
     const list = async (cellapp: number) =>

@@ -55,7 +55,7 @@ Deno.test(
     );
     const cell = space.cells[0];
     assert.deepEqual(space.bounds, [0, 0, 1000, 1000]);
-    assert.deepEqual(space.tree, { cell: { cellapp: cell.cellapp } });
+    assert.deepEqual(space.tree, { cell: { id: 1, cellapp: cell.cellapp } });
     assert.deepEqual(cell.rect, [0, 0, 1000, 1000]);
     assert.ok(cell.tickMsP99 >= cell.tickMsP50 && cell.tickMsP50 > 0, JSON.stringify(cell));
     assert.ok(cell.load > 0 && cell.load < 1, `load ${cell.load}`);
@@ -130,8 +130,14 @@ Deno.test(
     const form = await api(admin, "/api/spaces", { method: "POST", body: "bounds=1" });
     assert.equal(form.status, 400);
     assert.match((form.body as { error: { message: string } }).error.message, /Content-Type: application\/json/);
-    const tooMany = await api(admin, "/api/spaces", json({ bounds: [0, 0, 10, 10], cells: 2 }));
-    assert.equal(tooMany.status, 409);
+    // More cells than cellapps: one cellapp runs several cells of the space.
+    const twoOnOne = await api(admin, "/api/spaces", json({ bounds: [0, 0, 10, 10], cells: 2 }));
+    assert.equal(twoOnOne.status, 201, JSON.stringify(twoOnOne.body));
+    const twoId = (twoOnOne.body as { id: number }).id;
+    const two = (await api(admin, `/api/spaces/${twoId}`)).body as SpaceView;
+    assert.deepEqual(two.cells.map((c) => c.id), [1, 2]);
+    assert.equal(new Set(two.cells.map((c) => c.cellapp)).size, 1);
+    assert.equal((await api(admin, `/api/spaces/${twoId}`, { method: "DELETE" })).status, 202);
 
     for (const path of ["/api/spaces/999", "/api/cellapps/999", "/api/cellapps/1/cells/999", "/api/entities/999999"]) {
       const r = await api(admin, path);

@@ -1,16 +1,20 @@
 /**
- * Two cells of one space, split at x = 100 (bounds 0..200 × 0..100), each on its own "cellapp" ("a" is cellapp 1,
- * "b" cellapp 2), linked by an in-memory route that delivers messages in order after both cells ticked.
+ * Cells of one space in one process, linked by an in-memory route that delivers messages in order after every cell
+ * ticked. `twoCellsOf`: two cells split at x = 100 (bounds 0..200 × 0..100), each on its own "cellapp" ("a" is
+ * cellapp 1 with cell 1, "b" cellapp 2 with cell 2). `cellsOf`: any tree, several cells per "cellapp"; messages are
+ * routed to the cell they name, by the cellapp's address and the cell id.
  */
 import { Cell, type CellHost } from "../../cell/cell.ts";
 import type { Entity } from "../../cell/entity.ts";
 import { GHOST_DEFAULTS, type GhostConfig } from "../../cell/ghosts.ts";
 import type { EntityRegistry } from "../../core/def/mod.ts";
+import { type BspNode, cellRects } from "../../core/geo/bsp.ts";
+import { rectFromArray } from "../../core/geo/rect.ts";
 import type { CellScriptClass } from "../../core/script.ts";
 import { CellMsg, type GhostOp, type MessageDef, type SpaceGeometry } from "../../core/wire/mod.ts";
 import { memoryLogger } from "./log.ts";
 
-/** What the two cells run, and how their route behaves. */
+/** What the cells run, and how their route behaves. */
 export interface TwoCellOptions {
   registry: EntityRegistry;
   scripts?: Record<string, unknown>;
@@ -21,7 +25,7 @@ export interface TwoCellOptions {
   clientSink?: (e: Entity) => ((frame: Uint8Array) => void) | undefined;
 }
 
-/** The harness. */
+/** The two-cell harness. */
 export interface TwoCells {
   a: Cell;
   b: Cell;
@@ -33,43 +37,102 @@ export interface TwoCells {
   failOffloads(v: boolean): void;
 }
 
+/** The many-cell harness. */
+export interface ManyCells {
+  /** Every cell, in the tree's order (left to right). */
+  cells: Cell[];
+  /** The cell with id `id`. */
+  cell(id: number): Cell;
+  /** Ticks every cell `n` times, delivering the messages after each tick. */
+  tick(n?: number): Promise<void>;
+  /** Delivers the messages sent so far, then lets replies settle. */
+  flush(): Promise<void>;
+  log: ReturnType<typeof memoryLogger>;
+  failOffloads(v: boolean): void;
+  /** Every message delivered so far, as [name, from address, to address]. */
+  delivered: [string, string, string][];
+}
+
+/** The address of "cellapp" `n` in these harnesses: "a" for 1, "b" for 2, ... */
+export function addressOf(cellapp: number): string {
+  return String.fromCharCode(96 + cellapp);
+}
+
 /** Builds the two cells. */
 export function twoCellsOf(opts: TwoCellOptions): TwoCells {
+  const tree: BspNode = {
+    axis: "x",
+    at: 100,
+    left: { cell: { id: 1, cellapp: 1 } },
+    right: { cell: { id: 2, cellapp: 2 } },
+  };
+  const h = cellsOf(opts, [0, 0, 200, 100], tree);
+  return { a: h.cell(1), b: h.cell(2), tick: h.tick, flush: h.flush, log: h.log, failOffloads: h.failOffloads };
+}
+
+/** Builds a cell for every leaf of `tree` over `bounds`, on the "cellapps" the leaves name. */
+export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], tree: BspNode): ManyCells {
   const { registry, cfg = {}, drop = () => false } = opts;
-  const cells = new Map<string, Cell>();
+  const leaves = cellRects(tree, rectFromArray(bounds));
+  const apps = [...new Set(leaves.map((c) => c.cellapp))];
   const geometry: SpaceGeometry = {
     spaceId: 9,
-    bounds: [0, 0, 200, 100],
-    tree: { axis: "x", at: 100, left: { cell: { cellapp: 1 } }, right: { cell: { cellapp: 2 } } },
+    bounds,
+    tree,
     isDefault: false,
-    cellapps: [[1, "a"], [2, "b"]],
+    cellapps: apps.map((n) => [n, addressOf(n)]),
   };
+  const byKey = new Map<string, Cell>();
   let next = 1;
   const log = memoryLogger();
   const queue: (() => void)[] = [];
+  const delivered: [string, string, string][] = [];
   let failOffload = false;
-  const deliver = (address: string, def: MessageDef, args: unknown[]) => {
-    const cell = cells.get(address)!;
+  const find = (address: string, cellId: number): Cell => {
+    const cell = byKey.get(`${address}/${cellId}`);
+    if (!cell) throw new Error(`no cell ${cellId} at ${address}`);
+    return cell;
+  };
+  const deliver = (address: string, def: MessageDef, args: unknown[]): unknown => {
     switch (def) {
-      case CellMsg.createGhost:
-        return cell.createGhost(args[0] as never);
+      case CellMsg.createGhost: {
+        const state = args[0] as { cellId: number };
+        return find(address, state.cellId).createGhost(state as never);
+      }
       case CellMsg.ghostSync:
-        return cell.receiveGhostSync(args[1] as number, args[2] as number, args[3] as GhostOp[]);
+        return find(address, args[1] as number).receiveGhostSync(
+          args[2] as number,
+          args[3] as number,
+          args[4] as GhostOp[],
+        );
       case CellMsg.deleteGhost:
-        return cell.deleteGhost(args[1] as number);
+        return find(address, args[1] as number).deleteGhost(args[2] as number);
       case CellMsg.ghostResync:
-        return cell.resyncGhost(args[1] as number, args[2] as number);
-      case CellMsg.offload:
+        return find(address, args[1] as number).resyncGhost(args[2] as number, args[3] as number);
+      case CellMsg.offload: {
         if (failOffload) throw new Error("the target cellapp is gone");
-        cell.receiveOffload(args[0] as never);
+        const state = args[0] as { cellId: number };
+        find(address, state.cellId).receiveOffload(state as never);
         return true;
+      }
       case CellMsg.entityCall:
-        return cell.runEntityCall(args[1] as number, args[2] as number, args[3] as string, args[4] as unknown[]);
-      case CellMsg.teleportIn:
-        cell.receiveTeleport(args[0] as never);
+        return find(address, args[1] as number).runEntityCall(
+          args[2] as number,
+          args[3] as number,
+          args[4] as string,
+          args[5] as unknown[],
+        );
+      case CellMsg.teleportIn: {
+        const state = args[0] as { cellId: number };
+        find(address, state.cellId).receiveTeleport(state as never);
         return true;
+      }
       case CellMsg.realMoved:
-        return cell.realMoved(args[1] as number, args[2] as number, args[3] as string);
+        return find(address, args[1] as number).realMoved(args[2] as number, {
+          cellapp: args[3] as number,
+          address: args[4] as string,
+          cell: args[5] as number,
+        });
     }
     throw new Error(`unexpected ${def.name}`);
   };
@@ -87,13 +150,20 @@ export function twoCellsOf(opts: TwoCellOptions): TwoCells {
       config: { ...GHOST_DEFAULTS, ghostRadius: 20, checkMs: 100, minLifetimeMs: 300, ...cfg },
       address,
       send: (to, def, ...args) => {
-        if (!drop(def.name, args)) queue.push(() => deliver(to, def as MessageDef, structuredClone(args)));
+        if (drop(def.name, args)) return;
+        const copy = structuredClone(args);
+        queue.push(() => {
+          delivered.push([def.name, address, to]);
+          deliver(to, def as MessageDef, copy);
+        });
       },
       ask: (to, _t, def, ...args) => {
+        const copy = structuredClone(args);
         return new Promise((resolve, reject) =>
           queue.push(() => {
+            delivered.push([def.name, address, to]);
             try {
-              resolve(deliver(to, def as MessageDef, structuredClone(args)) as never);
+              resolve(deliver(to, def as MessageDef, copy) as never);
             } catch (e) {
               reject(e);
             }
@@ -102,20 +172,27 @@ export function twoCellsOf(opts: TwoCellOptions): TwoCells {
       },
     },
   });
-  const a = new Cell(host("a"), geometry, 1);
-  const b = new Cell(host("b"), geometry, 2);
-  cells.set("a", a).set("b", b);
-  const flush = async () => {
+  const hosts = new Map(apps.map((n) => [n, host(addressOf(n))]));
+  const cells = leaves.map((c) => {
+    const cell = new Cell(hosts.get(c.cellapp)!, geometry, c.cellapp, c.id);
+    byKey.set(`${addressOf(c.cellapp)}/${c.id}`, cell);
+    return cell;
+  });
+  const flush = async (): Promise<void> => {
     while (queue.length) queue.shift()!();
     await new Promise((r) => setTimeout(r, 0)); // let replies settle, as a real event loop would
   };
-  /** One tick of both cells, then the messages they sent, in order. */
-  const tick = async (n = 1) => {
+  /** One tick of every cell, then the messages they sent, in order. */
+  const tick = async (n = 1): Promise<void> => {
     for (let i = 0; i < n; i++) {
-      a.tick(100);
-      b.tick(100);
+      for (const c of cells) c.tick(100);
       await flush();
     }
   };
-  return { a, b, tick, flush, log, failOffloads: (v: boolean) => (failOffload = v) };
+  const cell = (id: number): Cell => {
+    const c = cells.find((x) => x.cellId === id);
+    if (!c) throw new Error(`no cell ${id}`);
+    return c;
+  };
+  return { cells, cell, tick, flush, log, failOffloads: (v: boolean) => (failOffload = v), delivered };
 }

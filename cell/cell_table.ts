@@ -1,0 +1,34 @@
+/**
+ * A cellapp's cells, keyed by space and cell id (a cellapp may run several
+ * cells of one space), and the lookups its message handlers make.
+ */
+import { cellIndexAt, cellRects } from "../core/geo/bsp.ts";
+import { rectFromArray } from "../core/geo/rect.ts";
+import type { Cell } from "./cell.ts";
+
+/** The key of a cell in a cellapp's table: its space and its id within the space. */
+export function cellKey(spaceId: number, cellId: number): string {
+  return `${spaceId}/${cellId}`;
+}
+
+/** The cells of `cells` in a space. */
+export function cellsOfSpace(cells: ReadonlyMap<string, Cell>, spaceId: number): Cell[] {
+  return [...cells.values()].filter((c) => c.spaceId === spaceId);
+}
+
+/** Cell `cellId` of a space, which must be in `cells`; `what` names the request in the error. */
+export function cellOf(cells: ReadonlyMap<string, Cell>, spaceId: number, cellId: number, what = "this message"): Cell {
+  const cell = cells.get(cellKey(spaceId, cellId));
+  if (!cell) throw new Error(`${what}: this cellapp has no cell ${cellId} of space ${spaceId}`);
+  return cell;
+}
+
+/** The cell of a space containing (x, z) among `cells`; the first one when that cell is elsewhere or no point is given. */
+export function cellAt(cells: ReadonlyMap<string, Cell>, spaceId: number, x?: number, z?: number): Cell {
+  const mine = cellsOfSpace(cells, spaceId);
+  if (mine.length === 0) throw new Error(`this cellapp has no cell of space ${spaceId}`);
+  if (x === undefined || z === undefined) return mine[0];
+  const g = mine[0].geometry;
+  const leaf = cellRects(g.tree, rectFromArray(g.bounds))[cellIndexAt(g.tree, x, z)];
+  return mine.find((c) => c.cellId === leaf?.id) ?? mine[0];
+}
