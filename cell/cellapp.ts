@@ -292,7 +292,8 @@ export class CellApp {
     if (e) return run(e);
     const address = this.#realAddressOf(id);
     if (address) return this.#toPeer(address, def, ...args);
-    throw new Error(`${def.name}: no entity ${id} on this cellapp`);
+    // Late traffic for an entity destroyed (a logout) or gone elsewhere: nothing to act on, nothing harmed.
+    this.#log.debug(`dropped ${def.name}: no entity ${id} on this cellapp`);
   }
 
   /** Where the real of a ghost here is, when it is on another cellapp (a real here is found first). */

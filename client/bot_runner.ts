@@ -100,6 +100,7 @@ export async function runBots(o: BotOptions): Promise<BotReport> {
   let measuring = false;
   let errors = 0;
   let leftInRange = 0;
+  let violations = 0;
   const errorLines = new Map<string, number>();
   const fail = (what: string) => {
     errors++;
@@ -130,7 +131,11 @@ export async function runBots(o: BotOptions): Promise<BotReport> {
       return fail(`login: ${(e as Error).message}`);
     }
     clients.push(c);
-    const obs = new Observer(c.player.id, totals, moves, latency, () => measuring);
+    const self = c.player.id;
+    const obs = new Observer(c.player.id, totals, moves, latency, () => measuring, (what, id, from, to) => {
+      // The first few, with enough to find them in the servers' logs.
+      if (violations++ < 10) log(`${what}: bot ${self} saw entity ${id}'s counter go from ${from} to ${to}`);
+    });
     c.on("enter", (e) => obs.enter(e.id, e.props.counter));
     c.on("leave", (id) => {
       obs.left(id);

@@ -103,6 +103,8 @@ export class Observer {
     private readonly moves: MoveLog,
     private readonly latency: LatencyHistogram,
     private readonly measuring: () => boolean,
+    /** Told of each gap and each value out of order, for a report of where they happened. */
+    private readonly onViolation?: (what: "gap" | "outOfOrder", id: number, from: number, to: number) => void,
   ) {}
 
   /** An entity entered with its counter value (undefined when it has none). */
@@ -141,8 +143,14 @@ export class Observer {
     const last = this.#last.get(id);
     const inView = this.#inView.get(id);
     // Judged over the whole run, warm-up included: a violation is one whenever it happens.
-    if (last !== undefined && v < last) this.totals.outOfOrder++;
-    if (inView !== undefined && v > inView + 1) this.totals.gaps++;
+    if (last !== undefined && v < last) {
+      this.totals.outOfOrder++;
+      this.onViolation?.("outOfOrder", id, last, v);
+    }
+    if (inView !== undefined && v > inView + 1) {
+      this.totals.gaps++;
+      this.onViolation?.("gap", id, inView, v);
+    }
     this.#last.set(id, v);
     this.#inView.set(id, v);
   }
