@@ -181,7 +181,13 @@ export function loadGhostState(ghost: Entity, state: GhostState): void {
  */
 export function takeBatch(e: Entity): GhostOp[] | null {
   const g = e.ghosting;
-  if (!g || g.links.size === 0) return null;
+  if (!g) return null;
+  if (g.links.size === 0) {
+    // Its last ghost went before they were sent: a ghost made later starts from the state then, and these
+    // changes, older than that state, must not reach it.
+    g.ops.length = 0;
+    return null;
+  }
   if (
     e.x !== g.lastX || e.y !== g.lastY || e.z !== g.lastZ || e.yaw !== g.lastYaw || e.pitch !== g.lastPitch ||
     e.roll !== g.lastRoll
