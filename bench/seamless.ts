@@ -4,21 +4,11 @@
  * ghost traffic between the cellapps per ghost per second; then, in process,
  * the bytes a client receives because its entity changed cell (handover.ts).
  */
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { parseReady, splitLines } from "../cli/local_cluster.ts";
+import { json, startBenchCluster } from "./lib/cluster.ts";
 import type { ClusterView, SpaceView } from "../core/views.ts";
 import { writeResults } from "./results.ts";
 import { measureHandovers } from "./handover.ts";
-
-const ROOT = fileURLToPath(new URL("../", import.meta.url));
-
-async function json<T>(url: string, init?: RequestInit): Promise<T> {
-  const res = await fetch(url, init);
-  const body = await res.json();
-  if (!res.ok) throw new Error(`${init?.method ?? "GET"} ${url}: ${res.status} ${JSON.stringify(body)}`);
-  return body as T;
-}
 
 /** Runs the benchmark and writes its section of bench/RESULTS.md. */
 export async function run(args: string[]): Promise<void> {
@@ -32,42 +22,12 @@ export async function run(args: string[]): Promise<void> {
   });
   const npcs = Number(values.npcs), seconds = Number(values.seconds), warmup = Number(values.warmup);
   const ho = await measureHandovers();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      "--config",
-      `${ROOT}deno.json`,
-      `${ROOT}main.ts`,
-      "--port=0",
-      "--admin-port=0",
-      "--kv=:memory:",
-      "--npcs=0",
-      "--baseapps=0",
-      "--aoi-radius=30",
-      "--ghost-radius=45",
-      "--log-level=warn",
-    ],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
+  const cluster = await startBenchCluster(
+    ["--kv=:memory:", "--npcs=0", "--baseapps=0", "--aoi-radius=30", "--ghost-radius=45", "--log-level=warn"],
+    { cellapps: 2, baseapp: false },
+  );
+  const admin = cluster.admin;
   try {
-    const lines = child.stdout.pipeThrough(new TextDecoderStream()).pipeThrough(splitLines()).getReader();
-    let admin = "";
-    while (!admin) {
-      const { value, done } = await lines.read();
-      if (done) throw new Error("the local cluster exited before it was ready");
-      admin = parseReady(value)?.admin ?? "";
-    }
-    (async () => {
-      while (!(await lines.read()).done) { /* drain */ }
-    })().catch(() => {});
-    for (let i = 0; i < 100; i++) {
-      const c = await json<ClusterView>(`${admin}/api/cluster`);
-      if (c.processes.filter((p) => p.role === "cellapp").length === 2) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
     const { id } = await json<{ id: number }>(`${admin}/api/spaces`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -125,14 +85,8 @@ from the admin API's counters.
 ${handoverSection(ho)}`;
     console.log(md);
     await writeResults("seamless", md);
-    await fetch(`${admin}/api/shutdown`, { method: "POST" });
-    await child.status;
   } finally {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // already exited
-    }
+    await cluster.stop();
   }
 }
 

@@ -5,23 +5,14 @@
  * gaps, leaves of entities still in range), and once they have logged out the
  * reals across all cells must equal the NPCs created: none lost, none doubled.
  */
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { parseReady, splitLines } from "../cli/local_cluster.ts";
+import { json, startBenchCluster } from "./lib/cluster.ts";
 import { runBots } from "../client/bot_runner.ts";
-import type { CellEntityView, ClusterView, SpaceView } from "../core/views.ts";
+import type { CellEntityView, SpaceView } from "../core/views.ts";
 import { registry } from "../entities/mod.ts";
 import { writeResults } from "./results.ts";
 
-const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const AOI = 60;
-
-async function json<T>(url: string, init?: RequestInit): Promise<T> {
-  const res = await fetch(url, init);
-  const body = await res.json();
-  if (!res.ok) throw new Error(`${init?.method ?? "GET"} ${url}: ${res.status} ${JSON.stringify(body)}`);
-  return body as T;
-}
 
 /** Runs the scenario and writes its section of bench/RESULTS.md. */
 export async function run(args: string[]): Promise<void> {
@@ -39,15 +30,8 @@ export async function run(args: string[]): Promise<void> {
   const bots = Number(values.bots), npcs = Number(values.npcs), cells = Number(values.cells);
   const seconds = Number(values.seconds), warmup = Number(values.warmup), side = Number(values.side);
   const dir = await Deno.makeTempDir({ prefix: "bench-seamless-" });
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      "--config",
-      `${ROOT}deno.json`,
-      `${ROOT}main.ts`,
-      "--port=0",
-      "--admin-port=0",
+  const cluster = await startBenchCluster(
+    [
       `--kv=${dir}/db.kv`,
       "--npcs=0",
       "--cellapps=2",
@@ -55,28 +39,10 @@ export async function run(args: string[]): Promise<void> {
       `--ghost-radius=${AOI + 20}`,
       "--log-level=warn",
     ],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
+    { cellapps: 2, baseapp: true },
+  );
+  const admin = cluster.admin;
   try {
-    const lines = child.stdout.pipeThrough(new TextDecoderStream()).pipeThrough(splitLines()).getReader();
-    let admin = "";
-    while (!admin) {
-      const { value, done } = await lines.read();
-      if (done) throw new Error("the local cluster exited before it was ready");
-      admin = parseReady(value)?.admin ?? "";
-    }
-    (async () => {
-      while (!(await lines.read()).done) { /* drain */ }
-    })().catch(() => {});
-    for (let i = 0; i < 200; i++) {
-      const c = await json<ClusterView>(`${admin}/api/cluster`);
-      const ready = c.processes.filter((p) => p.role === "cellapp").length === 2 &&
-        c.processes.some((p) => p.role === "baseapp" && p.clientUrl);
-      if (ready) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
     const { id } = await json<{ id: number }>(`${admin}/api/spaces`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -136,14 +102,8 @@ ${npcs} NPCs wandering up to ${Math.round(side / 3)} m from home, ${bots} bots o
       JSON.stringify({ ...report, npcsReal: settled.reals, npcsDistinct: settled.unique, offloads: settled.offloads }),
     );
     await writeResults("seamless scenario", md);
-    await fetch(`${admin}/api/shutdown`, { method: "POST" });
-    await child.status;
   } finally {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // already exited
-    }
+    await cluster.stop();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
 }
