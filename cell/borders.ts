@@ -4,8 +4,8 @@
  * that crossed into a neighbour onto the ghost waiting there.
  */
 import { PropertyContainer } from "../core/def/mod.ts";
-import { cellIndexAt, cellRects } from "../core/geo/bsp.ts";
-import { rectDistanceOutside, rectFromArray } from "../core/geo/rect.ts";
+import { cellIndexAt } from "../core/geo/bsp.ts";
+import { rectDistanceOutside } from "../core/geo/rect.ts";
 import { CellMsg, type GhostOp, type GhostState, type OffloadState, type WitnessState } from "../core/wire/mod.ts";
 import type { Cell } from "./cell.ts";
 import type { ControllerState } from "./controllers.ts";
@@ -44,7 +44,7 @@ export class CellBorders {
     const now = this.cell.time;
     let created = 0;
     for (const e of this.cell.entities.values()) {
-      const wanted = wantedGhosts(e, cfg.ghostRadius);
+      const wanted = wantedGhosts(e);
       const g = e.ghosting;
       if (g) {
         for (const [cell, link] of g.links) {
@@ -135,12 +135,11 @@ export class CellBorders {
   checkOffloads(): void {
     const gh = this.cell.host.ghosting;
     if (!gh) return;
-    const cells = cellRects(this.cell.geometry.tree, rectFromArray(this.cell.geometry.bounds));
     for (const e of this.cell.entities.values()) {
       // A JavaScript continuation cannot move between processes: an entity awaiting answers stays until they settle.
       if (e.offloading || e.destroyed || e.offloadRetryAt > this.cell.time || e.pendingCalls > 0) continue;
       if (rectDistanceOutside(this.cell.rect, e.x, e.z) <= gh.config.offloadHysteresis) continue;
-      const target = cells[cellIndexAt(this.cell.geometry.tree, e.x, e.z)];
+      const target = this.cell.layout[cellIndexAt(this.cell.geometry.tree, e.x, e.z)];
       const link = target && target.id !== this.cell.cellId ? e.ghosting?.links.get(target.id) : undefined;
       if (link?.state === "live") this.#offload(e, link);
     }

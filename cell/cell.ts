@@ -6,8 +6,8 @@
 import { ByteWriter, decodeCellBackup, type EntityRegistry, writeChange } from "../core/def/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { CellScriptClass, EntityRef, Vec3 } from "../core/script.ts";
-import { cellRects } from "../core/geo/bsp.ts";
-import { type Rect, rectFromArray } from "../core/geo/rect.ts";
+import { cellIndexAt, type CellRect, cellRects } from "../core/geo/bsp.ts";
+import { type Rect, rectFromArray, rectGrow } from "../core/geo/rect.ts";
 import {
   type CellEntitySpec,
   type CellReport,
@@ -85,6 +85,10 @@ export class Cell {
   time = 0;
   geometry: SpaceGeometry;
   rect!: Rect;
+  /** Every cell of the space with its rect, in the tree's order. */
+  layout: CellRect[] = [];
+  /** The other cells of the space, each with its rect grown by the ghost radius: where reals here need a ghost. */
+  ghostAreas: (CellAddress & { area: Rect })[] = [];
   hasHadEntities = false;
   shuttingDown = false;
   /** Reals that moved here from another cell, and away, so far. */
@@ -122,12 +126,30 @@ export class Cell {
     return this.geometry.isDefault;
   }
 
-  /** Takes a new tree; this cell's rect is its leaf's (empty when the tree no longer has it). */
+  /**
+   * Takes a new tree; this cell's rect is its leaf's (empty when the tree no
+   * longer has it). What follows from the tree is worked out here, once, not
+   * by the checks that run every tick or every second.
+   */
   updateGeometry(g: SpaceGeometry): void {
     this.geometry = g;
-    const bounds = rectFromArray(g.bounds);
-    const mine = cellRects(g.tree, bounds).find((c) => c.id === this.cellId && c.cellapp === this.cellappId);
+    this.layout = cellRects(g.tree, rectFromArray(g.bounds));
+    const mine = this.layout.find((c) => c.id === this.cellId && c.cellapp === this.cellappId);
     this.rect = mine ? mine.rect : { minX: 0, minZ: 0, maxX: 0, maxZ: 0 };
+    const addresses = new Map(g.cellapps ?? []);
+    const radius = this.host.ghosting?.config.ghostRadius ?? 0;
+    this.ghostAreas = [];
+    for (const c of this.layout) {
+      const address = addresses.get(c.cellapp);
+      if (c.id === this.cellId || !address) continue;
+      this.ghostAreas.push({ cell: c.id, cellapp: c.cellapp, address, area: rectGrow(c.rect, radius) });
+    }
+  }
+
+  /** The cell of this space containing (x, z), with its cellapp's address when known. */
+  cellAt(x: number, z: number): { cell: CellRect; address: string | undefined } {
+    const cell = this.layout[cellIndexAt(this.geometry.tree, x, z)];
+    return { cell, address: new Map(this.geometry.cellapps ?? []).get(cell.cellapp) };
   }
 
   random(): number {
@@ -467,7 +489,7 @@ export class Cell {
 
   #checkForShutDown(): void {
     if (this.entities.size > 0 || this.shuttingDown || this.isDefault || !this.hasHadEntities) return;
-    if (cellRects(this.geometry.tree, rectFromArray(this.geometry.bounds)).length !== 1) return;
+    if (this.layout.length !== 1) return;
     this.host.log.info(`space ${this.spaceId} is now empty; asking for its shutdown`);
     this.host.requestShutDown(this.spaceId, "the space is empty");
   }

@@ -11,18 +11,11 @@ import type { GhostInfo, RealGhosting } from "./ghosts.ts";
 import type { Offloading } from "./offload.ts";
 import { type ClientCaller, clientsOf } from "./witness_clients.ts";
 import { witnessOf } from "./witness.ts";
+import type { EntitySnapshot } from "../core/wire/mod.ts";
 
-/** An entity's whole cell state in one serialised form (for offloading and tests). */
-export interface EntityState {
-  id: number;
-  type: string;
-  position: [number, number, number];
-  direction: [number, number, number];
-  isOnGround: boolean;
-  /** Every cell property (encodeCellBackup). */
-  props: Uint8Array;
+/** An entity's whole cell state in one serialised form, its controllers typed. */
+export interface EntityState extends EntitySnapshot {
   controllers: ControllerState[];
-  nextControllerId: number;
 }
 
 /** A range trigger a script added with addRangeTrigger. */

@@ -14,8 +14,7 @@ import {
   readChange,
 } from "../core/def/mod.ts";
 import { AUD, writeChange } from "../core/def/mod.ts";
-import { cellRects } from "../core/geo/bsp.ts";
-import { rectContains, rectFromArray, rectGrow } from "../core/geo/rect.ts";
+import { rectContains } from "../core/geo/rect.ts";
 import type { GhostOp, GhostState } from "../core/wire/mod.ts";
 import type { Entity } from "./entity.ts";
 import { historyOf } from "./event_history.ts";
@@ -278,16 +277,8 @@ function applyOps(ghost: Entity, ops: GhostOp[]): void {
  * The other cells of `e`'s space whose grown rect contains it, by cell id
  * (cells of `e`'s own cellapp included).
  */
-export function wantedGhosts(e: Entity, ghostRadius: number): Map<number, CellAddress> {
+export function wantedGhosts(e: Entity): Map<number, CellAddress> {
   const out = new Map<number, CellAddress>();
-  const g = e.cell.geometry;
-  const addresses = new Map(g.cellapps ?? []);
-  for (const c of cellRects(g.tree, rectFromArray(g.bounds))) {
-    if (c.id === e.cell.cellId) continue;
-    const address = addresses.get(c.cellapp);
-    if (address && rectContains(rectGrow(c.rect, ghostRadius), e.x, e.z)) {
-      out.set(c.id, { cell: c.id, cellapp: c.cellapp, address });
-    }
-  }
+  for (const a of e.cell.ghostAreas) if (rectContains(a.area, e.x, e.z)) out.set(a.cell, a);
   return out;
 }

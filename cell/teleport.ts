@@ -6,8 +6,6 @@
  * old view gets a leave for everything, the new witness enters what is there.
  */
 import { decodeCellBackup } from "../core/def/mod.ts";
-import { cellIndexAt, cellRects } from "../core/geo/bsp.ts";
-import { rectFromArray } from "../core/geo/rect.ts";
 import type { Vec3 } from "../core/script.ts";
 import { CellMsg, type OffloadState } from "../core/wire/mod.ts";
 import type { Cell } from "./cell.ts";
@@ -24,13 +22,11 @@ export async function teleport(cell: Cell, e: Entity, pos: Vec3, spaceId = cell.
   if (![pos.x, pos.y, pos.z].every(Number.isFinite)) throw new Error(`teleport: position of ${e.id} is not finite`);
   let target: CellAddress;
   if (spaceId === cell.spaceId) {
-    const g = cell.geometry;
-    const dest = cellRects(g.tree, rectFromArray(g.bounds))[cellIndexAt(g.tree, pos.x, pos.z)];
+    const { cell: dest, address } = cell.cellAt(pos.x, pos.z);
     if (dest.id === cell.cellId) {
       cell.moveEntity(e, pos.x, pos.y, pos.z);
       return;
     }
-    const address = new Map(g.cellapps ?? []).get(dest.cellapp);
     if (!address) throw new Error(`teleport: the cellapp of the destination cell is unknown`);
     target = { cell: dest.id, cellapp: dest.cellapp, address };
   } else {

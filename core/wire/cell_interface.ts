@@ -42,22 +42,27 @@ export interface GhostState {
   };
 }
 
+/** An entity's whole cell state in one serialised form (offloads, teleports, tests). */
+export interface EntitySnapshot {
+  id: number;
+  type: string;
+  position: [number, number, number];
+  direction: [number, number, number];
+  isOnGround: boolean;
+  /** Every cell property (encodeCellBackup). */
+  props: Uint8Array;
+  /** Timers, movement and range triggers, in the cellapp's serialised form. */
+  controllers: unknown[];
+  nextControllerId: number;
+}
+
 /** What a real's cell sends the cell that takes it over (seed 002's migrate_out). */
 export interface OffloadState {
   spaceId: number;
   /** The cell (id within the space) that takes the real. */
   cellId: number;
   /** The whole cell state: properties, position, direction, controllers. */
-  entity: {
-    id: number;
-    type: string;
-    position: [number, number, number];
-    direction: [number, number, number];
-    isOnGround: boolean;
-    props: Uint8Array;
-    controllers: unknown[];
-    nextControllerId: number;
-  };
+  entity: EntitySnapshot;
   /** The number of the last ghost batch sent; the new real goes on from it. */
   syncSeq: number;
   /** The real's ghosts [cellapp, address, cell id], the receiving cell's own included. */
