@@ -46,6 +46,22 @@ export interface Config {
   aoiRadius: number;
   /** Cellapps: how far beyond its rect a cell holds ghosts of its neighbours' entities (m). */
   ghostRadius: number;
+  /** Allows binding a non-loopback address without a secret or an admin token. */
+  insecure: boolean;
+  /** Admin API: origins (scheme://host[:port]) besides its own that browsers may call it from. */
+  adminOrigins: string[];
+  /** Admin API: Host names accepted besides the loopback names and the bound address. */
+  adminHosts: string[];
+  /** Admin API: most entities one spawn request may create. */
+  spawnLimit: number;
+  /** Admin API: most entities the cluster may hold after a spawn request. */
+  entityLimit: number;
+  /** Baseapps: abuse score at which a client is disconnected (each bad message adds 1, 1 leaks away per second). */
+  abuseLimit: number;
+  /** Baseapps: moves per second a client is expected to send; twice as many are dropped as abuse. */
+  moveRate: number;
+  /** Admin API and client endpoint: milliseconds a connection gets to send a whole request head. */
+  headerTimeoutMs: number;
 }
 
 /** Seed 004's offload hysteresis: a real moves cell once this far outside its rect (m). */
@@ -74,6 +90,8 @@ interface Spec {
   /** Parses the raw text (or JSON value from a config file); throws a reason. */
   parse(v: unknown): unknown;
   env: string;
+  /** A switch: `--name` alone means true. */
+  flag?: boolean;
 }
 
 const text = (v: unknown): string => {
@@ -89,6 +107,35 @@ const integer = (min: number, max: number, what: string) => (v: unknown): number
     throw new Error(`${JSON.stringify(v)} is not ${what} (${min}-${max})`);
   }
   return n;
+};
+
+const list = (v: unknown): string[] => {
+  const items = Array.isArray(v) ? v : String(v).split(",");
+  const out = items.map((i) => String(i).trim()).filter((i) => i !== "");
+  if (out.some((i) => /\s/.test(i))) throw new Error(`${JSON.stringify(v)} is not a comma-separated list of names`);
+  return out;
+};
+
+const bool = (v: unknown): boolean => {
+  const t = String(v).trim().toLowerCase();
+  if (t !== "true" && t !== "false") throw new Error(`${JSON.stringify(v)} is not true or false`);
+  return t === "true";
+};
+
+const origin = (v: unknown): string[] => {
+  const out = list(v);
+  for (const o of out) {
+    let u: URL | null = null;
+    try {
+      u = new URL(o);
+    } catch {
+      // reported below
+    }
+    if (!u || (u.protocol !== "http:" && u.protocol !== "https:") || u.origin !== o.replace(/\/$/, "")) {
+      throw new Error(`${JSON.stringify(o)} is not an origin like https://ops.example.com or http://127.0.0.1:3000`);
+    }
+  }
+  return out.map((o) => o.replace(/\/$/, ""));
 };
 
 const SPECS: Record<string, Spec> = {
@@ -151,14 +198,15 @@ const SPECS: Record<string, Spec> = {
   npcs: { env: "SEAMLESS_NPCS", parse: integer(0, 100_000, "a number of NPCs") },
   "tick-hz": { env: "SEAMLESS_TICK_HZ", parse: integer(1, 100, "a tick rate in Hz") },
   "client-port": { env: "SEAMLESS_CLIENT_PORT", parse: integer(0, 65535, "a port number") },
-  "auto-accounts": {
-    env: "SEAMLESS_AUTO_ACCOUNTS",
-    parse: (v) => {
-      const t = String(v).trim().toLowerCase();
-      if (t !== "true" && t !== "false") throw new Error(`${JSON.stringify(v)} is not true or false`);
-      return t === "true";
-    },
-  },
+  "auto-accounts": { env: "SEAMLESS_AUTO_ACCOUNTS", parse: bool },
+  insecure: { env: "SEAMLESS_INSECURE", parse: bool, flag: true },
+  "admin-origins": { env: "SEAMLESS_ADMIN_ORIGINS", parse: origin },
+  "admin-hosts": { env: "SEAMLESS_ADMIN_HOSTS", parse: list },
+  "spawn-limit": { env: "SEAMLESS_SPAWN_LIMIT", parse: integer(1, 1_000_000, "a number of entities") },
+  "entity-limit": { env: "SEAMLESS_ENTITY_LIMIT", parse: integer(1, 10_000_000, "a number of entities") },
+  "abuse-limit": { env: "SEAMLESS_ABUSE_LIMIT", parse: integer(1, 1_000_000_000, "an abuse score") },
+  "move-rate": { env: "SEAMLESS_MOVE_RATE", parse: integer(1, 1000, "a number of moves per second") },
+  "header-timeout": { env: "SEAMLESS_HEADER_TIMEOUT", parse: integer(100, 600_000, "a time in milliseconds") },
   "aoi-radius": { env: "SEAMLESS_AOI_RADIUS", parse: integer(1, 100_000, "a radius in metres") },
   "ghost-radius": { env: "SEAMLESS_GHOST_RADIUS", parse: integer(1, 100_000, "a radius in metres") },
   "max-speed": {
@@ -191,6 +239,14 @@ const KEY_OF: Record<string, keyof Config> = {
   "max-speed": "maxSpeed",
   "aoi-radius": "aoiRadius",
   "ghost-radius": "ghostRadius",
+  insecure: "insecure",
+  "admin-origins": "adminOrigins",
+  "admin-hosts": "adminHosts",
+  "spawn-limit": "spawnLimit",
+  "entity-limit": "entityLimit",
+  "abuse-limit": "abuseLimit",
+  "move-rate": "moveRate",
+  "header-timeout": "headerTimeoutMs",
 };
 
 /** Usage text printed by --help. */
@@ -222,6 +278,18 @@ Flags (each also read from the environment variable shown):
   --max-speed=M        baseapp: top speed of a client's entity, m/s [10]    SEAMLESS_MAX_SPEED
   --aoi-radius=M       cellapp: witnesses' AoI radius, m [500]               SEAMLESS_AOI_RADIUS
   --ghost-radius=M     cellapp: ghost radius, m [AoI radius + 15; no less]   SEAMLESS_GHOST_RADIUS
+  --insecure           allow a non-loopback --host without --secret and     SEAMLESS_INSECURE
+                       --admin-token
+  --admin-origins=LIST admin API: browser origins allowed besides its own   SEAMLESS_ADMIN_ORIGINS
+  --admin-hosts=LIST   admin API: Host names allowed besides loopback ones  SEAMLESS_ADMIN_HOSTS
+                       and the bound address
+  --spawn-limit=N      admin API: entities one spawn may create [10000]     SEAMLESS_SPAWN_LIMIT
+  --entity-limit=N     admin API: entities the cluster may hold [100000]    SEAMLESS_ENTITY_LIMIT
+  --abuse-limit=N      baseapp: bad-message score that disconnects [10]     SEAMLESS_ABUSE_LIMIT
+  --move-rate=N        baseapp: moves/s a client is expected to send;       SEAMLESS_MOVE_RATE
+                       twice that is dropped as abuse [the tick rate]
+  --header-timeout=MS  admin and client ports: time to send a request head  SEAMLESS_HEADER_TIMEOUT
+                       [10000]
   --config=FILE        JSON file with any of the above (camelCase keys)     SEAMLESS_CONFIG
   --help               this text
 `;
@@ -242,7 +310,7 @@ export function parseCommand(
     config: { type: "string" },
     help: { type: "boolean" },
   };
-  for (const name of Object.keys(SPECS)) options[name] = { type: "string" };
+  for (const [name, spec] of Object.entries(SPECS)) options[name] = { type: spec.flag ? "boolean" : "string" };
   let values: Record<string, string | boolean | undefined>;
   try {
     values = parseArgs({ args, options, strict: true, allowPositionals: false })
@@ -269,7 +337,7 @@ export function parseCommand(
     const e = env[spec.env];
     if (e !== undefined) chosen.set(name, { raw: e, source: spec.env });
     const f = values[name];
-    if (typeof f === "string") {
+    if (typeof f === "string" || typeof f === "boolean") {
       chosen.set(name, { raw: f, source: `--${name}` });
     }
   }
@@ -304,7 +372,16 @@ export function parseCommand(
     maxSpeed: (got.maxSpeed as number) ?? 10,
     aoiRadius: (got.aoiRadius as number) ?? 500,
     ghostRadius: 0,
+    insecure: (got.insecure as boolean) ?? false,
+    adminOrigins: (got.adminOrigins as string[]) ?? [],
+    adminHosts: (got.adminHosts as string[]) ?? [],
+    spawnLimit: (got.spawnLimit as number) ?? 10_000,
+    entityLimit: (got.entityLimit as number) ?? 100_000,
+    abuseLimit: (got.abuseLimit as number) ?? 10,
+    moveRate: (got.moveRate as number) ?? 0,
+    headerTimeoutMs: (got.headerTimeoutMs as number) ?? 10_000,
   };
+  config.moveRate ||= config.tickHz;
   const minGhost = config.aoiRadius + AOI_HYSTERESIS + OFFLOAD_HYSTERESIS;
   config.ghostRadius = (got.ghostRadius as number) ?? minGhost;
   if (config.ghostRadius < minGhost) {
@@ -314,7 +391,35 @@ export function parseCommand(
         `miss entities of the neighbour cell; use at least ${minGhost}`,
     );
   }
+  requireSecrets(config);
   return { help: false, config };
+}
+
+/** True for addresses only this machine can reach: 127.0.0.0/8, ::1 and localhost. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, "").toLowerCase();
+  return h === "localhost" || h === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || h === "::ffff:127.0.0.1";
+}
+
+/**
+ * Secure by default: a process that others can reach from other machines
+ * proves membership with the cluster secret, and its admin API wants a token.
+ */
+function requireSecrets(c: Config): void {
+  if (c.insecure || isLoopbackHost(c.host)) return;
+  const why = `--host=${c.host} is reachable from other machines`;
+  // The local cluster makes a random secret for its children; a lone role needs the shared one.
+  if (c.role !== null && c.secret === null) {
+    throw new ConfigError(
+      `--secret: ${why}, so processes must prove the cluster secret; set --secret (the same on every process) ` +
+        `or pass --insecure to run open`,
+    );
+  }
+  if ((c.role === null || c.role === "cellappmgr") && c.adminToken === null) {
+    throw new ConfigError(
+      `--admin-token: ${why}, so the admin API needs a bearer token; set --admin-token or pass --insecure to run open`,
+    );
+  }
 }
 
 function camel(flag: string): string {
