@@ -1,5 +1,4 @@
 import { Hono } from "hono";
-import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { zValidator } from "@hono/zod-validator";
 import { z } from "zod";
@@ -15,6 +14,8 @@ import {
   type SpaceSummaryView,
   type SpaceView,
 } from "../core/views.ts";
+import { errorResponse, type Status } from "./errors.ts";
+import { allowedHostNames, bodyGuard, corsGuard, hostGuard, jsonGuard, originGuard, originOf } from "./guard.ts";
 
 /** What the admin API needs from the cellappmgr; the mgr passes itself. */
 export interface AdminBackend {
@@ -36,14 +37,21 @@ export interface AdminOptions {
   token?: string | null;
   /** Entity type names a space may be spawned with. */
   entityTypes?: readonly string[];
+  /** Origins (`--admin-origins`) besides the API's own that web pages may call it from, with CORS. */
+  origins?: readonly string[];
+  /** Host names (`--admin-hosts`) accepted besides the loopback names and the bound address. */
+  hosts?: readonly string[];
+  /**
+   * The address the server is bound to (`--host`): accepted as a Host name, and
+   * when it is a wildcard (0.0.0.0, ::) so are the machine's interface addresses.
+   */
+  boundHost?: string | null;
+  /** The machine's addresses for a wildcard `boundHost`; defaults to Deno.networkInterfaces(). */
+  interfaces?: () => readonly string[];
 }
 
-type Status = 400 | 401 | 404 | 409 | 413 | 500 | 503;
-
-/** Sends the error body every admin route uses. */
-export function errorResponse(c: Context, status: Status, code: string, message: string): Response {
-  return c.json({ error: { code, message } }, status);
-}
+/** Largest request body, counted as it arrives (chunked bodies carry no Content-Length). */
+export const MAX_BODY_BYTES = 1024 * 1024;
 
 const STATUS_OF: Record<RequestError["code"], Status> = {
   bad_request: 400,
@@ -68,11 +76,26 @@ const id = z.coerce.number().int().min(1).max(2 ** 53);
 const idParam = z.object({ id });
 const cellParam = z.object({ id, spaceId: id });
 
-/** Builds the admin API (Hono) over a backend. */
+/**
+ * Builds the admin API (Hono) over a backend. Throws, naming the flag, for a
+ * `hosts` or `origins` entry that is not a host name or an origin.
+ */
 export function createAdminApp(backend: AdminBackend, opts: AdminOptions = {}): Hono {
   const app = new Hono();
   const token = opts.token ?? null;
   const types = opts.entityTypes ?? null;
+  const hosts = allowedHostNames({
+    boundHost: opts.boundHost ?? null,
+    extra: opts.hosts ?? [],
+    interfaces: opts.interfaces,
+  });
+  const origins = new Set((opts.origins ?? []).map((o) => {
+    const origin = originOf(o);
+    if (origin === null) {
+      throw new Error(`--admin-origins: ${JSON.stringify(o)} is not an origin like https://ops.example`);
+    }
+    return origin;
+  }));
 
   const coord = z.number().finite().min(-1e7).max(1e7);
   const createSpace = z.strictObject({
@@ -90,6 +113,9 @@ export function createAdminApp(backend: AdminBackend, opts: AdminOptions = {}): 
     })).max(32).optional(),
   });
 
+  // Host before anything else: a rebound page must learn nothing, not even whether a token is needed.
+  app.use("*", hostGuard(hosts));
+  app.use("*", corsGuard(origins));
   if (token !== null) {
     const expected = new TextEncoder().encode(`Bearer ${token}`);
     app.use("*", async (c, next) => {
@@ -105,20 +131,12 @@ export function createAdminApp(backend: AdminBackend, opts: AdminOptions = {}): 
       await next();
     });
   }
-  app.use("/api/*", async (c, next) => {
-    const length = Number(c.req.header("content-length") ?? 0);
-    if (length > 1024 * 1024) return errorResponse(c, 413, "too_large", "request bodies are limited to 1 MiB");
-    const type = c.req.header("content-type") ?? "";
-    if (length > 0 && !/^application\/json\b/i.test(type)) {
-      return errorResponse(
-        c,
-        400,
-        "bad_request",
-        `the body must be JSON sent with Content-Type: application/json (got "${type}")`,
-      );
-    }
-    await next();
-  });
+  app.use("*", originGuard(origins));
+  app.use("*", jsonGuard());
+  app.use(
+    "*",
+    bodyGuard(MAX_BODY_BYTES, (c) => errorResponse(c, 413, "too_large", "request bodies are limited to 1 MiB")),
+  );
 
   app.get("/api/health", (c) => c.json(backend.health()));
   app.get("/api/cluster", (c) => c.json(backend.cluster()));
@@ -152,6 +170,10 @@ export function createAdminApp(backend: AdminBackend, opts: AdminOptions = {}): 
     if (err instanceof RequestError) return errorResponse(c, STATUS_OF[err.code], err.code, err.message);
     if (err instanceof HTTPException && err.status < 500) {
       return errorResponse(c, err.status as Status, "bad_request", err.message);
+    }
+    // The client went away mid-body (or was cut off for sending it too slowly): nobody reads this, nothing broke.
+    if ((err as { code?: string }).code === "ECONNRESET") {
+      return errorResponse(c, 400, "bad_request", "the connection closed before the whole request arrived");
     }
     console.error(`admin API: ${c.req.method} ${c.req.url} failed: ${err.stack ?? err.message}`);
     return errorResponse(c, 500, "internal", err.message);

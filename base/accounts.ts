@@ -2,10 +2,22 @@
  * Accounts in Deno KV: `["account", name]` holds a salted PBKDF2-SHA256 hash
  * of the password, the id and type of the account's entity. An account is
  * created on its first login unless configuration forbids it; a custom check
- * can refuse a login before the password is looked at.
+ * can refuse a login before the password is looked at. Every attempt passes
+ * the login guard (rate limits and back-off per address and per account)
+ * before it costs a KV read, and every hash goes through one bounded queue.
  */
 
 import { withKvRetry } from "./kv_retry.ts";
+import { HashQueue, QueueFullError } from "./hash_queue.ts";
+import {
+  DEFAULT_LOGIN_LIMITS,
+  LoginGuard,
+  type LoginLimits,
+  type LoginOutcome,
+  type LoginTicket,
+} from "./login_guard.ts";
+
+export type { LoginLimits } from "./login_guard.ts";
 
 /** What Deno KV holds per account. */
 export interface AccountRecord {
@@ -39,12 +51,16 @@ export interface AccountOptions {
   entityType: string;
   /** A fresh entity id for a new account. */
   newEntityId: () => Promise<number>;
+  /** Rate limits, back-off and the hash queue; unset fields take DEFAULT_LOGIN_LIMITS. */
+  limits?: Partial<LoginLimits>;
+  /** The guard's monotonic clock in ms (tests inject one). */
+  now?: () => number;
 }
 
 /** The outcome of a login: the account's entity, or why not. */
 export type LoginResult =
   | { ok: true; entityId: number; type: string; created: boolean }
-  | { ok: false; reason: string };
+  | { ok: false; reason: string; retryAfterMs?: number };
 
 const NAME_RE = /^[\p{L}\p{N}_.\-@]{1,64}$/u;
 const MAX_PASSWORD = 256;
@@ -71,12 +87,20 @@ export function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
 
 /** Checks account names and passwords against Deno KV and creates accounts. */
 export class Accounts {
+  /** Rate limits and back-off, consulted before anything else. */
+  readonly guard: LoginGuard;
+  /** Every password hash of a login runs through this queue. */
+  readonly hashes: HashQueue;
   readonly #kv: Deno.Kv;
-  readonly #o: Required<AccountOptions>;
+  readonly #o: Required<Omit<AccountOptions, "limits" | "now">>;
 
   constructor(kv: Deno.Kv, opts: AccountOptions) {
     this.#kv = kv;
-    this.#o = { autoCreate: true, check: null, iterations: 100_000, ...opts };
+    const { limits, now, ...rest } = opts;
+    this.#o = { autoCreate: true, check: null, iterations: 100_000, ...rest };
+    const l = { ...DEFAULT_LOGIN_LIMITS, ...limits };
+    this.guard = new LoginGuard(l, now);
+    this.hashes = new HashQueue({ concurrency: l.hashConcurrency, maxWaiting: l.hashQueueMax });
   }
 
   /** The stored record of an account, or null. */
@@ -93,35 +117,61 @@ export class Accounts {
     if (password.length === 0 || encoder.encode(password).length > MAX_PASSWORD) {
       return { ok: false, reason: `passwords are 1-${MAX_PASSWORD} bytes` };
     }
+    const admitted = this.guard.admit(attempt.remote, name);
+    if (!admitted.ok) return { ok: false, reason: admitted.reason, retryAfterMs: admitted.retryAfterMs };
+    const ticket = admitted.ticket;
+    let outcome: LoginOutcome = "other";
+    try {
+      const [result, how] = await this.#check(attempt, ticket);
+      outcome = how;
+      return result;
+    } finally {
+      this.guard.settle(ticket, outcome);
+    }
+  }
+
+  async #check(attempt: LoginAttempt, ticket: LoginTicket): Promise<[LoginResult, LoginOutcome]> {
+    const { name, password } = attempt;
     if (this.#o.check) {
       const refused = await this.#o.check(attempt);
-      if (refused !== null) return { ok: false, reason: refused };
+      if (refused !== null) return [{ ok: false, reason: refused }, "other"];
     }
+    const claim = { key: ticket.address, suspect: ticket.suspect };
+    const hash = (salt: Uint8Array, iterations: number) =>
+      this.hashes.run(claim, () => hashPassword(password, salt, iterations));
     const key = ["account", name];
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const got = await withKvRetry(() => this.#kv.get<AccountRecord>(key));
-      if (got.value) {
-        const a = got.value;
-        const hash = await hashPassword(password, a.salt, a.iterations);
-        if (!constantTimeEqual(hash, a.hash)) return { ok: false, reason: "wrong password" };
-        return { ok: true, entityId: a.entityId, type: a.type, created: false };
+    try {
+      for (let tries = 0; tries < 5; tries++) {
+        const got = await withKvRetry(() => this.#kv.get<AccountRecord>(key));
+        if (got.value) {
+          const a = got.value;
+          if (!constantTimeEqual(await hash(a.salt, a.iterations), a.hash)) {
+            return [{ ok: false, reason: "wrong password" }, "wrong-password"];
+          }
+          return [{ ok: true, entityId: a.entityId, type: a.type, created: false }, "ok"];
+        }
+        if (!this.#o.autoCreate) {
+          return [{ ok: false, reason: `no account "${name}" (accounts are not created on login)` }, "no-account"];
+        }
+        const salt = crypto.getRandomValues(new Uint8Array(16));
+        const record: AccountRecord = {
+          salt,
+          hash: await hash(salt, this.#o.iterations),
+          iterations: this.#o.iterations,
+          entityId: await this.#o.newEntityId(),
+          type: this.#o.entityType,
+          createdAt: Date.now(),
+        };
+        // Two first logins at once: only one creates, the other checks against it.
+        const res = await withKvRetry(() =>
+          this.#kv.atomic().check({ key, versionstamp: null }).set(key, record).commit()
+        );
+        if (res.ok) return [{ ok: true, entityId: record.entityId, type: record.type, created: true }, "ok"];
       }
-      if (!this.#o.autoCreate) return { ok: false, reason: `no account "${name}" (accounts are not created on login)` };
-      const salt = crypto.getRandomValues(new Uint8Array(16));
-      const record: AccountRecord = {
-        salt,
-        hash: await hashPassword(password, salt, this.#o.iterations),
-        iterations: this.#o.iterations,
-        entityId: await this.#o.newEntityId(),
-        type: this.#o.entityType,
-        createdAt: Date.now(),
-      };
-      // Two first logins at once: only one creates, the other checks against it.
-      const res = await withKvRetry(() =>
-        this.#kv.atomic().check({ key, versionstamp: null }).set(key, record).commit()
-      );
-      if (res.ok) return { ok: true, entityId: record.entityId, type: record.type, created: true };
+    } catch (e) {
+      if (e instanceof QueueFullError) return [{ ok: false, reason: e.message }, "other"];
+      throw e;
     }
-    return { ok: false, reason: "the account is being changed concurrently; try again" };
+    return [{ ok: false, reason: "the account is being changed concurrently; try again" }, "other"];
   }
 }

@@ -13,7 +13,7 @@ import {
 } from "../core/def/mod.ts";
 import { type C2S, type ClientMessage, S2C, type Vec3Tuple } from "../core/def/client_protocol.ts";
 import { registry as gameRegistry } from "../entities/mod.ts";
-import { Accounts, type LoginCheck } from "./accounts.ts";
+import { Accounts, type LoginCheck, type LoginLimits } from "./accounts.ts";
 import { CellRoute } from "./cell_route.ts";
 import { type ClientEndpoint, serveClients } from "./client_endpoint.ts";
 import { Proxy, type ProxyHost } from "./proxy.ts";
@@ -36,10 +36,14 @@ export interface BaseAppOptions {
   defaultSpaceId?: number;
   /** Top speed of client-controlled movement in m/s (default 10). */
   maxSpeed?: number;
+  /** Moves per second a client is expected to send (default 10); twice as many are dropped as abuse. */
+  moveRate?: number;
   /** Milliseconds a proxy stays after its client went away (default 30,000). */
   disconnectGraceMs?: number;
   /** PBKDF2 iterations for new password hashes (default 100,000). */
   passwordIterations?: number;
+  /** Login rate limits, back-off and the password hash queue (defaults: DEFAULT_LOGIN_LIMITS in login_guard.ts). */
+  loginLimits?: Partial<LoginLimits>;
   baseScripts?: BaseScripts;
   limits?: Partial<SessionLimits>;
 }
@@ -47,6 +51,7 @@ export interface BaseAppOptions {
 /** Session limits unless configured. */
 export const DEFAULT_LIMITS: SessionLimits = {
   maxFrame: 64 * 1024,
+  maxFrameBeforeLogin: 1024,
   abuseLimit: 10,
   loginTimeoutMs: 10_000,
   maxBuffered: 8 * 1024 * 1024,
@@ -71,7 +76,7 @@ export class BaseApp implements SessionHost {
   readonly sessions: Set<ClientSession> = new Set();
   readonly #endpoint: ClientEndpoint;
   readonly #loading = new Map<number, Promise<Proxy>>();
-  readonly #opts: Required<Omit<BaseAppOptions, "limits" | "registry" | "checkLogin" | "clientPort">>;
+  readonly #opts: Required<Omit<BaseAppOptions, "limits" | "registry" | "checkLogin" | "clientPort" | "loginLimits">>;
   readonly #proxyHost: ProxyHost;
 
   private constructor(cfg: Config, log: Logger, kv: Deno.Kv, opts: BaseAppOptions) {
@@ -84,6 +89,7 @@ export class BaseApp implements SessionHost {
       playerType: opts.playerType ?? "Avatar",
       defaultSpaceId: opts.defaultSpaceId ?? 1,
       maxSpeed: opts.maxSpeed ?? 10,
+      moveRate: opts.moveRate ?? 10,
       disconnectGraceMs: opts.disconnectGraceMs ?? 30_000,
       passwordIterations: opts.passwordIterations ?? 100_000,
       baseScripts: opts.baseScripts ?? {},
@@ -92,7 +98,7 @@ export class BaseApp implements SessionHost {
     if (!player.proxy) throw new Error(`playerType: ${player.name} is not a proxy (proxy: true in its definition)`);
     this.#endpoint = serveClients(cfg.host, opts.clientPort ?? 0, (ws, remote) => {
       this.sessions.add(new ClientSession(ws, remote, this));
-    });
+    }, { headerTimeoutMs: cfg.headerTimeoutMs, log });
     this.ids = new EntityIdPool(() => this.member.link.channel, log);
     this.member = startMember("baseapp", cfg, log, () => 0, () => this.#endpoint.url, () => this.ids.highWater);
     this.store = new EntityStore(kv);
@@ -100,6 +106,7 @@ export class BaseApp implements SessionHost {
       autoCreate: this.#opts.autoCreateAccounts,
       check: opts.checkLogin ?? null,
       iterations: this.#opts.passwordIterations,
+      limits: opts.loginLimits,
       entityType: this.#opts.playerType,
       newEntityId: async () => {
         await this.ids.ensure(1);
@@ -110,6 +117,7 @@ export class BaseApp implements SessionHost {
       address: this.member.server.address,
       log,
       maxSpeed: this.#opts.maxSpeed,
+      moveRate: this.#opts.moveRate,
       disconnectGraceMs: this.#opts.disconnectGraceMs,
       scripts: this.#opts.baseScripts,
       createCellEntity: (spec) => this.#createCellEntity(spec),
@@ -143,10 +151,13 @@ export class BaseApp implements SessionHost {
   #serve(): void {
     this.member.handlers
       .on(
-        BaseMsg.cellEntityCreated,
-        (_ch, id, spaceId, address) => this.proxies.get(id)?.onCellLocated(spaceId, address),
+        BaseMsg.cellEntityDestroyed,
+        (ch, id, reason) => this.proxies.get(id)?.onCellDestroyed(reason, ch.peer.address),
       )
-      .on(BaseMsg.cellEntityDestroyed, (_ch, id, reason) => this.proxies.get(id)?.onCellDestroyed(reason))
+      .on(
+        BaseMsg.clientError,
+        (_ch, id, code, about, message) => this.proxies.get(id)?.cellRefused(code, about, message),
+      )
       .on(
         BaseMsg.cellEntityMoved,
         (ch, id, spaceId, address, epoch) =>
@@ -158,6 +169,9 @@ export class BaseApp implements SessionHost {
   async #createCellEntity(spec: CellEntitySpec): Promise<{ spaceId: number; cellappAddress: string }> {
     const ch = this.member.link.channel;
     if (!ch) throw new Error("the cellappmgr is not reachable");
+    // The cellappmgr drops a process that sends it nonsense: a bad value a client caused must not leave.
+    const bad = MgrMsg.createCellEntity.check([spec]);
+    if (bad) throw new Error(`not asking for the cell entity: ${bad}`);
     return await ch.requestWithin(15_000, MgrMsg.createCellEntity, spec);
   }
 

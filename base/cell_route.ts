@@ -32,8 +32,14 @@ export class CellRoute {
     else if (this.#queue.length > 0) this.#dial();
   }
 
-  /** Sends a one-way message to the cellapp, in order with earlier ones. */
+  /**
+   * Sends a one-way message to the cellapp, in order with earlier ones. What
+   * a client caused is checked first: a peer drops a process that sends it
+   * nonsense, so nonsense must not leave.
+   */
   send<A extends unknown[]>(def: MessageDef<A, unknown>, ...args: A): void {
+    const bad = def.check(args);
+    if (bad) throw new Error(`not sending ${def.name}: ${bad}`);
     const ch = this.#open();
     if (ch && this.#queue.length === 0) {
       ch.send(def, ...args);
@@ -43,8 +49,10 @@ export class CellRoute {
     this.#dial();
   }
 
-  /** Sends a request to the cellapp, in order with earlier messages. */
+  /** Sends a request to the cellapp, in order with earlier messages (checked like `send`). */
   request<A extends unknown[], R>(def: MessageDef<A, R>, ...args: A): Promise<R> {
+    const bad = def.check(args);
+    if (bad) return Promise.reject(new Error(`not sending ${def.name}: ${bad}`));
     const ch = this.#open();
     if (ch && this.#queue.length === 0) return ch.request(def, ...args);
     if (this.#address === null) return Promise.reject(new Error(`${def.name}: the cell entity has no cellapp`));

@@ -1,45 +1,59 @@
-/** The baseapp's client endpoint: an HTTP server whose WebSocket upgrades become client sessions. */
+/** The baseapp's client endpoint: a WebSocket server (core/ws) whose connections become client sessions. */
+import type { Logger } from "../core/log.ts";
 import { formatAddress } from "../core/wire/mod.ts";
+import { serveWebSocket, type WsConn } from "../core/ws/mod.ts";
 
 /** A listening client endpoint. */
 export interface ClientEndpoint {
   /** ws://HOST:PORT/ */
   readonly url: string;
   readonly port: number;
-  /** Stops listening; open sockets are closed by their sessions. */
+  /** Stops listening and ends the connections still open (sessions close theirs first). */
   close(): Promise<void>;
 }
 
+/** Limits of the client endpoint; each has a default. */
+export interface ClientEndpointOptions {
+  /** A connection that has not sent its whole request head by then is closed (default 10,000 ms). */
+  headerTimeoutMs?: number;
+  /** Client connections open at once (default 10,000). */
+  maxConnections?: number;
+  /** Connections still sending their request head (default 1,000). */
+  maxPending?: number;
+  /** A connection silent this long is pinged, and closed when silent twice as long (default 30,000 ms). */
+  idleMs?: number;
+  log?: Logger;
+}
+
+/** What a request that is no WebSocket upgrade is told. */
+export const NOT_UPGRADE_TEXT = "seamless baseapp: connect with a WebSocket using the client SDK (client/mod.ts)\n";
+
 /**
- * Serves WebSocket upgrades on `host:port` (0 = a free port) and hands each
- * socket with the peer's address to `onSocket`; other requests get 426 with
- * a line saying how to connect.
+ * Serves WebSocket upgrades on `host:port` (0 = a free port) and hands each connection with the peer's address to
+ * `onSocket`, which sets its callbacks and message limit; other requests get 426 with a line saying how to connect.
  */
 export function serveClients(
   host: string,
   port: number,
-  onSocket: (ws: WebSocket, remote: string) => void,
+  onSocket: (ws: WsConn, remote: string) => void,
+  opts: ClientEndpointOptions = {},
 ): ClientEndpoint {
-  const server = Deno.serve({ hostname: host, port, onListen: () => {} }, (req, info) => {
-    if (req.headers.get("upgrade")?.toLowerCase() !== "websocket") {
-      return new Response("seamless baseapp: connect with a WebSocket using the client SDK (client/mod.ts)\n", {
-        status: 426,
-        headers: { upgrade: "websocket" },
-      });
-    }
-    const a = info.remoteAddr as Deno.NetAddr;
-    const remote = formatAddress(a.hostname, a.port);
-    const { socket, response } = Deno.upgradeWebSocket(req, { idleTimeout: 60 });
-    onSocket(socket, remote);
-    return response;
+  const server = serveWebSocket({
+    hostname: host,
+    port,
+    onConnection: (ws) => onSocket(ws, ws.remote),
+    headerTimeoutMs: opts.headerTimeoutMs,
+    maxConnections: opts.maxConnections,
+    maxPending: opts.maxPending,
+    idleMs: opts.idleMs,
+    notUpgradeText: NOT_UPGRADE_TEXT,
+    log: opts.log,
   });
-  const addr = server.addr as Deno.NetAddr;
+  const addr = server.addr;
   const shown = addr.hostname === "0.0.0.0" || addr.hostname === "::" ? "127.0.0.1" : addr.hostname;
   return {
     url: `ws://${formatAddress(shown, addr.port)}/`,
     port: addr.port,
-    async close() {
-      await Promise.race([server.shutdown(), new Promise((r) => setTimeout(r, 1000))]);
-    },
+    close: () => server.close(),
   };
 }

@@ -6,8 +6,12 @@
  * after its last frame. The proxy passes on frames of the current epoch, holds frames (and move markers) of later
  * epochs until the marker of the current one arrives, then passes those on in order; frames of an earlier epoch
  * are stale and dropped. Held frames are bounded: past the cap they are dropped and the loss is logged.
+ *
+ * Only the cellapp that holds the real of an epoch speaks for it: a frame or marker of an epoch from any other
+ * cellapp is dropped (a late one of an entity that was destroyed and made again, or a lie).
  */
-import type { Logger } from "../core/log.ts";
+import { sameAddress } from "../core/wire/mod.ts";
+import { type Logger, Throttle } from "../core/log.ts";
 
 /** Limits of what is held while waiting for a move marker. */
 export interface OrderLimits {
@@ -18,10 +22,17 @@ export interface OrderLimits {
 /** Defaults: a few seconds of a busy client's traffic. */
 export const ORDER_LIMITS: OrderLimits = { maxFrames: 512, maxBytes: 4 * 1024 * 1024 };
 
-/** Where the real went, as its old cellapp said. */
+/** Where the real went, as its old cellapp (`from`) said. */
 interface Move {
   spaceId: number;
   address: string;
+  from: string;
+}
+
+/** A frame waiting for its epoch, with the cellapp it came from. */
+interface Held {
+  bytes: Uint8Array;
+  from: string;
 }
 
 /** Counters, for tests and logs. */
@@ -31,17 +42,22 @@ export interface OrderStats {
   stale: number;
   overflowed: number;
   moves: number;
+  /** Frames and markers from a cellapp that does not hold the real of their epoch. */
+  foreign: number;
 }
 
 /** One client's frame order across the cellapps its real has been on. */
 export class ClientFrameOrder {
   /** The epoch whose frames go straight to the client. */
   epoch = 0;
-  readonly stats: OrderStats = { delivered: 0, held: 0, stale: 0, overflowed: 0, moves: 0 };
-  readonly #frames = new Map<number, Uint8Array[]>();
-  readonly #moves = new Map<number, Move>();
+  readonly stats: OrderStats = { delivered: 0, held: 0, stale: 0, overflowed: 0, moves: 0, foreign: 0 };
+  readonly #frames = new Map<number, Held[]>();
+  readonly #moves = new Map<number, Move[]>();
+  /** The cellapp holding the real of the current epoch; null before the cell entity is located. */
+  #address: string | null = null;
   #heldFrames = 0;
   #heldBytes = 0;
+  #foreignLog = new Throttle(60_000);
 
   constructor(
     /** Passes bytes to the client. */
@@ -57,9 +73,15 @@ export class ClientFrameOrder {
     return this.#heldFrames;
   }
 
-  /** A frame from the real of `epoch`, which arrived from `from` (for the logs). */
+  /** The cell entity of the current epoch is on the cellapp at `address` (when first located). */
+  start(address: string): void {
+    this.#address = address;
+  }
+
+  /** A frame from the real of `epoch`, which arrived from the cellapp at `from`. */
   frame(epoch: number, bytes: Uint8Array, from: string): void {
     if (epoch === this.epoch) {
+      if (!this.#holds(from, "frame")) return;
       this.stats.delivered++;
       return this.deliver(bytes);
     }
@@ -79,40 +101,69 @@ export class ClientFrameOrder {
     }
     let list = this.#frames.get(epoch);
     if (!list) this.#frames.set(epoch, list = []);
-    list.push(bytes);
+    list.push({ bytes, from });
     this.#heldFrames++;
     this.#heldBytes += bytes.length;
     this.stats.held++;
   }
 
-  /** The real of `fromEpoch` moved to `address`: its frames are all in. */
+  /** The real of `fromEpoch` moved to `address`: its frames are all in. Told by `from`. */
   moved(fromEpoch: number, spaceId: number, address: string, from: string): void {
     if (fromEpoch < this.epoch) {
       this.log.info(`stale move marker of epoch ${fromEpoch} from ${from} ignored (now at epoch ${this.epoch})`);
       return;
     }
-    this.#moves.set(fromEpoch, { spaceId, address });
-    for (let m = this.#moves.get(this.epoch); m !== undefined; m = this.#moves.get(this.epoch)) {
-      this.#moves.delete(this.epoch);
+    if (fromEpoch === this.epoch && !this.#holds(from, "move marker")) return;
+    let list = this.#moves.get(fromEpoch);
+    if (!list) this.#moves.set(fromEpoch, list = []);
+    if (list.length < 8) list.push({ spaceId, address, from });
+    for (let m = this.#nextMove(); m !== undefined; m = this.#nextMove()) {
       this.epoch++;
       this.stats.moves++;
+      this.#address = m.address;
       this.relocate(m.spaceId, m.address);
-      const list = this.#frames.get(this.epoch);
-      if (!list) continue;
+      const held = this.#frames.get(this.epoch);
+      if (!held) continue;
       this.#frames.delete(this.epoch);
-      this.#heldFrames -= list.length;
-      for (const b of list) {
-        this.#heldBytes -= b.length;
+      this.#heldFrames -= held.length;
+      for (const h of held) {
+        this.#heldBytes -= h.bytes.length;
+        if (!this.#holds(h.from, "frame")) continue;
         this.stats.delivered++;
-        this.deliver(b);
+        this.deliver(h.bytes);
       }
     }
+  }
+
+  /** The marker of the current epoch from the cellapp that holds it, if it came. */
+  #nextMove(): Move | undefined {
+    const list = this.#moves.get(this.epoch);
+    if (!list) return undefined;
+    this.#moves.delete(this.epoch);
+    const m = list.find((m) => this.#address !== null && sameAddress(m.from, this.#address));
+    if (!m) { for (const other of list) this.#holds(other.from, "move marker"); }
+    return m;
+  }
+
+  /** Whether `from` holds the real of the current epoch; a message from elsewhere is counted and dropped. */
+  #holds(from: string, what: string): boolean {
+    if (this.#address !== null && sameAddress(from, this.#address)) return true;
+    this.stats.foreign++;
+    const held = this.#foreignLog.take(from);
+    if (held !== null) {
+      this.log.warn(
+        `${what} of epoch ${this.epoch} from ${from} dropped: the real is on ${this.#address ?? "no cellapp yet"}` +
+          Throttle.note(held),
+      );
+    }
+    return false;
   }
 
   /** A new cell entity (epoch 0 again): whatever was held belongs to the old one. */
   reset(): void {
     if (this.#heldFrames > 0) this.log.info(`${this.#heldFrames} held frames dropped: the cell entity is new`);
     this.epoch = 0;
+    this.#address = null;
     this.#frames.clear();
     this.#moves.clear();
     this.#heldFrames = this.#heldBytes = 0;

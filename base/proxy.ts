@@ -23,8 +23,9 @@ import {
   type ServerMessage,
   type Vec3Tuple,
 } from "../core/def/client_protocol.ts";
-import { type CellEntitySpec, CellMsg } from "../core/wire/mod.ts";
+import { type CellEntitySpec, CellMsg, sameAddress } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
+import { withinWorld, wrapAngle } from "../core/geo/rect.ts";
 import type { CellRoute } from "./cell_route.ts";
 import { ClientFrameOrder } from "./client_order.ts";
 import type { BaseEntityApi, BaseScripts } from "./scripts.ts";
@@ -39,6 +40,8 @@ export interface ClientLink {
   sendMessage(m: ServerMessage): void;
   /** An error reply; `about` is the id of the message it answers (0 for none). */
   error(code: ErrorCodeValue, about: number, message: string): void;
+  /** A request of the client that the server refused elsewhere (at the cell): an error reply, counted as abuse. */
+  refused(code: ErrorCodeValue, about: number, message: string): void;
   close(reason: string, code?: number): void;
 }
 
@@ -48,6 +51,8 @@ export interface ProxyHost {
   readonly address: string;
   readonly log: Logger;
   readonly maxSpeed: number;
+  /** Moves per second a client is expected to send; beyond twice that they are dropped. */
+  readonly moveRate: number;
   /** Milliseconds a proxy stays after its client went away, before it logs out. */
   readonly disconnectGraceMs: number;
   readonly scripts: BaseScripts;
@@ -73,6 +78,9 @@ export class Proxy implements BaseEntityApi, ChangeSink {
   entitiesEnabled = false;
   witness = false;
   #awaitingCorrection = false;
+  /** Moves the client may still send now: refilled at twice the expected rate, up to a second's worth. */
+  #moveTokens: number;
+  #movesAt = performance.now();
   #grace: ReturnType<typeof setTimeout> | undefined;
   #loggingOut: Promise<void> | null = null;
   #log: Logger;
@@ -90,6 +98,7 @@ export class Proxy implements BaseEntityApi, ChangeSink {
   ) {
     this.base = new PropertyContainer(type, "base", { entityId: id, sink: this });
     this.speed = new SpeedCheck(host.maxSpeed, position);
+    this.#moveTokens = 2 * host.moveRate;
     this.direction = [...direction];
     this.#log = host.log.child(`[${type.name} ${id}]`);
     this.frames = new ClientFrameOrder(
@@ -187,6 +196,7 @@ export class Proxy implements BaseEntityApi, ChangeSink {
     this.spaceId = spaceId;
     this.route.setAddress(address);
     if (!first) return;
+    this.frames.start(address);
     this.#log.debug(`cell entity in space ${spaceId} on ${address}`);
     if (this.client) this.#sendCellReady();
     if (this.entitiesEnabled && !this.witness) this.#setWitness(true);
@@ -202,14 +212,24 @@ export class Proxy implements BaseEntityApi, ChangeSink {
     this.frames.moved(fromEpoch, spaceId, address, from);
   }
 
-  /** The cell entity is gone (its space shut down, or a script destroyed it). */
-  onCellDestroyed(reason: string): void {
+  /** The cell entity is gone (its space shut down, or a script destroyed it), as the cellapp at `from` says. */
+  onCellDestroyed(reason: string, from: string): void {
     if (this.cellState === "destroying" || this.cellState === "none") return;
+    const at = this.route.address;
+    if (at === null || !sameAddress(from, at)) {
+      this.#log.warn(`the cellapp at ${from} says the cell entity is gone, but it is on ${at}; ignored`);
+      return;
+    }
     this.cellState = "none";
     this.witness = false;
     this.frames.reset();
     this.route.setAddress(null);
     this.client?.sendMessage({ id: S2C.cellGone, reason });
+  }
+
+  /** The cell refused a request of this proxy's client. */
+  cellRefused(code: number, about: number, message: string): void {
+    this.client?.refused(code as ErrorCodeValue, about, message);
   }
 
   /** The client is ready for AOI traffic. */
@@ -223,8 +243,24 @@ export class Proxy implements BaseEntityApi, ChangeSink {
    * and counts abuse), or null when it went to the cell.
    */
   move(pos: Vec3Tuple, dir: Vec3Tuple): { code: ErrorCodeValue; message: string; abuse: boolean } | null {
-    if (![...pos, ...dir].every(Number.isFinite)) {
-      return { code: ErrorCode.badPosition, message: "position and direction must be finite numbers", abuse: true };
+    const now = performance.now(), limit = 2 * this.host.moveRate;
+    this.#moveTokens = Math.min(limit, this.#moveTokens + (now - this.#movesAt) / 1000 * limit);
+    this.#movesAt = now;
+    if (this.#moveTokens < 1) {
+      return {
+        code: ErrorCode.rateLimited,
+        message: `more than ${limit} moves per second; this one was dropped`,
+        abuse: true,
+      };
+    }
+    this.#moveTokens--;
+    const d: Vec3Tuple = [wrapAngle(dir[0]), wrapAngle(dir[1]), wrapAngle(dir[2])];
+    if (!withinWorld(pos) || !d.every(Number.isFinite)) {
+      return {
+        code: ErrorCode.badPosition,
+        message: "the position must be within the world and the direction finite numbers",
+        abuse: true,
+      };
     }
     if (this.cellState !== "live") {
       return { code: ErrorCode.noCell, message: "no cell entity yet: wait for cellReady", abuse: false };
@@ -244,15 +280,24 @@ export class Proxy implements BaseEntityApi, ChangeSink {
       };
     }
     this.#awaitingCorrection = false;
-    this.direction = [dir[0], dir[1], dir[2]];
+    this.direction = d;
     this.route.send(CellMsg.clientPosition, this.id, [pos[0], pos[1], pos[2]], this.direction);
     return null;
   }
 
-  /** Forwards a checked call of an exposed cell method (the cell adds the caller as first argument). */
-  callCell(target: number, method: number, args: Uint8Array): { code: ErrorCodeValue; message: string } | null {
+  /**
+   * Forwards a checked call of an exposed cell method of `target`, which the
+   * client says is of type `typeId` (the cell checks that, and adds the caller
+   * as first argument).
+   */
+  callCell(
+    target: number,
+    typeId: number,
+    method: number,
+    args: Uint8Array,
+  ): { code: ErrorCodeValue; message: string } | null {
     if (this.cellState !== "live") return { code: ErrorCode.noCell, message: "no cell entity yet" };
-    this.route.send(CellMsg.clientCall, this.id, target, method, args);
+    this.route.send(CellMsg.clientCall, this.id, target, typeId, method, args, this.host.address);
     return null;
   }
 

@@ -20,13 +20,16 @@ import {
   type ServerMessage,
 } from "../core/def/client_protocol.ts";
 import { AOI_MSG } from "../core/def/aoi_protocol.ts";
-import type { Logger } from "../core/log.ts";
+import { type Logger, Throttle } from "../core/log.ts";
+import type { WsConn } from "../core/ws/mod.ts";
 import type { ClientLink, Proxy } from "./proxy.ts";
 
 /** Limits of a client connection. */
 export interface SessionLimits {
-  /** Largest frame accepted, in bytes. */
+  /** Largest frame accepted once logged in, in bytes; a bigger one closes the connection with 1009. */
   maxFrame: number;
+  /** Largest frame accepted before the login succeeded (a login message is small). */
+  maxFrameBeforeLogin: number;
   /** Abuse score at which the client is disconnected; each bad message adds 1, and 1 leaks away per second. */
   abuseLimit: number;
   /** A connection that has not logged in by then is closed. */
@@ -52,20 +55,24 @@ export class ClientSession implements ClientLink {
   state: State = "new";
   proxy: Proxy | null = null;
   readonly stats = { framesIn: 0, bytesIn: 0, framesOut: 0, bytesOut: 0, errors: 0 };
-  #out: Uint8Array[] = [];
+  readonly #out: Uint8Array[] = [];
   #outBytes = 0;
   #flushQueued = false;
   #abuse = 0;
   #abuseAt = performance.now();
   #loginTimer: ReturnType<typeof setTimeout> | undefined;
   #log: Logger;
+  /** What goes wrong for this client is logged at most once a minute: a client must not flood the logs. */
+  #logged = new Throttle(60_000);
 
-  constructor(private readonly ws: WebSocket, readonly remote: string, private readonly host: SessionHost) {
+  constructor(private readonly ws: WsConn, readonly remote: string, private readonly host: SessionHost) {
     this.#log = host.log.child(`[client ${remote}]`);
-    ws.binaryType = "arraybuffer";
-    ws.onmessage = (ev) => this.#onFrame(ev.data);
-    ws.onclose = () => this.#onClosed();
-    ws.onerror = () => {};
+    ws.maxMessage = Math.min(host.limits.maxFrameBeforeLogin, host.limits.maxFrame);
+    ws.onMessage = (data, binary) => this.#onFrame(data, binary);
+    ws.onClose = (code, reason) => {
+      if (this.state !== "closed") this.#log.debug(`connection closed: ${code} ${reason}`);
+      this.#onClosed();
+    };
     this.#loginTimer = setTimeout(() => {
       if (this.state === "new" || this.state === "loggingIn") {
         this.close(`no login within ${host.limits.loginTimeoutMs} ms`, 4008);
@@ -94,6 +101,19 @@ export class ClientSession implements ClientLink {
     this.send(encodeServerMessage(m));
   }
 
+  /** ClientLink: the server refused a request of this client elsewhere (a cell, a base script): reply, count it as abuse. */
+  refused(code: ErrorCodeValue, about: number, message: string): void {
+    if (this.state === "closed") return;
+    this.logOnce(`refused: ${message}`, "info");
+    this.#bad(code, about, message);
+  }
+
+  /** Logs a line about this client, unless one was logged within the last minute (then counts it). */
+  logOnce(line: string, level: "info" | "warn" | "error" = "error"): void {
+    const held = this.#logged.take(0);
+    if (held !== null) this.#log[level](line + Throttle.note(held));
+  }
+
   /** The reply to bad input. */
   error(code: ErrorCodeValue, about: number, message: string): void {
     this.stats.errors++;
@@ -103,22 +123,13 @@ export class ClientSession implements ClientLink {
   /** Sends what is queued as one binary frame. */
   flush(): void {
     this.#flushQueued = false;
-    if (this.#out.length === 0 || this.ws.readyState !== WebSocket.OPEN) return;
-    let frame: Uint8Array;
-    if (this.#out.length === 1) frame = this.#out[0];
-    else {
-      frame = new Uint8Array(this.#outBytes);
-      let at = 0;
-      for (const b of this.#out) {
-        frame.set(b, at);
-        at += b.length;
-      }
-    }
-    this.#out = [];
-    this.#outBytes = 0;
+    if (this.#out.length === 0 || !this.ws.isOpen) return;
+    // The connection copies the parts into its write buffer: they need not be joined first.
+    this.ws.sendParts(this.#out);
     this.stats.framesOut++;
-    this.stats.bytesOut += frame.length;
-    this.ws.send(frame);
+    this.stats.bytesOut += this.#outBytes;
+    this.#out.length = 0;
+    this.#outBytes = 0;
     if (this.ws.bufferedAmount > this.host.limits.maxBuffered) {
       this.close(`client too slow: ${this.ws.bufferedAmount} bytes waiting`, 1013);
     }
@@ -130,14 +141,8 @@ export class ClientSession implements ClientLink {
     this.flush();
     this.#log.debug(`closing: ${reason}`);
     this.#onClosed();
-    // Closing inside a message handler while sends are pending makes Deno drop the close frame; close next turn.
-    setTimeout(() => {
-      try {
-        this.ws.close(code, reason.slice(0, 120));
-      } catch {
-        // already closing
-      }
-    }, 0);
+    // The close frame goes after what flush() queued; the connection cuts the reason to fit a close frame.
+    this.ws.close(code, reason);
   }
 
   #onClosed(): void {
@@ -165,19 +170,15 @@ export class ClientSession implements ClientLink {
     return abuse ? this.#abused() : true;
   }
 
-  #onFrame(data: unknown): void {
+  /** One message of the connection; its size is already within the connection's limit. */
+  #onFrame(bytes: Uint8Array, binary: boolean): void {
     if (this.state === "closed") return;
-    if (!(data instanceof ArrayBuffer)) {
+    if (!binary) {
       this.#bad(ErrorCode.textFrame, 0, "text frames are not accepted; send binary frames");
       return;
     }
     this.stats.framesIn++;
-    this.stats.bytesIn += data.byteLength;
-    if (data.byteLength > this.host.limits.maxFrame) {
-      this.#bad(ErrorCode.frameTooLarge, 0, `frame of ${data.byteLength} bytes exceeds ${this.host.limits.maxFrame}`);
-      return;
-    }
-    const bytes = new Uint8Array(data);
+    this.stats.bytesIn += bytes.length;
     const r = new ByteReader(bytes);
     let aoiFrom = -1, aoiTo = -1;
     while (r.remaining > 0 && !this.isClosed) {
@@ -206,7 +207,7 @@ export class ClientSession implements ClientLink {
         if (!this.#dispatch(m)) return;
       } catch (e) {
         if (!(e instanceof ProtocolError)) {
-          this.#log.error(`message ${id} failed: ${(e as Error).stack ?? e}`);
+          this.logOnce(`message ${id} failed: ${(e as Error).stack ?? e}`);
           this.error(ErrorCode.serverError, id, `the server failed to handle message ${id}`);
           continue;
         }
@@ -246,6 +247,7 @@ export class ClientSession implements ClientLink {
       this.host.login(this, m).then((reason) => {
         if (reason === null) {
           clearTimeout(this.#loginTimer);
+          this.ws.maxMessage = this.host.limits.maxFrame;
           return;
         }
         this.sendMessage({ id: S2C.loginFailed, reason });
@@ -274,8 +276,8 @@ export class ClientSession implements ClientLink {
         checkMethod(method, p.type.name, "base", m.method);
         const args = decodeArgs(method, m.args);
         p.callBase(method.name, args).catch((e) => {
-          this.#log.error(`${p.type.name}.${method.name} failed: ${(e as Error).stack ?? e}`);
-          this.error(ErrorCode.serverError, m.id, `${method.name} failed on the server`);
+          this.logOnce(`${p.type.name}.${method.name} failed: ${(e as Error).stack ?? e}`);
+          this.refused(ErrorCode.serverError, m.id, `${method.name} failed on the server: ${(e as Error).message}`);
         });
         return true;
       }
@@ -288,7 +290,7 @@ export class ClientSession implements ClientLink {
         const method = type.cellMethods[m.method];
         checkMethod(method, type.name, "cell", m.method);
         decodeArgs(method, m.args);
-        const bad = p.callCell(m.target, m.method, m.args);
+        const bad = p.callCell(m.target, m.typeId, m.method, m.args);
         return bad ? this.#bad(bad.code, m.id, bad.message, false) : true;
       }
       case C2S.logout:

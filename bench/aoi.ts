@@ -10,6 +10,7 @@ import { RangeList } from "../cell/range_list.ts";
 import type { RangeEntity, RangeNode } from "../cell/range_node.ts";
 import type { RangeHandler, RangeTrigger } from "../cell/range_trigger.ts";
 import { writeResults } from "./results.ts";
+import { seededRandom } from "../core/random.ts";
 
 const SIZE = 2000, STEP = 0.5, RADIUS = 100, CELL = 100, VERIFY_TICKS = 3;
 
@@ -149,16 +150,7 @@ class Recompute {
   }
 }
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = seededRandom;
 
 interface Figures {
   entities: number;

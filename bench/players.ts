@@ -44,6 +44,8 @@ async function startCluster(dir: string): Promise<{ child: Deno.ChildProcess; ad
       `--admin-port=${freePort()}`,
       `--kv=${dir}/bench.kv`,
       "--log-level=warn",
+      // Every bot logs in from this one host.
+      "--login-rate=1000",
     ],
     stdin: "piped",
     stdout: "piped",

@@ -38,6 +38,8 @@ export async function run(args: string[]): Promise<void> {
       `--aoi-radius=${AOI}`,
       `--ghost-radius=${AOI + 20}`,
       "--log-level=warn",
+      // Every bot logs in from this one host.
+      "--login-rate=1000",
     ],
     { cellapps: 2, baseapp: true },
   );

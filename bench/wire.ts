@@ -406,7 +406,7 @@ export async function run(args: string[]): Promise<void> {
     const pingPayload = payloadFor(Ping, 1000, PING_FRAME);
     const request = frameOf(Ping, 1000, pingPayload);
     const replySize = frameOf(
-      { kind: 6, name: "reply", check: () => null },
+      { kind: 6, name: "reply", check: () => null, from: ["tool"] },
       1000,
       pingPayload,
     ).length;

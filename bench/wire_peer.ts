@@ -16,19 +16,21 @@ export const Blob = message<[Uint8Array]>(
   1010,
   "bench.wire.blob",
   tuple(bytes(4096)),
+  ["tool"],
 );
 
 /**
  * Replies how many Blob frames the peer has handled. Frames are handled in
  * order, so the reply also says every earlier frame has arrived.
  */
-export const Count = message<[], number>(1011, "bench.wire.count", tuple());
+export const Count = message<[], number>(1011, "bench.wire.count", tuple(), ["tool"]);
 
 /** Request of the round-trip run; the reply is the same bytes. */
 export const Ping = message<[Uint8Array], Uint8Array>(
   1012,
   "bench.wire.ping",
   tuple(bytes(4096)),
+  ["tool"],
 );
 
 /**

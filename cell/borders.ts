@@ -200,8 +200,9 @@ export class CellBorders {
     const id = state.entity.id;
     const ghost = this.cell.ghosts.get(id);
     if (!ghost) throw new Error(`space ${this.cell.spaceId} holds no ghost of entity ${id} here to make real`);
-    this.cell.ghosts.delete(id);
+    // Decodes the state before anything changes: a state that does not decode leaves the ghost a ghost.
     becomeReal(ghost, state);
+    this.cell.ghosts.delete(id);
     const [x, y, z] = state.entity.position;
     [ghost.yaw, ghost.pitch, ghost.roll] = state.entity.direction;
     ghost.isOnGround = state.entity.isOnGround;
@@ -245,9 +246,10 @@ export class CellBorders {
       const container = new PropertyContainer(type, "ghost", { entityId: state.id, readOnly: true });
       ghost = new Entity(state.id, type, this.cell, { x, y, z }, container);
       ghost.isReal = false;
-      this.cell.ghosts.set(state.id, ghost);
       ghost.ghostInfo = new GhostInfo(state.realCellapp, state.realAddress, state.realCell, state.syncSeq);
+      // A state that does not decode leaves nothing behind: the ghost is known only once it is whole.
       loadGhostState(ghost, state);
+      this.cell.ghosts.set(state.id, ghost);
       this.cell.rangeList.add(ghost);
     } else {
       ghost.ghostInfo = new GhostInfo(state.realCellapp, state.realAddress, state.realCell, state.syncSeq);
@@ -257,6 +259,7 @@ export class CellBorders {
     }
     [ghost.yaw, ghost.pitch, ghost.roll] = state.direction;
     ghost.isOnGround = state.isOnGround;
+    ghost.baseAddress = state.baseAddress ?? null;
     return ghost;
   }
 

@@ -5,6 +5,7 @@
  * promise instead of callbacks).
  */
 import { ByteReader } from "../core/def/mod.ts";
+import { ErrorCode, type ErrorCodeValue } from "../core/def/client_protocol.ts";
 import { CellMsg } from "../core/wire/mod.ts";
 import type { Cell } from "./cell.ts";
 import type { Entity } from "./entity.ts";
@@ -12,25 +13,46 @@ import type { CellAddress } from "./ghosts.ts";
 
 /**
  * A client's call of an exposed cell method of `target`, made through the
- * proxy of `callerId`: checked against the definition, arguments decoded by
- * their declared types, and the caller's id passed first (BigWorld's hidden
- * argument). A bad call throws, naming the entity and the method.
+ * proxy of `callerId` and naming the target's type as `typeId`: checked
+ * against the definition, arguments decoded by their declared types, and the
+ * caller's id passed first (BigWorld's hidden argument). A bad call, or a
+ * script that throws, goes to `fail` naming the entity and the method: the
+ * client hears of it.
  */
-export function clientCall(cell: Cell, callerId: number, target: Entity, index: number, args: Uint8Array): void {
-  const m = target.type.methods("cell")[index];
+export function clientCall(
+  cell: Cell,
+  callerId: number,
+  target: Entity,
+  typeId: number,
+  index: number,
+  args: Uint8Array,
+  fail: (code: ErrorCodeValue, message: string) => void,
+): void {
   const who = `${target.type.name} ${target.id}`;
-  if (!m) throw new Error(`${who} has no cell method with index ${index}`);
-  if (!m.exposed) throw new Error(`${who}.${m.name} is not exposed to clients`);
+  if (target.type.id !== typeId) {
+    return fail(ErrorCode.unknownMethod, `entity ${target.id} is a ${target.type.name}, not type ${typeId}`);
+  }
+  const m = target.type.methods("cell")[index];
+  if (!m) return fail(ErrorCode.unknownMethod, `${who} has no cell method with index ${index}`);
+  if (!m.exposed) return fail(ErrorCode.notExposed, `${who}.${m.name} is not exposed to clients`);
   const r = new ByteReader(args);
-  const values: unknown[] = [];
+  const values: unknown[] = [callerId];
   try {
     for (const a of m.args) values.push(a.type.read(r));
   } catch (e) {
     const types = m.args.map((a) => a.type.name).join(", ");
-    throw new Error(`${who}.${m.name}: arguments do not match (${types}): ${(e as Error).message}`);
+    return fail(ErrorCode.badArguments, `${who}.${m.name}: arguments do not match (${types}): ${(e as Error).message}`);
   }
-  if (r.remaining > 0) throw new Error(`${who}.${m.name}: ${r.remaining} bytes left after the declared arguments`);
-  cell.callScript(target, m.name, callerId, ...values);
+  if (r.remaining > 0) {
+    return fail(ErrorCode.badArguments, `${who}.${m.name}: ${r.remaining} bytes left after the declared arguments`);
+  }
+  cell.callForClient(
+    target,
+    m.name,
+    values,
+    (err) =>
+      fail(ErrorCode.serverError, `${who}.${m.name} failed: ${err instanceof Error ? err.message : String(err)}`),
+  );
 }
 
 /**

@@ -5,15 +5,18 @@
  */
 import { ByteWriter, decodeCellBackup, type EntityRegistry, writeChange } from "../core/def/mod.ts";
 import type { Logger } from "../core/log.ts";
+import { seededRandom } from "../core/random.ts";
+import type { ErrorCodeValue } from "../core/def/client_protocol.ts";
 import type { CellScriptClass, EntityRef, Vec3 } from "../core/script.ts";
 import { cellIndexAt, type CellRect, cellRects } from "../core/geo/bsp.ts";
-import { type Rect, rectFromArray, rectGrow } from "../core/geo/rect.ts";
+import { MAX_COORD, type Rect, rectFromArray, rectGrow, withinWorld } from "../core/geo/rect.ts";
 import {
   type CellEntitySpec,
   type CellReport,
   type EntitySummary,
   type GhostOp,
   type GhostState,
+  MAX_LOAD,
   type MessageDef,
   type OffloadState,
   type SpaceGeometry,
@@ -25,7 +28,7 @@ import { RangeList } from "./range_list.ts";
 import { RANGE_FLAG_SCRIPT } from "./range_node.ts";
 import { TickStats } from "./tick_stats.ts";
 import { CellBorders } from "./borders.ts";
-import { clientCall, runEntityCall } from "./calls.ts";
+import { runEntityCall } from "./calls.ts";
 import { receiveTeleport, teleport } from "./teleport.ts";
 import { updateWitnesses, Witness, witnessOf, type WitnessOptions } from "./witness.ts";
 
@@ -53,6 +56,8 @@ export interface CellHost {
   findCell?(spaceId: number, x: number, z: number): Promise<CellAddress>;
   /** Where a witness restored here sends its client's frames (through the entity's base); none without a base. */
   clientSink?(e: Entity): ((frame: Uint8Array) => void) | undefined;
+  /** The client of `e` asked for something the cell refused: tell it (an error reply about client message `about`). */
+  clientError?(e: Entity, code: ErrorCodeValue, about: number, message: string): void;
   budgetMs: number;
 }
 
@@ -115,7 +120,7 @@ export class Cell {
       cellRects(geometry.tree, rectFromArray(geometry.bounds)).find((c) => c.cellapp === cellappId)?.id ?? 0;
     this.updateGeometry(geometry);
     this.stats = new TickStats(host.budgetMs);
-    this.#rng = mulberry32(geometry.spaceId * 2654435761 + (this.cellId - 1) * 40503);
+    this.#rng = seededRandom(geometry.spaceId * 2654435761 + (this.cellId - 1) * 40503);
   }
 
   get spaceId(): number {
@@ -162,12 +167,19 @@ export class Cell {
     pos: Vec3,
     props: Record<string, unknown> = {},
     dir?: [number, number, number],
+    id?: number,
   ): Entity {
     if (this.shuttingDown) throw new Error(`space ${this.spaceId} is shutting down; cannot create ${typeName}`);
     const type = this.host.registry.find(typeName);
     if (!type) throw new Error(`unknown entity type "${typeName}"`);
     if (!type.hasCell) throw new Error(`entity type ${typeName} has no cell part`);
-    const e = new Entity(this.host.newEntityId(), type, this, pos);
+    if (!withinWorld([pos.x, pos.y, pos.z])) {
+      throw new Error(`${typeName}: position (${pos.x}, ${pos.y}, ${pos.z}) is not within ±${MAX_COORD} m`);
+    }
+    if (id !== undefined && (this.entities.has(id) || this.ghosts.has(id))) {
+      throw new Error(`entity ${id} already exists in space ${this.spaceId}`);
+    }
+    const e = new Entity(id ?? this.host.newEntityId(), type, this, pos);
     for (const [name, value] of Object.entries(props)) e.container.set(name, value);
     if (dir) [e.yaw, e.pitch, e.roll] = dir;
     this.#add(e);
@@ -270,8 +282,8 @@ export class Cell {
   /** Moves (or teleports) an entity; the range list fires what the move crossed. */
   moveEntity(e: Entity, x: number, y: number, z: number): void {
     if (e.destroyed) throw new Error(`entity ${e.id} is destroyed`);
-    if (!Number.isFinite(x) || !Number.isFinite(y) || !Number.isFinite(z)) {
-      throw new Error(`entity ${e.type.name} ${e.id}: position (${x}, ${y}, ${z}) is not finite`);
+    if (!withinWorld([x, y, z])) {
+      throw new Error(`entity ${e.type.name} ${e.id}: position (${x}, ${y}, ${z}) is not within ±${MAX_COORD} m`);
     }
     e.y = y;
     this.rangeList.move(e, x, z);
@@ -338,11 +350,6 @@ export class Cell {
   /** The client of `e` went away: the witness goes. */
   disableWitness(e: Entity): void {
     witnessOf(e)?.destroy();
-  }
-
-  /** A client's call of an exposed cell method of `target`; see calls.ts. */
-  clientCall(callerId: number, target: Entity, index: number, args: Uint8Array): void {
-    clientCall(this, callerId, target, index, args);
   }
 
   /** A script's awaitable call of a cell method of another entity; see calls.ts. */
@@ -472,6 +479,26 @@ export class Cell {
       if (r instanceof Promise) r.catch((err) => this.#scriptFailed(e, name, err));
     } catch (err) {
       this.#scriptFailed(e, name, err);
+    }
+  }
+
+  /**
+   * Runs script method `name` of `e` for a client: what it throws, now or
+   * later, goes to `failed` instead of the log, since it answers the client.
+   */
+  callForClient(e: Entity, name: string, args: unknown[], failed: (err: unknown) => void): void {
+    const s = e.script as unknown as Record<string, ((...a: unknown[]) => unknown) | undefined> | null;
+    const fn = s?.[name];
+    if (!fn || e.destroyed) return;
+    const fault = (err: unknown) => {
+      this.scriptErrors++;
+      failed(err);
+    };
+    try {
+      const r = fn.apply(s, args);
+      if (r instanceof Promise) r.catch(fault);
+    } catch (err) {
+      fault(err);
     }
   }
 
@@ -623,7 +650,7 @@ export class Cell {
       tickRate: round(this.stats.rate(now)),
       tickMsP50: round(this.stats.percentile(0.5)),
       tickMsP99: round(this.stats.percentile(0.99)),
-      load: round(this.stats.load),
+      load: Math.min(round(this.stats.load), MAX_LOAD),
       offloadsIn: this.offloadsIn,
       offloadsOut: this.offloadsOut,
     };
@@ -632,16 +659,4 @@ export class Cell {
 
 function round(v: number): number {
   return Math.round(v * 1000) / 1000;
-}
-
-/** A small seeded generator, so a cell's randomness can be replayed in tests. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }

@@ -1,5 +1,5 @@
 import type { Config } from "../core/config.ts";
-import type { Logger } from "../core/log.ts";
+import { type Logger, Throttle } from "../core/log.ts";
 import { type MemberProcess, startMember } from "../core/member_process.ts";
 import { EntityIdPool } from "../core/id_pool.ts";
 import {
@@ -8,20 +8,22 @@ import {
   CellMsg,
   type Channel,
   endTick,
+  MAX_LOAD,
   type MessageDef,
   MgrMsg,
   type SpaceGeometry,
 } from "../core/wire/mod.ts";
-import { encodePersistentState, type EntityRegistry } from "../core/def/mod.ts";
+import type { EntityRegistry } from "../core/def/mod.ts";
 import type { CellScriptClass } from "../core/script.ts";
 import { Cell, type CellHost } from "./cell.ts";
 import type { Entity } from "./entity.ts";
-import { configureSpaceAoI, witnessOf, type WitnessOptions } from "./witness.ts";
-import { type CellAddress, GHOST_DEFAULTS } from "./ghosts.ts";
+import { configureSpaceAoI, type WitnessOptions } from "./witness.ts";
+import { GHOST_DEFAULTS } from "./ghosts.ts";
 import { AOI_HYSTERESIS } from "../core/config.ts";
 import { cellRects } from "../core/geo/bsp.ts";
 import { rectFromArray } from "../core/geo/rect.ts";
 import { Loopback } from "./loopback.ts";
+import { ClientTraffic } from "./client_traffic.ts";
 import { cellAt, cellKey, cellOf, cellsOfSpace } from "./cell_table.ts";
 
 /** What a cellapp runs: the entity types and their cell scripts. */
@@ -56,6 +58,10 @@ export class CellApp {
   #lastTickAt = 0;
   #stopped = false;
   #loopback: Loopback;
+  /** Messages that cannot reach a peer are logged at most once a minute per address. */
+  #lostLog = new Throttle(60_000);
+  /** What baseapps send for their clients. */
+  #clients: ClientTraffic;
   /** The addresses the cellappmgr announces this cellapp under (its own, or the one its connection came from). */
   #selfAddresses = new Set<string>();
 
@@ -94,7 +100,10 @@ export class CellApp {
         if (!ch) return Promise.reject(new Error("the cellappmgr is not reachable"));
         return ch.request(MgrMsg.findCell, spaceId, x, z);
       },
-      clientSink: (e) => e.baseAddress === null ? undefined : this.#clientSink(e),
+      clientSink: (e) => e.baseAddress === null ? undefined : this.#clients.sink(e),
+      clientError: (e, code, about, message) => {
+        if (e.baseAddress !== null) this.#clients.refuse(e.baseAddress, e.id, code, about, message);
+      },
       ghosting: {
         config: { ...GHOST_DEFAULTS, ghostRadius: cfg.ghostRadius },
         address: this.member.server.address,
@@ -109,6 +118,13 @@ export class CellApp {
       },
     };
     this.#aoi = { aoiRadius: cfg.aoiRadius, hysteresis: AOI_HYSTERESIS };
+    this.#clients = new ClientTraffic({
+      cells: this.cells,
+      log,
+      toPeer: (address, def, ...args) => this.#toPeer(address, def, ...args),
+      ask: async (address, def, ...args) => await (await this.member.peers.get(address)).request(def, ...args),
+      isSelf: (address) => this.#isSelf(address),
+    });
     this.#serve();
     this.member.link.onRegistered = () => {
       const ch = this.member.link.channel;
@@ -122,6 +138,7 @@ export class CellApp {
   }
 
   #serve(): void {
+    this.#clients.serve(this.member.handlers);
     this.member.handlers
       .on(CellMsg.createCell, (_ch, g) => {
         this.#applyGeometry(g, true);
@@ -131,56 +148,29 @@ export class CellApp {
       .on(CellMsg.shutDownSpace, (_ch, spaceId) => {
         for (const cell of cellsOfSpace(this.cells, spaceId)) cell.shutDown();
       })
-      .on(CellMsg.spawn, async (_ch, req) => {
+      .on(CellMsg.spawn, (_ch, req) => {
+        const [first, last] = req.ids;
+        if (last - first + 1 !== req.count) {
+          throw new Error(`spawn of ${req.count} ${req.type} came with ${last - first + 1} ids`);
+        }
         const p = req.position;
         const cell = req.cellId
           ? cellOf(this.cells, req.spaceId, req.cellId)
           : cellAt(this.cells, req.spaceId, p?.[0], p?.[2]);
-        await this.ids.ensure(req.count);
-        const ids: number[] = [];
         const r = cell.rect;
         for (let i = 0; i < req.count; i++) {
-          const pos = req.position
-            ? { x: req.position[0], y: req.position[1], z: req.position[2] }
+          const pos = p
+            ? { x: p[0], y: p[1], z: p[2] }
             : { x: r.minX + cell.random() * (r.maxX - r.minX), y: 0, z: r.minZ + cell.random() * (r.maxZ - r.minZ) };
-          ids.push(cell.createEntity(req.type, pos, req.props ?? {}, [cell.random() * 2 * Math.PI - Math.PI, 0, 0]).id);
+          cell.createEntity(req.type, pos, req.props ?? {}, [cell.random() * 2 * Math.PI - Math.PI, 0, 0], first + i);
         }
-        return ids;
+        return req.count;
       })
       .on(CellMsg.createCellEntity, (_ch, spec) => {
         const cell = cellAt(this.cells, spec.spaceId, spec.position[0], spec.position[2]);
         cell.createBaseEntity(spec);
         return { spaceId: spec.spaceId, cellapp: this.member.link.id ?? 0 };
       })
-      .on(CellMsg.enableWitness, (_ch, id) =>
-        this.#atReal(id, CellMsg.enableWitness, [id], (e) => {
-          if (e.baseAddress === null) throw new Error(`entity ${id} has no base to send its client's updates through`);
-          e.cell.enableWitness(e, this.#clientSink(e));
-        }))
-      .on(
-        CellMsg.clientAoi,
-        (_ch, id, bytes) => this.#atReal(id, CellMsg.clientAoi, [id, bytes], (e) => witnessOf(e)?.receive(bytes)),
-      )
-      .on(
-        CellMsg.disableWitness,
-        (_ch, id) => this.#atReal(id, CellMsg.disableWitness, [id], (e) => e.cell.disableWitness(e)),
-      )
-      .on(CellMsg.clientCall, (_ch, callerId, targetId, index, args) =>
-        this.#atReal(
-          targetId,
-          CellMsg.clientCall,
-          [callerId, targetId, index, args],
-          (e) => e.cell.clientCall(callerId, e, index, args),
-        ))
-      .on(
-        CellMsg.clientPosition,
-        (_ch, id, pos, dir) =>
-          this.#atReal(id, CellMsg.clientPosition, [id, pos, dir], (e) => {
-            [e.yaw, e.pitch, e.roll] = dir;
-            e.cell.moveEntity(e, pos[0], pos[1], pos[2]);
-          }),
-      )
-      .on(CellMsg.destroyCellEntity, (_ch, id) => this.#destroyForBase(id))
       .on(
         CellMsg.entityCall,
         (_ch, spaceId, cellId, target, caller, method, args) =>
@@ -263,70 +253,6 @@ export class CellApp {
     }
   }
 
-  /** Frames for the client of `e`, through its base, marked with the real's epoch as it is now. */
-  #clientSink(e: Entity): (frame: Uint8Array) => void {
-    const base = e.baseAddress!, id = e.id, epoch = e.epoch;
-    return (frame) => this.#toBase(base, BaseMsg.toClient, id, epoch, frame);
-  }
-
-  /** The real entity `id` on this cellapp, if any. */
-  #find(id: number): Entity | undefined {
-    for (const cell of this.cells.values()) {
-      const e = cell.entities.get(id);
-      if (e) return e;
-    }
-    return undefined;
-  }
-
-  /**
-   * Runs `run` on the real entity `id` here; a message for a ghost goes on
-   * to its real, and one for a real being handed over waits until the
-   * hand-over settles (then runs here, or goes on to the new real).
-   */
-  #atReal<A extends unknown[]>(id: number, def: MessageDef<A, unknown>, args: A, run: (e: Entity) => void): void {
-    const e = this.#find(id);
-    if (e?.offloading) {
-      e.offloading.held.push((moved) => moved ? this.#toPeer(moved.address, def, ...args) : run(e));
-      return;
-    }
-    if (e) return run(e);
-    const address = this.#realAddressOf(id);
-    if (address) return this.#toPeer(address, def, ...args);
-    // Late traffic for an entity destroyed (a logout) or gone elsewhere: nothing to act on, nothing harmed.
-    this.#log.debug(`dropped ${def.name}: no entity ${id} on this cellapp`);
-  }
-
-  /** Where the real of a ghost here is, when it is on another cellapp (a real here is found first). */
-  #realAddressOf(id: number): string | undefined {
-    for (const cell of this.cells.values()) {
-      const address = cell.ghosts.get(id)?.ghostInfo?.realAddress;
-      if (address && !this.#isSelf(address)) return address;
-    }
-    return undefined;
-  }
-
-  /** Logout: the real's persistent cell properties, wherever the real is now. */
-  async #destroyForBase(id: number): Promise<Uint8Array | null> {
-    const e = this.#find(id);
-    if (e?.offloading) {
-      const moved = await new Promise<CellAddress | null>((r) => e.offloading!.held.push(r));
-      if (moved) return await this.#destroyAt(moved.address, id);
-    }
-    if (e && !e.destroyed) {
-      const state = encodePersistentState(e.container);
-      e.cell.destroyEntity(e, "its base asked", false);
-      return state;
-    }
-    const address = this.#realAddressOf(id);
-    return address ? await this.#destroyAt(address, id) : null;
-  }
-
-  /** destroyCellEntity on the cellapp at `address`, which may be this one (the real moved to another cell here). */
-  async #destroyAt(address: string, id: number): Promise<Uint8Array | null> {
-    if (this.#isSelf(address)) return await this.#destroyForBase(id);
-    return await (await this.member.peers.get(address)).request(CellMsg.destroyCellEntity, id);
-  }
-
   /** Sends to a baseapp (see #toPeer). */
   #toBase<A extends unknown[]>(address: string, def: MessageDef<A, unknown>, ...args: A): void {
     this.#toPeer(address, def, ...args);
@@ -350,7 +276,12 @@ export class CellApp {
     args = structuredClone(args);
     this.member.peers.get(address).then(
       (c) => c.send(def, ...args),
-      (e) => this.#log.warn(`${def.name} to ${address} lost: ${(e as Error).message}`),
+      (e) => {
+        const held = this.#lostLog.take(address);
+        if (held !== null) {
+          this.#log.warn(`${def.name} to ${address} lost: ${(e as Error).message}${Throttle.note(held)}`);
+        }
+      },
     );
   }
 
@@ -402,11 +333,16 @@ export class CellApp {
     const ch = this.member.link.channel;
     if (!ch) return;
     const now = performance.now();
-    ch.send(MgrMsg.loadReport, {
-      load: Math.round(this.#load * 1000) / 1000,
-      peerBytesOut: this.member.peers.bytesOut,
-      cells: [...this.cells.values()].map((c) => c.report(now)),
-    });
+    try {
+      ch.send(MgrMsg.loadReport, {
+        load: Math.min(Math.round(this.#load * 1000) / 1000, MAX_LOAD),
+        peerBytesOut: this.member.peers.bytesOut,
+        cells: [...this.cells.values()].map((c) => c.report(now)),
+      });
+    } catch (e) {
+      // A figure out of range would get this cellapp dropped; the report is skipped and the cause logged.
+      this.#log.error(`load report not sent: ${(e as Error).message}`);
+    }
   }
 
   /** Stops ticking and serving; resolves once the cellappmgr has been told. */

@@ -2,6 +2,7 @@
  * A cell entity: position and direction, its cell properties, its script and
  * its controllers. It is also the `self` its script sees (CellEntityApi).
  */
+import { MAX_COORD, withinWorld } from "../core/geo/rect.ts";
 import { decodeCellBackup, encodeCellBackup, type EntityType, PropertyContainer } from "../core/def/mod.ts";
 import type { CellEntityApi, CellScript, Direction, EntityRef, MoveOptions, Vec3 } from "../core/script.ts";
 import type { ControllerState, Movement, Timer } from "./controllers.ts";
@@ -129,6 +130,9 @@ export class Entity implements CellEntityApi {
   }
 
   moveToPoint(dest: Vec3, speed: number, opts: MoveOptions = {}): number {
+    if (!withinWorld([dest.x, dest.y, dest.z])) {
+      throw new Error(`moveToPoint: (${dest.x}, ${dest.y}, ${dest.z}) is not within ±${MAX_COORD} m`);
+    }
     return this.cell.startMovement(this, {
       kind: "moveToPoint",
       id: this.nextControllerId++,

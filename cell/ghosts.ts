@@ -155,6 +155,7 @@ export function ghostStateOf(e: Entity, cellId: number, realCellapp: number, rea
     realCellapp,
     realAddress,
     realCell: e.cell.cellId,
+    baseAddress: e.baseAddress,
     history: { lastSeq: h.lastSeq, trimmedTo: h.trimmedTo, propStamps: [...h.propStamps], events },
   };
 }

@@ -13,13 +13,19 @@ import type { ControllerState } from "./controllers.ts";
 import { Entity } from "./entity.ts";
 import { type CellAddress, ghostingOf } from "./ghosts.ts";
 import { offloadStateOf } from "./offload.ts";
+import { MAX_COORD, withinWorld } from "../core/geo/rect.ts";
 import { witnessOf } from "./witness.ts";
 
 /** Teleports `e` to `pos` in space `spaceId` (its own by default); resolves once it is there. */
 export async function teleport(cell: Cell, e: Entity, pos: Vec3, spaceId = cell.spaceId): Promise<void> {
   if (!e.isReal || e.destroyed) throw new Error(`teleport: ${e.type.name} ${e.id} is not a real entity here`);
   if (e.offloading) throw new Error(`teleport: ${e.type.name} ${e.id} is already moving to another cell`);
-  if (![pos.x, pos.y, pos.z].every(Number.isFinite)) throw new Error(`teleport: position of ${e.id} is not finite`);
+  if (!withinWorld([pos.x, pos.y, pos.z])) {
+    throw new Error(`teleport: position (${pos.x}, ${pos.y}, ${pos.z}) of ${e.id} is not within ±${MAX_COORD} m`);
+  }
+  if (!(Number.isInteger(spaceId) && spaceId >= 1 && spaceId < 2 ** 32)) {
+    throw new Error(`teleport: no space ${spaceId}`);
+  }
   let target: CellAddress;
   if (spaceId === cell.spaceId) {
     const { cell: dest, address } = cell.cellAt(pos.x, pos.z);
@@ -71,9 +77,11 @@ export function receiveTeleport(cell: Cell, state: OffloadState & { hadWitness: 
   if (cell.entities.has(s.id)) throw new Error(`teleport: entity ${s.id} is already real in space ${cell.spaceId}`);
   const type = cell.host.registry.find(s.type);
   if (!type) throw new Error(`teleport: unknown entity type "${s.type}" for entity ${s.id}`);
+  // Decoded first: a state that does not decode changes nothing here.
+  const container = decodeCellBackup(type, s.props, s.id);
   if (cell.ghosts.has(s.id)) cell.deleteGhost(s.id);
   const [x, y, z] = s.position;
-  const e = new Entity(s.id, type, cell, { x, y, z }, decodeCellBackup(type, s.props, s.id));
+  const e = new Entity(s.id, type, cell, { x, y, z }, container);
   [e.yaw, e.pitch, e.roll] = s.direction;
   e.isOnGround = s.isOnGround;
   e.nextControllerId = s.nextControllerId;

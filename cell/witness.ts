@@ -4,7 +4,8 @@
  * min-heap by priority. Once per tick `update()` writes, within the client's byte budget, the caches whose turn has
  * come (enter, create, events, volatile, detail level, leave) and hands the frame to the sink.
  */
-import { NO_ALIAS, writeOwnMethod, writeOwnProperty, writeReference } from "../core/def/aoi_protocol.ts";
+import { AOI_MSG, NO_ALIAS, writeOwnMethod, writeOwnProperty, writeReference } from "../core/def/aoi_protocol.ts";
+import { ErrorCode } from "../core/def/client_protocol.ts";
 import { ByteWriter, type PropertyDef } from "../core/def/mod.ts";
 import type { Cell } from "./cell.ts";
 import type { Entity } from "./entity.ts";
@@ -294,8 +295,10 @@ export class Witness implements SendContext, OwnClientSink {
 
   #bad(what: string): void {
     this.stats.badInputs++;
+    const host = this.entity.cell.host;
     if (this.opts.onBadInput) this.opts.onBadInput(what);
-    else this.entity.cell.host.log.warn(`witness of ${this.entity.type.name} ${this.entity.id}: ${what}`);
+    else if (host.clientError) host.clientError(this.entity, ErrorCode.malformed, AOI_MSG.REQUEST_UPDATE, what);
+    else host.log.warn(`witness of ${this.entity.type.name} ${this.entity.id}: ${what}`);
   }
 
   /** OwnClientSink: a change the player's client sees of its own entity (sent with the next frame). */

@@ -131,7 +131,8 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
   const children: Child[] = [];
   let stopping = false;
   const env: Record<string, string> = {};
-  if (cfg.secret !== null) env.SEAMLESS_SECRET = cfg.secret;
+  // Without a secret anyone who reaches a port would be a member: the children share a random one.
+  env.SEAMLESS_SECRET = cfg.secret ?? randomSecret();
   if (cfg.adminToken !== null) env.SEAMLESS_ADMIN_TOKEN = cfg.adminToken;
   const common = [
     `--host=${cfg.host}`,
@@ -140,7 +141,10 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
     `--tick-hz=${cfg.tickHz}`,
     `--aoi-radius=${cfg.aoiRadius}`,
     `--ghost-radius=${cfg.ghostRadius}`,
+    `--header-timeout=${cfg.headerTimeoutMs}`,
+    ...(cfg.insecure ? ["--insecure"] : []),
   ];
+  const list = (name: string, items: string[]) => items.length ? [`--${name}=${items.join(",")}`] : [];
 
   const stopAll = async (why: string) => {
     if (stopping) return;
@@ -164,6 +168,10 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
         `--admin-port=${cfg.adminPort}`,
         `--kv=${mgrKv(cfg.kv)}`,
         `--npcs=${cfg.npcs}`,
+        `--spawn-limit=${cfg.spawnLimit}`,
+        `--entity-limit=${cfg.entityLimit}`,
+        ...list("admin-origins", cfg.adminOrigins),
+        ...list("admin-hosts", cfg.adminHosts),
         ...common,
       ],
       env,
@@ -200,6 +208,11 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
             `--mgr=${mgrReady.address}`,
             "--port=0",
             `--kv=${cfg.kv}`,
+            `--max-speed=${cfg.maxSpeed}`,
+            `--auto-accounts=${cfg.autoAccounts}`,
+            `--abuse-limit=${cfg.abuseLimit}`,
+            `--move-rate=${cfg.moveRate}`,
+            `--login-rate=${cfg.loginRate}`,
             ...common,
           ],
           env,
@@ -250,6 +263,12 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
 export function mgrKv(kv: string): string {
   if (kv === ":memory:" || /^https?:\/\//.test(kv)) return kv;
   return kv.endsWith(".kv") ? `${kv.slice(0, -3)}.cellappmgr.kv` : `${kv}.cellappmgr`;
+}
+
+/** 32 random bytes as base64url: a cluster secret that lives as long as the local cluster. */
+export function randomSecret(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
 function signal(c: Child, sig: Deno.Signal): void {

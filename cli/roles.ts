@@ -3,7 +3,7 @@ import type { Config } from "../core/config.ts";
 import { createLogger, type Logger } from "../core/log.ts";
 import { announceReady, onStopSignal, watchParent } from "../core/process.ts";
 import { CellAppMgr } from "../mgr/mod.ts";
-import { createAdminApp } from "../admin/mod.ts";
+import { createAdminApp, serveAdmin } from "../admin/mod.ts";
 import { CellApp } from "../cell/mod.ts";
 import { BaseApp } from "../base/mod.ts";
 import { formatAddress } from "../core/wire/mod.ts";
@@ -19,6 +19,9 @@ export class StartError extends Error {
 export async function runRole(cfg: Config): Promise<void> {
   const role = cfg.role!;
   const log = createLogger(`${role}[${Deno.pid}]`, cfg.logLevel);
+  if (cfg.secret === null) {
+    log.warn("no --secret: any process that reaches this one's ports can join the cluster (fine on a dev machine)");
+  }
   if (role === "cellappmgr") return await runMgr(cfg, log);
   if (role === "cellapp") {
     const app = bind("--port", cfg, () => new CellApp(cfg, log, { registry, scripts: cellScripts }, cfg.tickHz));
@@ -31,6 +34,9 @@ export async function runRole(cfg: Config): Promise<void> {
       clientPort: cfg.clientPort,
       autoCreateAccounts: cfg.autoAccounts,
       maxSpeed: cfg.maxSpeed,
+      moveRate: cfg.moveRate,
+      limits: { abuseLimit: cfg.abuseLimit },
+      loginLimits: { addressRefillPerSec: cfg.loginRate, addressBurst: 4 * cfg.loginRate },
     }));
   announceReady({ role, pid: Deno.pid, address: app.address, mgr: cfg.mgr, kv: cfg.kv, clientUrl: app.clientUrl });
   return stopOn(app.member.stopRequested, (why) => app.close(why), log);
@@ -45,21 +51,25 @@ async function runMgr(cfg: Config, log: Logger): Promise<void> {
       kv,
       defaultSpace: { bounds: { minX: -500, minZ: -500, maxX: 500, maxZ: 500 }, npcs: cfg.npcs },
     }));
-  const app = createAdminApp(mgr, {
-    token: cfg.adminToken,
-    entityTypes: registry.types.filter((t) => t.hasCell).map((t) => t.name),
-  });
-  const http = bind(
+  const app = (() => {
+    try {
+      return createAdminApp(mgr, {
+        token: cfg.adminToken,
+        entityTypes: registry.types.filter((t) => t.hasCell).map((t) => t.name),
+        origins: cfg.adminOrigins,
+        hosts: cfg.adminHosts,
+        boundHost: cfg.host,
+      });
+    } catch (e) {
+      throw new StartError((e as Error).message);
+    }
+  })();
+  const http = await bind(
     "--admin-port",
     { ...cfg, port: cfg.adminPort },
-    () =>
-      Deno.serve({
-        hostname: cfg.host,
-        port: cfg.adminPort,
-        onListen: () => {},
-      }, app.fetch),
+    () => serveAdmin(app.fetch, { hostname: cfg.host, port: cfg.adminPort, headerTimeoutMs: cfg.headerTimeoutMs }),
   );
-  const admin = `http://${formatAddress(http.addr.hostname, http.addr.port)}`;
+  const admin = `http://${formatAddress(http.hostname, http.port)}`;
   log.info(`listening for processes on ${mgr.address}; admin API at ${admin}`);
   announceReady({
     role: "cellappmgr",
@@ -70,7 +80,7 @@ async function runMgr(cfg: Config, log: Logger): Promise<void> {
   const stop = async (why: string) => {
     log.info(`stopping: ${why}`);
     mgr.close();
-    await http.shutdown();
+    await http.close();
     kv.close();
     Deno.exit(0);
   };

@@ -117,18 +117,24 @@ export async function runBots(o: BotOptions): Promise<BotReport> {
       y: 0,
       z: area.minZ + Math.random() * (area.maxZ - area.minZ),
     };
-    let c: Client;
-    try {
-      c = await connect(urls[i % urls.length], {
-        name: `${prefix}${i}`,
-        password: "bot",
-        spaceId: space,
-        position: pos,
-      }, {
-        registry: o.registry,
-      });
-    } catch (e) {
-      return fail(`login: ${(e as Error).message}`);
+    let c: Client | null = null;
+    // A baseapp throttles logins from one address and queues their hashing: many bots from one host wait their turn.
+    for (let attempt = 0; !c; attempt++) {
+      try {
+        c = await connect(urls[i % urls.length], {
+          name: `${prefix}${i}`,
+          password: "bot",
+          spaceId: space,
+          position: pos,
+        }, {
+          registry: o.registry,
+        });
+      } catch (e) {
+        const why = (e as Error).message;
+        if (!/try again/i.test(why) || attempt >= 30) return fail(`login: ${why}`);
+        const s = /try again in ([\d.]+) ?s/.exec(why);
+        await new Promise((r) => setTimeout(r, s ? Number(s[1]) * 1000 : 200 + 100 * attempt));
+      }
     }
     clients.push(c);
     const self = c.player.id;

@@ -62,6 +62,8 @@ export interface Config {
   moveRate: number;
   /** Admin API and client endpoint: milliseconds a connection gets to send a whole request head. */
   headerTimeoutMs: number;
+  /** Baseapps: login attempts per second from one address (four times that in a burst). */
+  loginRate: number;
 }
 
 /** Seed 004's offload hysteresis: a real moves cell once this far outside its rect (m). */
@@ -207,6 +209,7 @@ const SPECS: Record<string, Spec> = {
   "abuse-limit": { env: "SEAMLESS_ABUSE_LIMIT", parse: integer(1, 1_000_000_000, "an abuse score") },
   "move-rate": { env: "SEAMLESS_MOVE_RATE", parse: integer(1, 1000, "a number of moves per second") },
   "header-timeout": { env: "SEAMLESS_HEADER_TIMEOUT", parse: integer(100, 600_000, "a time in milliseconds") },
+  "login-rate": { env: "SEAMLESS_LOGIN_RATE", parse: integer(1, 100_000, "a number of logins per second") },
   "aoi-radius": { env: "SEAMLESS_AOI_RADIUS", parse: integer(1, 100_000, "a radius in metres") },
   "ghost-radius": { env: "SEAMLESS_GHOST_RADIUS", parse: integer(1, 100_000, "a radius in metres") },
   "max-speed": {
@@ -247,6 +250,7 @@ const KEY_OF: Record<string, keyof Config> = {
   "abuse-limit": "abuseLimit",
   "move-rate": "moveRate",
   "header-timeout": "headerTimeoutMs",
+  "login-rate": "loginRate",
 };
 
 /** Usage text printed by --help. */
@@ -290,6 +294,8 @@ Flags (each also read from the environment variable shown):
                        twice that is dropped as abuse [the tick rate]
   --header-timeout=MS  admin and client ports: time to send a request head  SEAMLESS_HEADER_TIMEOUT
                        [10000]
+  --login-rate=N       baseapp: login attempts per second from one address  SEAMLESS_LOGIN_RATE
+                       (a burst of four times that) [5]
   --config=FILE        JSON file with any of the above (camelCase keys)     SEAMLESS_CONFIG
   --help               this text
 `;
@@ -380,6 +386,7 @@ export function parseCommand(
     abuseLimit: (got.abuseLimit as number) ?? 10,
     moveRate: (got.moveRate as number) ?? 0,
     headerTimeoutMs: (got.headerTimeoutMs as number) ?? 10_000,
+    loginRate: (got.loginRate as number) ?? 5,
   };
   config.moveRate ||= config.tickHz;
   const minGhost = config.aoiRadius + AOI_HYSTERESIS + OFFLOAD_HYSTERESIS;

@@ -40,6 +40,12 @@ export class EntityIdPool {
     this.#topUp();
   }
 
+  /** The next unused id, waiting for the cellappmgr when the pool is empty (concurrent callers each get one). */
+  async next(): Promise<number> {
+    while (this.#available < 1) await this.ensure(1);
+    return this.take();
+  }
+
   /** The next unused id; throws NoIdsError when the pool is empty. */
   take(): number {
     const r = this.#ranges[0];

@@ -48,3 +48,46 @@ export const silentLogger: Logger = {
   error() {},
   child: () => silentLogger,
 };
+
+/**
+ * Lets one log line per key through per interval, so that a client or peer
+ * repeating a mistake cannot flood the logs; counts what it held back.
+ */
+export class Throttle {
+  #last = new Map<unknown, { at: number; held: number }>();
+
+  constructor(readonly intervalMs: number, private readonly now: () => number = () => performance.now()) {}
+
+  /**
+   * Null when a line about `key` was let through within the interval (this
+   * one is held back); otherwise how many were held back since the last one.
+   */
+  take(key: unknown): number | null {
+    const now = this.now();
+    const seen = this.#last.get(key);
+    if (seen && now - seen.at < this.intervalMs) {
+      seen.held++;
+      return null;
+    }
+    if (this.#last.size >= 10_000) this.#sweep(now);
+    this.#last.set(key, { at: now, held: 0 });
+    return seen?.held ?? 0;
+  }
+
+  /** Text to append to a line let through: how many like it were held back. */
+  static note(held: number): string {
+    return held > 0 ? ` (${held} more like it held back)` : "";
+  }
+
+  #sweep(now: number): void {
+    for (const [k, v] of this.#last) if (now - v.at >= this.intervalMs) this.#last.delete(k);
+    // Still full: keys are all recent; forget the oldest half rather than grow.
+    if (this.#last.size >= 10_000) {
+      let n = this.#last.size / 2;
+      for (const k of this.#last.keys()) {
+        if (n-- <= 0) break;
+        this.#last.delete(k);
+      }
+    }
+  }
+}

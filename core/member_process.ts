@@ -40,7 +40,14 @@ export function startMember(
     log,
   };
   let peers: Peers | null = null;
-  const server = new WireServer({ ...common, host: cfg.host, port: cfg.port, onChannel: (ch) => peers?.adopt(ch) });
+  // The cellappmgr speaks only on the link this process opened to it, never on a connection made to this one.
+  const server = new WireServer({
+    ...common,
+    host: cfg.host,
+    port: cfg.port,
+    acceptRoles: ["cellapp", "baseapp"],
+    onChannel: (ch) => peers?.adopt(ch),
+  });
   peers = new Peers({ ...common, address: server.address }, log);
   const link = new MgrLink({
     ...common,

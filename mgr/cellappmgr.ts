@@ -1,4 +1,13 @@
-import { type CellEntitySpec, CellMsg, Handlers, MgrMsg, ProcMsg, WireServer } from "../core/wire/mod.ts";
+import {
+  type CellEntitySpec,
+  CellMsg,
+  type Channel,
+  Handlers,
+  MgrMsg,
+  ProcMsg,
+  sameAddress,
+  WireServer,
+} from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
 import { VERSION } from "../core/version.ts";
 import type { Rect } from "../core/geo/rect.ts";
@@ -38,6 +47,10 @@ export interface CellAppMgrOptions {
   /** Channel heartbeat period and silence after which a process is dropped. */
   heartbeatMs?: number;
   deadAfterMs?: number;
+  /** Most entities one admin spawn request may create (default 10,000). */
+  spawnLimit?: number;
+  /** Most entities the cluster may hold after an admin spawn request (default 100,000). */
+  entityLimit?: number;
 }
 
 /** How long a process gets to stop on request before the cellappmgr moves on. */
@@ -61,6 +74,8 @@ export class CellAppMgr {
   #opts: CellAppMgrOptions;
   #shuttingDown = false;
   #creatingDefault = false;
+  /** Entities of admin spawns under way, counted against the entity limit until they exist. */
+  #spawning = 0;
   #resolveShutdown!: () => void;
 
   private constructor(opts: CellAppMgrOptions, ids: IdAllocator) {
@@ -68,7 +83,7 @@ export class CellAppMgr {
     this.#log = opts.log;
     this.#ids = ids;
     this.registry = new Registry(opts.log);
-    this.spaces = new Spaces(this.registry, opts.log);
+    this.spaces = new Spaces(this.registry, opts.log, (n) => this.#ids.allocate(n));
     this.shutdownDone = new Promise((r) => (this.#resolveShutdown = r));
     this.registry.onChange = (m, event) => {
       if (m.role !== "cellapp" || this.#shuttingDown) return;
@@ -79,25 +94,58 @@ export class CellAppMgr {
     const handlers = new Handlers()
       .on(MgrMsg.register, (ch, info) => {
         if (this.#shuttingDown) throw new Error("the cluster is shutting down");
-        this.#ids.observe(info.entityIdHighWater);
+        const peer = ch.peer;
+        if (info.role !== peer.role || info.pid !== peer.pid || !sameAddress(info.address, peer.address)) {
+          ch.drop(
+            `registers as ${info.role} pid ${info.pid} at ${info.address} but connected as ` +
+              `${peer.role} pid ${peer.pid} at ${peer.address}`,
+          );
+          throw new Error("registration does not match the connection");
+        }
+        const far = this.#ids.observe(info.entityIdHighWater);
+        if (far) {
+          ch.drop(`registers with ${far}`);
+          throw new Error(far);
+        }
         const m = this.registry.register(ch, info);
         return { id: m.id, mgrPid: Deno.pid };
       })
-      .on(MgrMsg.allocateIds, (_ch, count) => this.#ids.allocate(count))
+      .on(MgrMsg.allocateIds, (ch, count) => {
+        this.#member(ch, "allocateIds");
+        return this.#ids.allocate(count);
+      })
       .on(MgrMsg.requestShutDownSpace, (ch, spaceId, why) => {
+        const m = this.#member(ch, "requestShutDownSpace");
         const space = this.spaces.all.get(spaceId);
         if (!space || space.isDefault) return;
-        this.spaces.shutDown(spaceId, `${why} (asked by ${ch.peer.role} pid ${ch.peer.pid})`);
+        if (!space.cellapps().includes(m.id)) {
+          this.#log.warn(`cellapp ${m.id} asked to shut down space ${spaceId}, which it has no cell of; ignored`);
+          return;
+        }
+        this.spaces.shutDown(spaceId, `${why} (asked by cellapp ${m.id})`);
       })
       .on(MgrMsg.loadReport, (ch, report) => {
-        const m = this.registry.memberOn(ch);
-        if (!m) return;
+        const m = this.#member(ch, "loadReport");
         m.load = report.load;
         m.peerBytesOut = report.peerBytesOut ?? m.peerBytesOut;
         this.spaces.report(m.id, report.cells);
       })
-      .on(MgrMsg.createCellEntity, (_ch, spec) => this.#createCellEntity(spec))
-      .on(MgrMsg.findCell, (_ch, spaceId, x, z) => {
+      .on(MgrMsg.createCellEntity, (ch, spec) => {
+        const m = this.#member(ch, "createCellEntity");
+        if (!sameAddress(spec.baseAddress, m.address)) {
+          ch.drop(`createCellEntity for entity ${spec.entityId} names the base at ${spec.baseAddress}, not itself`);
+          throw new Error("a baseapp creates cell entities for its own bases only");
+        }
+        // A base loaded from a database this cellappmgr never saw may hold an id beyond its counter: never hand it out.
+        const far = this.#ids.observe(spec.entityId);
+        if (far) {
+          ch.drop(`createCellEntity with ${far}`);
+          throw new Error(far);
+        }
+        return this.#createCellEntity(spec);
+      })
+      .on(MgrMsg.findCell, (ch, spaceId, x, z) => {
+        this.#member(ch, "findCell");
         const space = this.spaces.all.get(spaceId);
         if (!space || space.shuttingDown) throw new Error(`no space ${spaceId}`);
         const cell = space.cells()[cellIndexAt(space.tree, x, z)];
@@ -106,13 +154,14 @@ export class CellAppMgr {
         return { cellapp: m.id, address: m.address, cell: cell.id };
       })
       .on(MgrMsg.adoptSpaces, (ch, geometries) => {
-        const m = this.registry.memberOn(ch);
-        if (m) this.spaces.adopt(m.id, geometries);
+        const m = this.#member(ch, "adoptSpaces");
+        this.spaces.adopt(m.id, geometries);
       });
     this.server = new WireServer({
       host: opts.host,
       port: opts.port,
       role: "cellappmgr",
+      acceptRoles: ["cellapp", "baseapp"],
       secret: opts.secret,
       maxFrame: opts.maxFrame,
       heartbeatMs: opts.heartbeatMs ?? 500,
@@ -120,6 +169,14 @@ export class CellAppMgr {
       handlers,
       log: opts.log,
     });
+  }
+
+  /** The registered process on `ch`; a process that has not registered is dropped for sending `what`. */
+  #member(ch: Channel, what: string): Member {
+    const m = this.registry.memberOn(ch);
+    if (m) return m;
+    ch.drop(`sent ${what} before registering`);
+    throw new Error(`${what}: register first`);
   }
 
   /** Opens the id counter, then listens for processes. */
@@ -215,8 +272,9 @@ export class CellAppMgr {
   /** POST /api/spaces (the body is validated by the admin API). */
   async createSpace(body: CreateSpaceBody): Promise<{ id: number }> {
     if (this.#shuttingDown) throw new RequestError("unavailable", "the cluster is shutting down");
+    const entities = body.entities ?? [];
     // Initial values are checked here, against the definitions, so a bad one is the caller's 400, naming it.
-    (body.entities ?? []).forEach((e, i) => {
+    entities.forEach((e, i) => {
       const type = registry.find(e.type);
       if (!type || !e.props) return;
       const scratch = new PropertyContainer(type, "cell");
@@ -228,12 +286,35 @@ export class CellAppMgr {
         }
       }
     });
-    const space = await this.spaces.create({
-      bounds: rectFromArray(body.bounds),
-      cells: body.cells ?? 1,
-      entities: body.entities ?? [],
-    });
-    return { id: space.id };
+    const count = entities.reduce((n, e) => n + e.count, 0);
+    const spawnLimit = this.#opts.spawnLimit ?? 10_000;
+    if (count > spawnLimit) {
+      throw new RequestError(
+        "bad_request",
+        `entities: ${count} in one request is more than the spawn limit of ${spawnLimit} (--spawn-limit)`,
+      );
+    }
+    const entityLimit = this.#opts.entityLimit ?? 100_000;
+    const held = this.spaces.entityCount() + this.#spawning;
+    if (held + count > entityLimit) {
+      throw new RequestError(
+        "conflict",
+        `entities: the cluster holds ${held} entities (with spawns under way); ${count} more would pass the ` +
+          `entity limit of ${entityLimit} (--entity-limit)`,
+      );
+    }
+    this.#spawning += count;
+    try {
+      const space = await this.spaces.create({
+        bounds: rectFromArray(body.bounds),
+        cells: body.cells ?? 1,
+        entities,
+      });
+      return { id: space.id };
+    } finally {
+      // From now on the spaces count them (spawned and not yet reported, then reported).
+      this.#spawning -= count;
+    }
   }
 
   /** DELETE /api/spaces/:id. */

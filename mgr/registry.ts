@@ -1,5 +1,5 @@
 import type { Channel, RegisterInfo } from "../core/wire/mod.ts";
-import { checkHeartbeatReport } from "../core/wire/mod.ts";
+import { checkHeartbeatReport, reachableAddress } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { ProcessView } from "../core/views.ts";
 
@@ -50,7 +50,7 @@ export class Registry {
       id,
       role: info.role,
       pid: info.pid,
-      address: reachable(info.address, ch.remote),
+      address: reachableAddress(info.address, ch.remote),
       clientUrl: info.clientUrl,
       startedAt: info.startedAt,
       lastHeartbeatAt: performance.now(),
@@ -62,10 +62,7 @@ export class Registry {
     this.#byChannel.set(ch, m);
     ch.onHeartbeat = (payload) => {
       const bad = checkHeartbeatReport(payload);
-      if (bad) {
-        this.#log.warn(`${m.role} ${m.id}: ignored heartbeat report: ${bad}`);
-        return;
-      }
+      if (bad) return ch.drop(`bad heartbeat report from ${m.role} ${m.id}: ${bad}`);
       m.lastHeartbeatAt = performance.now();
       m.load = (payload as { load: number }).load;
     };
@@ -112,17 +109,4 @@ export class Registry {
     this.#log.warn(`${m.role} ${m.id} (pid ${m.pid}) left: ${reason}`);
     this.onChange?.(m, "left", reason);
   }
-}
-
-/**
- * A process bound to every interface announces 0.0.0.0; others must reach it
- * on the address its connection came from.
- */
-function reachable(announced: string, remote: string): string {
-  const m = /^(.*):(\d+)$/.exec(announced);
-  if (!m) return announced;
-  const host = m[1].replace(/^\[|\]$/g, "");
-  if (host !== "0.0.0.0" && host !== "::") return announced;
-  const remoteHost = remote.replace(/:\d+$/, "");
-  return remoteHost.includes(":") && !remoteHost.startsWith("[") ? `[${remoteHost}]:${m[2]}` : `${remoteHost}:${m[2]}`;
 }

@@ -4,7 +4,7 @@
  */
 import { type BspNode, buildBsp, type CellRect, cellRects } from "../core/geo/bsp.ts";
 import { type Rect, rectArea, rectFromArray, rectToArray } from "../core/geo/rect.ts";
-import { CellMsg, type CellReport, type SpaceGeometry } from "../core/wire/mod.ts";
+import { CellMsg, type CellReport, type SpaceGeometry, type SpawnRequest } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { Member, Registry } from "./registry.ts";
 import { RequestError } from "../core/views.ts";
@@ -63,9 +63,16 @@ export class Spaces {
   readonly all: Map<number, Space> = new Map();
   /** Latest report per cell, keyed by `${spaceId}/${cellId}`. */
   readonly reports: Map<string, CellReport> = new Map();
+  /** Entities spawned into a cell since its last report, by the same key: counted until the report says them. */
+  readonly #unreported = new Map<string, number>();
   #nextId = DEFAULT_SPACE_ID + 1;
 
-  constructor(private readonly registry: Registry, private readonly log: Logger) {}
+  constructor(
+    private readonly registry: Registry,
+    private readonly log: Logger,
+    /** Reserves `count` fresh entity ids as [start, end). */
+    private readonly reserveIds: (count: number) => Promise<[number, number]>,
+  ) {}
 
   /**
    * findBestCellApp, `n` times: the least loaded cellapps (fewest cells on a
@@ -90,12 +97,23 @@ export class Spaces {
   /**
    * Creates a space: picks the least loaded cellapps, places the cells on
    * them round-robin (several cells on one cellapp when there are more cells
-   * than cellapps), builds the tree, has each cellapp create its cells.
+   * than cellapps), builds the tree, has each cellapp create its cells, then
+   * spawns the entities asked for. The ids are reserved before anything is
+   * made, and a failure removes what was made: the caller gets one error and
+   * no half-filled space.
    */
   async create(spec: SpaceSpec): Promise<Space> {
     if (!(spec.cells >= 1)) throw new RequestError("bad_request", `cells: a space needs at least one cell`);
     const apps = this.findBestCellApps(spec.cells, spec.preferredHost ?? null);
     if (apps.length === 0) throw new RequestError("unavailable", "no cellapp is running to host the space");
+    const entities = spec.entities ?? [];
+    const total = entities.reduce((n, e) => n + e.count, 0);
+    let ids: [number, number] = [0, 0];
+    try {
+      if (total > 0) ids = await this.reserveIds(total);
+    } catch (e) {
+      throw new RequestError("unavailable", `no entity ids for ${total} entities: ${(e as Error).message}`);
+    }
     const placement = Array.from({ length: spec.cells }, (_, i) => apps[i % apps.length].id);
     const id = spec.isDefault ? DEFAULT_SPACE_ID : this.#nextId++;
     const space = new Space(
@@ -119,27 +137,68 @@ export class Spaces {
       );
     }
     this.log.info(`space ${id} created: ${spec.cells} cell(s) on cellapp(s) ${placement.join(", ")}`);
-    for (const e of spec.entities ?? []) await this.spawn(space, e.type, e.count, e.props);
+    let next = ids[0];
+    try {
+      for (const e of entities) {
+        await this.#spawnWithIds(space, e.type, e.count, [next, next + e.count - 1], e.props);
+        next += e.count;
+      }
+    } catch (e) {
+      const why = `spawning the entities of space ${id} failed: ${(e as Error).message}`;
+      if (space.isDefault) {
+        this.log.error(`${why}; the default space stays with what was made`);
+        return space;
+      }
+      this.shutDown(id, why);
+      throw new RequestError("unavailable", `${why}; the space was removed`);
+    }
     return space;
   }
 
-  /** Spawns `count` entities of `type` over the space, each cell getting a share by area. */
-  async spawn(space: Space, type: string, count: number, props?: Record<string, unknown>): Promise<number[]> {
+  /** Spawns `count` entities of `type` into an existing space, with ids reserved first. */
+  async spawn(space: Space, type: string, count: number, props?: Record<string, unknown>): Promise<number> {
+    const [start] = await this.reserveIds(count);
+    return await this.#spawnWithIds(space, type, count, [start, start + count - 1], props);
+  }
+
+  /** Spreads `count` entities over the space's cells by area, with the ids `ids` ([first, last]). */
+  async #spawnWithIds(
+    space: Space,
+    type: string,
+    count: number,
+    ids: [number, number],
+    props?: Record<string, unknown>,
+  ): Promise<number> {
     const cells = space.cells();
     const total = cells.reduce((s, c) => s + rectArea(c.rect), 0);
     let left = count;
-    const jobs: Promise<number[]>[] = [];
+    let first = ids[0];
+    const jobs: Promise<number>[] = [];
     cells.forEach((c, i) => {
       const n = i === cells.length - 1 ? left : Math.round((count * rectArea(c.rect)) / total);
       left -= n;
+      if (n <= 0) return;
       const m = this.registry.members.get(c.cellapp);
-      if (n > 0 && m) {
-        jobs.push(m.channel.request(CellMsg.spawn, { spaceId: space.id, cellId: c.id, type, count: n, props }));
+      if (!m) {
+        jobs.push(Promise.reject(new Error(`the cellapp ${c.cellapp} of cell ${c.id} is gone`)));
+        return;
       }
+      const request = { spaceId: space.id, cellId: c.id, type, count: n, props, ids: [first, first + n - 1] };
+      const key = `${space.id}/${c.id}`;
+      // The cell's next report comes after this reply on the same channel, so it counts them.
+      jobs.push(
+        m.channel.request(CellMsg.spawn, request as SpawnRequest).then((made) => {
+          this.#unreported.set(key, (this.#unreported.get(key) ?? 0) + made);
+          return made;
+        }),
+      );
+      first += n;
     });
-    const ids = (await Promise.all(jobs)).flat();
-    if (ids.length > 0) space.hasHadEntities = true;
-    return ids;
+    const made = await Promise.allSettled(jobs);
+    const failed = made.find((r) => r.status === "rejected");
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+    space.hasHadEntities = true;
+    return count;
   }
 
   /**
@@ -155,7 +214,18 @@ export class Spaces {
     this.log.info(`space ${id} shutting down: ${why}`);
     for (const a of space.cellapps()) this.registry.members.get(a)?.channel.send(CellMsg.shutDownSpace, id);
     this.all.delete(id);
-    for (const c of space.cells()) this.reports.delete(`${id}/${c.id}`);
+    for (const c of space.cells()) {
+      this.reports.delete(`${id}/${c.id}`);
+      this.#unreported.delete(`${id}/${c.id}`);
+    }
+  }
+
+  /** Real entities in every space: as the cells last reported them, and those spawned since. */
+  entityCount(): number {
+    let n = 0;
+    for (const r of this.reports.values()) n += r.reals;
+    for (const u of this.#unreported.values()) n += u;
+    return n;
   }
 
   /** Records a cellapp's per-cell figures (of the cells the tree still gives it). */
@@ -165,14 +235,20 @@ export class Spaces {
       if (!space || !space.cells().some((s) => s.id === c.cellId && s.cellapp === cellapp)) continue;
       if (c.reals > 0) space.hasHadEntities = true;
       this.reports.set(`${c.spaceId}/${c.cellId}`, c);
+      this.#unreported.delete(`${c.spaceId}/${c.cellId}`);
     }
   }
 
   /** Adopts the spaces a re-registering cellapp still hosts (after a cellappmgr restart). */
   adopt(cellapp: number, geometries: readonly SpaceGeometry[]): void {
     for (const g of geometries) {
+      const bounds = rectFromArray(g.bounds);
+      if (!cellRects(g.tree, bounds).some((c) => c.cellapp === cellapp)) {
+        this.log.warn(`cellapp ${cellapp} claims space ${g.spaceId}, whose tree gives it no cell; ignored`);
+        continue;
+      }
       if (!this.all.has(g.spaceId)) {
-        const space = new Space(g.spaceId, rectFromArray(g.bounds), g.tree, g.isDefault, null);
+        const space = new Space(g.spaceId, bounds, g.tree, g.isDefault, null);
         space.hasHadEntities = true;
         this.all.set(g.spaceId, space);
         this.log.info(`space ${g.spaceId} adopted from cellapp ${cellapp}`);
@@ -191,7 +267,10 @@ export class Spaces {
     for (const space of [...this.all.values()]) {
       const gone = space.cells().filter((c) => c.cellapp === cellapp);
       if (gone.length === 0) continue;
-      for (const c of gone) this.reports.delete(`${space.id}/${c.id}`);
+      for (const c of gone) {
+        this.reports.delete(`${space.id}/${c.id}`);
+        this.#unreported.delete(`${space.id}/${c.id}`);
+      }
       const remaining = space.cells().filter((c) => c.cellapp !== cellapp);
       if (remaining.length === 0) {
         this.all.delete(space.id);

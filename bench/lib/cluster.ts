@@ -43,7 +43,9 @@ export async function startBenchCluster(
   }).spawn();
   const stop = async () => {
     try {
-      if (admin) await fetch(`${admin}/api/shutdown`, { method: "POST" });
+      if (admin) {
+        await fetch(`${admin}/api/shutdown`, { method: "POST", headers: { "content-type": "application/json" } });
+      }
       await Promise.race([child.status, new Promise((r) => setTimeout(r, 15_000))]);
     } finally {
       try {

@@ -8,6 +8,8 @@
 import { ByteReader, ByteWriter } from "./bytes.ts";
 import type { MethodDef } from "./model.ts";
 import { ValueError } from "./errors.ts";
+import { MAX_ENTITY_ID } from "./ids.ts";
+import { withinWorld } from "../geo/rect.ts";
 
 /** Messages a client sends. */
 export const C2S = {
@@ -57,6 +59,7 @@ export const ErrorCode = {
   textFrame: 13,
   serverError: 14,
   loggedInElsewhere: 15,
+  rateLimited: 16,
 } as const;
 
 /** One of the error codes. */
@@ -145,15 +148,25 @@ export function readClientMessage(r: ByteReader, id: number): ClientMessage {
         const password = r.string();
         const space = r.varint();
         const hasPos = r.u8();
-        return { id, name, password, spaceId: space === 0 ? null : space - 1, position: hasPos ? readVec(r) : null };
+        const position = hasPos ? readVec(r) : null;
+        if (space > 2 ** 32) throw new ProtocolError(ErrorCode.badArguments, `login: no space ${space - 1}`);
+        if (position && !withinWorld(position)) {
+          throw new ProtocolError(ErrorCode.badPosition, `login: position ${position} is not within the world`);
+        }
+        return { id, name, password, spaceId: space === 0 ? null : space - 1, position };
       }
       case C2S.enableEntities:
       case C2S.logout:
         return { id };
       case C2S.callBase:
         return { id, method: r.varint(), args: r.blob() };
-      case C2S.callCell:
-        return { id, target: r.varint(), typeId: r.varint(), method: r.varint(), args: r.blob() };
+      case C2S.callCell: {
+        const m = { id, target: r.varint(), typeId: r.varint(), method: r.varint(), args: r.blob() } as const;
+        if (m.target < 1 || m.target > MAX_ENTITY_ID) {
+          throw new ProtocolError(ErrorCode.badArguments, `callCell: no entity ${m.target}`);
+        }
+        return m;
+      }
       case C2S.position:
         return { id, position: readVec(r), direction: readVec(r) };
     }

@@ -4,6 +4,9 @@
  * type that PYTHON / PY_DICT values map to.
  */
 import { decode as mpDecode, encode as mpEncode } from "@msgpack/msgpack";
+import { DEFAULT_MSGPACK_LIMITS, type MsgpackLimits, scanMsgpack } from "../wire/msgpack_limits.ts";
+
+const DYNAMIC_LIMITS: MsgpackLimits = { ...DEFAULT_MSGPACK_LIMITS, ext: {} };
 import { ByteReader, ByteWriter } from "./bytes.ts";
 import { show, ValueError } from "./errors.ts";
 import { DataType, typeOf, ValueOf } from "./types.ts";
@@ -291,7 +294,11 @@ export class DynamicType extends DataType<unknown> {
     w.blob(mpEncode(v));
   }
   read(r: ByteReader): unknown {
-    return mpDecode(r.raw(r.varint()));
+    const bytes = r.raw(r.varint());
+    // These bytes may come from a game client: bounded like every frame between processes, and no extensions.
+    const bad = scanMsgpack(bytes, DYNAMIC_LIMITS);
+    if (bad) throw new ValueError(`DYNAMIC value refused: ${bad}`);
+    return mpDecode(bytes);
   }
 }
 

@@ -22,3 +22,4 @@ export { parseXml } from "./xml.ts";
 export type { XmlElement } from "./xml.ts";
 export * from "./describe.ts";
 export * from "./aoi_protocol.ts";
+export { MAX_ENTITY_ID } from "./ids.ts";

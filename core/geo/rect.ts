@@ -44,3 +44,23 @@ export function rectArea(r: Rect): number {
 export function rectsTouch(a: Rect, b: Rect): boolean {
   return a.minX <= b.maxX && b.minX <= a.maxX && a.minZ <= b.maxZ && b.minZ <= a.maxZ;
 }
+
+/**
+ * Largest coordinate of a position anywhere in the cluster, in metres: far
+ * beyond any world, small enough that positions stay exact where they travel.
+ */
+export const MAX_COORD = 1e9;
+
+/** Whether every coordinate of `v` is a finite number within ±MAX_COORD. */
+export function withinWorld(v: readonly number[]): boolean {
+  for (const n of v) if (!(n >= -MAX_COORD && n <= MAX_COORD)) return false;
+  return true;
+}
+
+/** `a` in radians wrapped into [-π, π]; NaN for a value that is not finite. */
+export function wrapAngle(a: number): number {
+  if (!Number.isFinite(a)) return NaN;
+  if (a >= -Math.PI && a <= Math.PI) return a;
+  const t = (a + Math.PI) % (2 * Math.PI);
+  return (t < 0 ? t + 2 * Math.PI : t) - Math.PI;
+}

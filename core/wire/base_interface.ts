@@ -1,20 +1,18 @@
 /** Messages a baseapp handles (from cellapps), and the data they carry. */
 import { message } from "./catalog.ts";
-import { bytes, int, str, tuple } from "./check.ts";
+import { address, bytes, entityId, int, spaceId, str, tuple } from "./check.ts";
 
-const entityId = int(1, 2 ** 53);
-const spaceId = int(1, 2 ** 32 - 1);
+const epoch = int(0, 2 ** 53);
 
 /** Messages a baseapp handles. */
 export const BaseMsg = {
-  /** The cell entity of base `entityId` now lives in `spaceId` on the cellapp at `cellappAddress`. */
-  cellEntityCreated: message<[number, number, string]>(
-    112,
-    "cellEntityCreated",
-    tuple(entityId, spaceId, str(300)),
-  ),
   /** The cell entity of base `entityId` was destroyed (by script, or because its space shut down). */
-  cellEntityDestroyed: message<[number, string]>(113, "cellEntityDestroyed", tuple(entityId, str(300))),
+  cellEntityDestroyed: message<[number, string]>(
+    113,
+    "cellEntityDestroyed",
+    tuple(entityId, str(300)),
+    ["cellapp"],
+  ),
   /**
    * Bytes for the client of proxy `entityId`, already in the client protocol
    * (witness updates, own-client property changes, client method calls), from
@@ -24,7 +22,8 @@ export const BaseMsg = {
   toClient: message<[number, number, Uint8Array]>(
     114,
     "toClient",
-    tuple(entityId, int(0, 2 ** 53), bytes(16 * 1024 * 1024)),
+    tuple(entityId, epoch, bytes(16 * 1024 * 1024)),
+    ["cellapp"],
   ),
   /**
    * The real of epoch `fromEpoch` of base `entityId` moved to the cellapp at
@@ -35,6 +34,18 @@ export const BaseMsg = {
   cellEntityMoved: message<[number, number, string, number]>(
     115,
     "cellEntityMoved",
-    tuple(entityId, spaceId, str(300), int(0, 2 ** 53)),
+    tuple(entityId, spaceId, address, epoch),
+    ["cellapp"],
+  ),
+  /**
+   * The cell refused what the client of proxy `entityId` asked (a call, a
+   * cache request): the proxy answers the client with an error reply of
+   * `code` about client message `about`, and counts it as abuse.
+   */
+  clientError: message<[number, number, number, string]>(
+    116,
+    "clientError",
+    tuple(entityId, int(1, 255), int(0, 255), str(500)),
+    ["cellapp"],
   ),
 } as const;

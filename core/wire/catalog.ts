@@ -3,12 +3,16 @@
  * with its argument tuple, its reply type and a check of its arguments.
  */
 
+import type { Role } from "./roles.ts";
+
 /** A declared message; `A` is the argument tuple and `R` the reply (void for one-way). */
 export interface MessageDef<A extends unknown[] = unknown[], R = unknown> {
   readonly kind: number;
   readonly name: string;
   /** Returns null when the decoded arguments are acceptable, else why not. */
   readonly check: (args: unknown[]) => string | null;
+  /** The roles a peer may have to send it; a channel drops any other sender. */
+  readonly from: readonly Role[];
   /** Phantom field carrying the types; never set. */
   readonly types?: { args: A; reply: R };
 }
@@ -25,13 +29,15 @@ export const MAX_KIND = 1023;
 const byKind: (MessageDef | undefined)[] = new Array(MAX_KIND + 1).fill(undefined);
 
 /**
- * Declares a message kind. Kinds are unique across the whole catalog, so a
- * frame's kind alone says what it is, whichever role sent it.
+ * Declares a message kind, sent by peers of the roles in `from`. Kinds are
+ * unique across the whole catalog, so a frame's kind alone says what it is,
+ * whichever role sent it.
  */
 export function message<A extends unknown[], R = void>(
   kind: number,
   name: string,
   check: (args: unknown[]) => string | null,
+  from: readonly Role[],
 ): MessageDef<A, R> {
   if (!Number.isInteger(kind) || kind < 1 || kind > MAX_KIND) {
     throw new Error(`message ${name}: kind ${kind} is outside 1..${MAX_KIND}`);
@@ -40,7 +46,7 @@ export function message<A extends unknown[], R = void>(
   if (taken) {
     throw new Error(`message ${name}: kind ${kind} is already ${taken.name}`);
   }
-  const def: MessageDef<A, R> = { kind, name, check };
+  const def: MessageDef<A, R> = { kind, name, check, from };
   byKind[kind] = def as MessageDef;
   return def;
 }

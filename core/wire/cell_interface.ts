@@ -1,6 +1,25 @@
 /** Messages a cellapp handles, and the data they carry. */
 import { message } from "./catalog.ts";
-import { any, bool, bytes, int, obj, optional, str, tuple } from "./check.ts";
+import {
+  address,
+  any,
+  arrayOf,
+  bool,
+  bytes,
+  cellId,
+  type Check,
+  coord,
+  entityId,
+  int,
+  numIn,
+  obj,
+  optional,
+  processId,
+  spaceId,
+  str,
+  tuple,
+  vec3,
+} from "./check.ts";
 import { type BspNode, checkBsp } from "../geo/bsp.ts";
 
 /** A space's geometry as every cellapp hosting one of its cells gets it. */
@@ -33,6 +52,8 @@ export interface GhostState {
   realCellapp: number;
   realAddress: string;
   realCell: number;
+  /** The baseapp of the entity's base, if it has one: only it may act for the entity's client. */
+  baseAddress: string | null;
   /** The real's recent event history, so an offload onto this ghost needs no refresh. */
   history: {
     lastSeq: number;
@@ -121,6 +142,8 @@ export interface SpawnRequest {
   /** Initial property values by name. */
   props?: Record<string, unknown> | null;
   position?: [number, number, number] | null;
+  /** The ids to give them, [first, last], reserved by the cellappmgr beforehand. */
+  ids: [number, number];
 }
 
 /** One entity as a cell lists it. */
@@ -147,104 +170,169 @@ export interface EntityLocation {
 }
 
 const bounds = (v: unknown) =>
-  Array.isArray(v) && v.length === 4 && v.every((n) => typeof n === "number" && Number.isFinite(n))
+  Array.isArray(v) && v.length === 4 && v.every((n) => coord(n) === null) && v[0] < v[2] && v[1] < v[3]
     ? null
-    : "bounds must be 4 finite numbers";
-const spaceId = int(1, 2 ** 32 - 1);
-/** A cell's id within its space. */
-const cellId = int(1, 2 ** 31);
-const entityId = int(1, 2 ** 53);
+    : "bounds must be [minX, minZ, maxX, maxZ] of coordinates with min < max";
+/** A fixed-length tuple whose items pass their checks. */
+const row = (...items: Check[]): Check => (v) => {
+  if (!Array.isArray(v) || v.length !== items.length) return `expected ${items.length} items`;
+  for (let i = 0; i < items.length; i++) {
+    const why = items[i](v[i]);
+    if (why) return `item ${i}: ${why}`;
+  }
+  return null;
+};
 /** Checks a SpaceGeometry from the wire. */
-export const spaceGeometry = obj({
+export const spaceGeometry: Check = obj({
   spaceId,
   bounds,
   tree: checkBsp,
   isDefault: bool,
-  cellapps: (v: unknown) =>
-    v === undefined || Array.isArray(v) && v.length <= 1024 &&
-        v.every((e) => Array.isArray(e) && e.length === 2 && Number.isInteger(e[0]) && typeof e[1] === "string")
-      ? null
-      : "cellapps must be [id, address] pairs",
+  cellapps: optional(arrayOf(row(processId, address), 1024)),
 });
 const geometry = spaceGeometry;
-const vec3 = (v: unknown) =>
-  Array.isArray(v) && v.length === 3 && v.every((n) => typeof n === "number" && Number.isFinite(n))
-    ? null
-    : "position must be 3 finite numbers";
+const typeName = str(100);
+const seq = int(0, 2 ** 53);
+const nullableAddress = optional(address);
+/** Checks a GhostState from the wire: ids, position, addresses; the encoded parts are checked where decoded. */
+const ghostState: Check = obj({
+  spaceId,
+  cellId,
+  id: entityId,
+  type: typeName,
+  position: vec3,
+  direction: vec3,
+  isOnGround: bool,
+  props: bytes(1024 * 1024),
+  syncSeq: seq,
+  realCellapp: processId,
+  realAddress: address,
+  realCell: cellId,
+  baseAddress: nullableAddress,
+  history: obj({
+    lastSeq: seq,
+    trimmedTo: seq,
+    propStamps: arrayOf(seq, 65_536),
+    events: arrayOf(row(seq, int(0, 65_535), int(0, 255), numIn(0, Infinity), bytes(1024 * 1024)), 100_000),
+  }),
+});
+const snapshot: Check = obj({
+  id: entityId,
+  type: typeName,
+  position: vec3,
+  direction: vec3,
+  isOnGround: bool,
+  props: bytes(4 * 1024 * 1024),
+  controllers: arrayOf(any, 100_000),
+  nextControllerId: int(0, 2 ** 53),
+});
+const offloadFields = {
+  spaceId,
+  cellId,
+  entity: snapshot,
+  syncSeq: seq,
+  ghosts: arrayOf(row(processId, address, cellId), 10_000),
+  from: row(processId, address, cellId),
+  baseAddress: nullableAddress,
+  hasClient: bool,
+  epoch: optional(seq),
+  // The witness's internals are checked where they are read (cell/witness_state.ts).
+  witness: any,
+};
+/** Checks an OffloadState from the wire. */
+const offloadState: Check = obj(offloadFields);
+/** Checks a teleport's state: an OffloadState and whether it had a witness. */
+const teleportState: Check = obj({ ...offloadFields, hadWitness: bool });
 
 /** Checks a CellEntitySpec whose spaceId is at least `minSpace` (0 allows "a new space"). */
 export function cellEntitySpec(minSpace: number): (v: unknown) => string | null {
   return obj({
     spaceId: int(minSpace, 2 ** 32 - 1),
-    entityId: int(1, 2 ** 53),
-    type: str(100),
+    entityId,
+    type: typeName,
     position: vec3,
     direction: vec3,
     props: bytes(1024 * 1024),
-    baseAddress: str(300),
+    baseAddress: address,
     hasClient: bool,
   });
 }
 
+/** Who sends what: the cellappmgr runs spaces; bases act for their clients (cellapps pass that on to the real). */
+const MGR = ["cellappmgr"] as const;
+const CLIENT = ["baseapp", "cellapp"] as const;
+const CELL = ["cellapp"] as const;
+
 /** Messages a cellapp handles. */
 export const CellMsg = {
   /** Create this cellapp's cells of a space (the leaves of the tree naming it). */
-  createCell: message<[SpaceGeometry], boolean>(80, "createCell", tuple(geometry)),
+  createCell: message<[SpaceGeometry], boolean>(80, "createCell", tuple(geometry), MGR),
   /** A space's tree changed; sent to every cellapp hosting one of its cells. */
-  updateGeometry: message<[SpaceGeometry]>(81, "updateGeometry", tuple(geometry)),
+  updateGeometry: message<[SpaceGeometry]>(81, "updateGeometry", tuple(geometry), MGR),
   /** The space is shutting down: destroy the reals of this cellapp's cells of it, then the cells. */
-  shutDownSpace: message<[number]>(82, "shutDownSpace", tuple(spaceId)),
-  /** Create entities in one of this cellapp's cells of a space; replies with their ids. */
-  spawn: message<[SpawnRequest], number[]>(
+  shutDownSpace: message<[number]>(82, "shutDownSpace", tuple(spaceId), MGR),
+  /** Create entities in one of this cellapp's cells of a space, with the ids given; replies how many it made. */
+  spawn: message<[SpawnRequest], number>(
     83,
     "spawn",
     tuple(obj({
       spaceId,
       cellId: optional(cellId),
-      type: str(100),
-      count: int(1, 100_000),
+      type: typeName,
+      count: int(1, 1_000_000),
       props: optional(any),
       position: optional(vec3),
+      ids: row(entityId, entityId),
     })),
+    MGR,
   ),
   /** Lists the entities of this cellapp's cells of a space (null when it has none). */
-  describeCell: message<[number], EntitySummary[] | null>(84, "describeCell", tuple(spaceId)),
+  describeCell: message<[number], EntitySummary[] | null>(84, "describeCell", tuple(spaceId), MGR),
   /** Where an entity is, if this cellapp holds it. */
-  findEntity: message<[number], EntityLocation | null>(85, "findEntity", tuple(int(1, 2 ** 53))),
+  findEntity: message<[number], EntityLocation | null>(85, "findEntity", tuple(entityId), MGR),
   /** Creates the cell part of a base entity (same id), in this cellapp's cell containing `position`. */
   createCellEntity: message<[CellEntitySpec], { spaceId: number; cellapp: number }>(
     86,
     "createCellEntity",
     tuple(cellEntitySpec(1)),
+    MGR,
   ),
   /** The proxy's client enabled entities: the cell entity gets a witness (seed 000). */
-  enableWitness: message<[number]>(87, "enableWitness", tuple(int(1, 2 ** 53))),
+  enableWitness: message<[number]>(87, "enableWitness", tuple(entityId), CLIENT),
   /** The client went away: the witness goes. */
-  disableWitness: message<[number]>(88, "disableWitness", tuple(int(1, 2 ** 53))),
-  /** A client's call of an exposed cell method: caller, target entity, method index, encoded arguments. */
-  clientCall: message<[number, number, number, Uint8Array]>(
+  disableWitness: message<[number]>(88, "disableWitness", tuple(entityId), CLIENT),
+  /**
+   * A client's call of an exposed cell method: caller, target entity, the
+   * target's type id as the client named it, method index, encoded
+   * arguments, and the caller's baseapp (where a refusal goes; a baseapp
+   * sending it can only name itself).
+   */
+  clientCall: message<[number, number, number, number, Uint8Array, string]>(
     89,
     "clientCall",
-    tuple(int(1, 2 ** 53), int(1, 2 ** 53), int(0, 65535), bytes(64 * 1024)),
+    tuple(entityId, entityId, int(0, 65535), int(0, 65535), bytes(64 * 1024), address),
+    CLIENT,
   ),
   /** The position the client reports for the entity it controls: [x, y, z], [yaw, pitch, roll]. */
   clientPosition: message<[number, [number, number, number], [number, number, number]]>(
     90,
     "clientPosition",
-    tuple(int(1, 2 ** 53), vec3, vec3),
+    tuple(entityId, vec3, vec3),
+    CLIENT,
   ),
   /** Client→server AOI messages (the client cache's requestUpdate) for the witness of entity `id`, as the client framed them. */
-  clientAoi: message<[number, Uint8Array]>(92, "clientAoi", tuple(int(1, 2 ** 53), bytes(64 * 1024))),
+  clientAoi: message<[number, Uint8Array]>(92, "clientAoi", tuple(entityId, bytes(64 * 1024)), CLIENT),
   /** Creates (or refreshes) the ghost of a real entity of a neighbouring cell (`state.cellId`). */
-  createGhost: message<[GhostState], boolean>(93, "createGhost", tuple(any)),
+  createGhost: message<[GhostState], boolean>(93, "createGhost", tuple(ghostState), CELL),
   /** One tick's changes of a real for its ghost in a cell, numbered per entity: [spaceId, cellId, id, seq, ops]. */
   ghostSync: message<[number, number, number, number, GhostOp[]]>(
     94,
     "ghostSync",
-    tuple(spaceId, cellId, entityId, int(0, 2 ** 53), (v) => Array.isArray(v) ? null : "ops must be an array"),
+    tuple(spaceId, cellId, entityId, seq, arrayOf(arrayOf(any, 16), 100_000)),
+    CELL,
   ),
   /** The real no longer needs its ghost in that cell: [spaceId, cellId, id]. */
-  deleteGhost: message<[number, number, number]>(95, "deleteGhost", tuple(spaceId, cellId, entityId)),
+  deleteGhost: message<[number, number, number]>(95, "deleteGhost", tuple(spaceId, cellId, entityId), CELL),
   /**
    * A ghost that lost updates asks its real to create it again:
    * [spaceId, the real's cell, id, the ghost's cell].
@@ -253,9 +341,10 @@ export const CellMsg = {
     96,
     "ghostResync",
     tuple(spaceId, cellId, entityId, cellId),
+    CELL,
   ),
   /** Makes the ghost of an entity in cell `state.cellId` its real (the old real becomes a ghost once this succeeds). */
-  offload: message<[OffloadState], boolean>(97, "offload", tuple(any)),
+  offload: message<[OffloadState], boolean>(97, "offload", tuple(offloadState), CELL),
   /**
    * The real of a ghost in a cell here moved to another cell:
    * [spaceId, the ghost's cell, id, the real's cellapp, its address, the real's cell].
@@ -263,7 +352,8 @@ export const CellMsg = {
   realMoved: message<[number, number, number, number, string, number]>(
     98,
     "realMoved",
-    tuple(spaceId, cellId, entityId, int(1, 2 ** 31), str(300), cellId),
+    tuple(spaceId, cellId, entityId, processId, address, cellId),
+    CELL,
   ),
   /**
    * A script's call of a cell method of another entity, made where that
@@ -276,20 +366,26 @@ export const CellMsg = {
     tuple(
       spaceId,
       cellId,
-      int(1, 2 ** 53),
+      entityId,
       int(0, 2 ** 53),
       str(100),
-      (v) => Array.isArray(v) ? null : "args must be an array",
+      arrayOf(any, 256),
     ),
+    CELL,
   ),
   /**
    * A real teleports into cell `state.cellId`, from another cell of this
    * space or another space: it is created from its state (a ghost of it there
    * is replaced), with a new witness when it had one.
    */
-  teleportIn: message<[OffloadState & { hadWitness: boolean }], boolean>(100, "teleportIn", tuple(any)),
+  teleportIn: message<[OffloadState & { hadWitness: boolean }], boolean>(
+    100,
+    "teleportIn",
+    tuple(teleportState),
+    CELL,
+  ),
   /** Destroys the cell part of a base entity; replies with its persistent cell properties (encodePersistentState). */
-  destroyCellEntity: message<[number], Uint8Array | null>(91, "destroyCellEntity", tuple(int(1, 2 ** 53))),
+  destroyCellEntity: message<[number], Uint8Array | null>(91, "destroyCellEntity", tuple(entityId), CLIENT),
 } as const;
 
 /** How a base asks for its cell entity. */

@@ -6,9 +6,10 @@ import { Handlers } from "./handlers.ts";
 export { ChannelClosedError, RemoteError, RequestTimeoutError } from "./errors.ts";
 export { Handlers } from "./handlers.ts";
 import { ChannelMsg as C, type HelloInfo, type Role, type WelcomeInfo } from "./messages.ts";
+import { reachableAddress } from "./address.ts";
 import { deferFlush, inTick } from "./outbox.ts";
 import { makeProof, verifyProof } from "./secret.ts";
-import { type Logger, silentLogger } from "../log.ts";
+import { type Logger, silentLogger, Throttle } from "../log.ts";
 import { PROTOCOL_VERSION } from "../version.ts";
 
 /** Who is at the other end of a channel, as it said in the handshake. */
@@ -38,7 +39,26 @@ export interface ChannelOptions {
   /** Produces the payload of each heartbeat this side sends. */
   heartbeatPayload?: () => unknown;
   log?: Logger;
+  /** Accepting side: the roles a peer may have; others are refused in the handshake. */
+  acceptRoles?: readonly Role[];
+  /** Connecting side: the roles the peer must have; another is a protocol violation. */
+  expectRoles?: readonly Role[];
+  /** Connecting side: the address dialled, which names the peer from then on. */
+  dialed?: string;
+  /**
+   * Check what this side sends against the message's definition and throw
+   * instead of sending nonsense: the peer would drop this process for it.
+   * For low-traffic channels, such as a member's link to the cellappmgr.
+   */
+  checkOutgoing?: boolean;
 }
+
+/**
+ * Largest frame before the handshake is done: a challenge, hello, welcome or
+ * refusal is a few hundred bytes, and nothing bigger is decoded from a peer
+ * that has not proved the secret.
+ */
+export const HANDSHAKE_MAX_FRAME = 4096;
 
 /** Counters of one channel's traffic. */
 export interface ChannelStats {
@@ -85,10 +105,18 @@ export class Channel {
 
   #conn: Deno.Conn;
   #side: "accept" | "connect";
-  #o: Required<Omit<ChannelOptions, "secret" | "heartbeatPayload">> & {
-    secret: string | null;
-    heartbeatPayload: (() => unknown) | null;
-  };
+  #o:
+    & Required<
+      Omit<ChannelOptions, "secret" | "heartbeatPayload" | "acceptRoles" | "expectRoles" | "dialed" | "checkOutgoing">
+    >
+    & {
+      secret: string | null;
+      heartbeatPayload: (() => unknown) | null;
+      acceptRoles: readonly Role[] | null;
+      expectRoles: readonly Role[] | null;
+      dialed: string | null;
+      checkOutgoing: boolean;
+    };
   #state: State = "handshake";
   #reader: FrameReader;
   #writer: FrameWriter;
@@ -127,13 +155,17 @@ export class Channel {
       handlers: opts.handlers ?? new Handlers(),
       heartbeatPayload: opts.heartbeatPayload ?? null,
       log: opts.log ?? silentLogger,
+      acceptRoles: opts.acceptRoles ?? null,
+      expectRoles: opts.expectRoles ?? null,
+      dialed: opts.dialed ?? null,
+      checkOutgoing: opts.checkOutgoing ?? false,
     };
     const remote = conn.remoteAddr as Deno.NetAddr;
     this.remote = `${remote.hostname}:${remote.port}`;
     this.#log = this.#o.log.child(
       `[${side === "accept" ? "from" : "to"} ${this.remote}]`,
     );
-    this.#reader = new FrameReader(this.#o.maxFrame);
+    this.#reader = new FrameReader(Math.min(HANDSHAKE_MAX_FRAME, this.#o.maxFrame));
     this.#writer = new FrameWriter(64 * 1024, this.#o.maxFrame);
     this.ready = new Promise<void>((res, rej) => {
       this.#readyResolve = res;
@@ -184,6 +216,7 @@ export class Channel {
       this.#log.debug(`dropped ${def.name}: channel ${this.#state}`);
       return;
     }
+    this.#checkOut(def, args);
     this.#push([def.kind, 0, ...args]);
   }
 
@@ -207,6 +240,11 @@ export class Channel {
           `${def.name}: channel to ${this.#peerName()} is ${this.#state}`,
         ),
       );
+    }
+    try {
+      this.#checkOut(def, args);
+    } catch (e) {
+      return Promise.reject(e);
     }
     const id = this.#nextReq;
     this.#nextReq = id >= 0x7fffffff ? 1 : id + 1;
@@ -276,6 +314,21 @@ export class Channel {
     finish();
   }
 
+  /**
+   * Drops the peer for breaking the protocol or sending nonsense: logs the
+   * reason naming the peer, tells the peer, and closes.
+   */
+  drop(reason: string): void {
+    if (this.#state === "closed") return;
+    this.#violation(reason);
+  }
+
+  #checkOut(def: MessageDef, args: unknown[]): void {
+    if (!this.#o.checkOutgoing) return;
+    const bad = def.check(args);
+    if (bad) throw new Error(`not sending ${def.name} to ${this.#peerName()}: ${bad}`);
+  }
+
   #isClosed(): boolean {
     return this.#state === "closed";
   }
@@ -337,6 +390,7 @@ export class Channel {
     clearTimeout(this.#handshakeTimer);
     this.peer = peer;
     this.#state = "open";
+    this.#reader.maxFrame = this.#o.maxFrame;
     this.#log = this.#o.log.child(
       `[${peer.role} pid ${peer.pid} ${peer.address || this.remote}]`,
     );
@@ -389,8 +443,17 @@ export class Channel {
 
   /** Drops the peer for breaking the protocol, with the reason logged here and sent there. */
   #violation(reason: string): void {
-    this.#log.warn(`disconnecting: ${reason}`);
+    this.#warnOnce(`disconnecting: ${reason}`);
     this.close(reason);
+  }
+
+  /**
+   * Logs a warning about this peer, at most once per interval for the same
+   * kind of offence from the same host: strangers must not flood the log.
+   */
+  #warnOnce(line: string): void {
+    const held = offences.take(`${this.remote.replace(/:\d+$/, "")} ${line.replace(/\d+/g, "N").slice(0, 60)}`);
+    if (held !== null) this.#log.warn(line + Throttle.note(held));
   }
 
   async #onHandshake(frame: unknown): Promise<void> {
@@ -434,7 +497,12 @@ export class Channel {
       if (kind === C.welcome.kind) {
         const bad = C.welcome.check(args);
         if (bad) return this.#violation(`bad handshake: welcome ${bad}`);
-        return this.#open(args[0] as WelcomeInfo);
+        const w = args[0] as WelcomeInfo;
+        const expected = this.#o.expectRoles;
+        if (expected && !expected.includes(w.role)) {
+          return this.#violation(`expected a ${expected.join(" or ")} at ${this.remote}, found a ${w.role}`);
+        }
+        return this.#open({ role: w.role, pid: w.pid, address: this.#o.dialed ?? w.address });
       }
       return this.#violation(
         `bad handshake: expected challenge or welcome, got kind ${kind}`,
@@ -446,6 +514,10 @@ export class Channel {
     const bad = C.hello.check(args);
     if (bad) return this.#refuse(`bad handshake: hello ${bad}`);
     const hello = args[0] as HelloInfo;
+    const accepted = this.#o.acceptRoles;
+    if (accepted && !accepted.includes(hello.role)) {
+      return this.#refuse(`this ${this.#o.role} accepts connections from ${accepted.join(", ")}, not a ${hello.role}`);
+    }
     if (hello.version !== PROTOCOL_VERSION) {
       return this.#refuse(
         `protocol version mismatch: peer speaks ${hello.version}, this process ${PROTOCOL_VERSION}`,
@@ -478,11 +550,19 @@ export class Channel {
       address: this.#o.address,
     };
     this.#push([C.welcome.kind, 0, welcome]);
-    this.#open({ role: hello.role, pid: hello.pid, address: hello.address });
+    this.#open({ role: hello.role, pid: hello.pid, address: reachableAddress(hello.address, this.remote) });
+  }
+
+  #failed(name: string, what: "handler" | "request", e: unknown): void {
+    const held = failures.take(`${what} ${name}`);
+    if (held === null) return;
+    const line = `${name} ${what} failed: ${errText(e)}${Throttle.note(held)}`;
+    if (what === "handler") this.#log.error(line);
+    else this.#log.warn(line);
   }
 
   #refuse(reason: string): void {
-    this.#log.warn(`refusing peer: ${reason}`);
+    this.#warnOnce(`refusing peer: ${reason}`);
     this.#writer.push([C.refuse.kind, 0, reason]);
     this.close(reason, false);
   }
@@ -517,41 +597,36 @@ export class Channel {
       case C.bye.kind:
         this.#log.info(`peer is closing: ${String(msg[2])}`);
         return this.close(`peer closed: ${String(msg[2])}`, false);
+      case C.ping.kind:
+        if (msg.length !== 2) return this.#violation("ping takes no arguments");
+        if (reqId !== 0) this.#push([C.reply.kind, reqId, null]);
+        return;
     }
     const def = messageByKind(kind);
     if (!def) return this.#violation(`unknown message kind ${kind}`);
     const handler = this.#o.handlers.get(kind);
-    if (!handler) {
+    if (!handler || !def.from.includes(this.peer.role)) {
       return this.#violation(
         `unexpected message ${def.name} (kind ${kind}) from a ${this.peer.role}`,
       );
     }
     const args = msg.length > 2 ? msg.slice(2) : [];
     const bad = def.check(args);
-    if (bad) {
-      this.#log.warn(`dropped ${def.name}: ${bad}`);
-      if (reqId !== 0) {
-        this.#push([
-          C.errorReply.kind,
-          reqId,
-          `bad arguments for ${def.name}: ${bad}`,
-        ]);
-      }
-      return;
-    }
+    // A member that reports nonsense is broken or hostile: nothing it says next can be trusted either.
+    if (bad) return this.#violation(`bad ${def.name}: ${bad}`);
     if (reqId === 0) {
       try {
         const r = handler(this, ...args);
         if (r instanceof Promise) {
-          r.catch((e) => this.#log.error(`${def.name} handler failed: ${errText(e)}`));
+          r.catch((e) => this.#failed(def.name, "handler", e));
         }
       } catch (e) {
-        this.#log.error(`${def.name} handler failed: ${errText(e)}`);
+        this.#failed(def.name, "handler", e);
       }
       return;
     }
     const fail = (e: unknown) => {
-      this.#log.warn(`${def.name} request failed: ${errText(e)}`);
+      this.#failed(def.name, "request", e);
       if (this.#state === "open") {
         this.#push([C.errorReply.kind, reqId, errText(e).slice(0, 4000)]);
       }
@@ -570,6 +645,16 @@ export class Channel {
     }
   }
 }
+
+/**
+ * Failures of handlers are logged at most once per message kind and side per
+ * interval, with a count: a peer repeating a bad request must not flood the
+ * log (the requester hears each failure in its error reply).
+ */
+const failures = new Throttle(10_000);
+
+/** Protocol violations and refusals, logged at most once per host and kind of offence per interval. */
+const offences = new Throttle(10_000);
 
 /** Checks the outer shape `[kind, reqId, ...]`; returns the array or why it is not one. */
 function asMessage(frame: unknown): [number, number, ...unknown[]] | string {

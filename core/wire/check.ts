@@ -1,4 +1,6 @@
 /** Small argument checks for message definitions: each returns null or a reason. */
+import { MAX_ENTITY_ID } from "../def/ids.ts";
+import { MAX_COORD } from "../geo/rect.ts";
 
 /** A check of one decoded value. */
 export type Check = (v: unknown) => string | null;
@@ -26,6 +28,43 @@ export const int = (min = -Infinity, max = Infinity): Check => (v) =>
 /** A finite number. */
 export const num: Check = (v) =>
   typeof v === "number" && Number.isFinite(v) ? null : `expected a number, got ${show(v)}`;
+
+/** A finite number within [min, max]. */
+export const numIn = (min: number, max: number): Check => (v) =>
+  typeof v === "number" && v >= min && v <= max ? null : `expected a number in ${min}..${max}, got ${show(v)}`;
+
+export { MAX_ENTITY_ID } from "../def/ids.ts";
+
+/** An entity id. */
+export const entityId: Check = int(1, MAX_ENTITY_ID);
+
+/** A space id. */
+export const spaceId: Check = int(1, 2 ** 32 - 1);
+
+/** A cell's id within its space. */
+export const cellId: Check = int(1, 2 ** 31);
+
+/** A process id as the cellappmgr hands them out. */
+export const processId: Check = int(1, 2 ** 31);
+
+export { MAX_COORD } from "../geo/rect.ts";
+
+/** A coordinate in metres. */
+export const coord: Check = numIn(-MAX_COORD, MAX_COORD);
+
+/** [x, y, z] (or [yaw, pitch, roll]) of finite numbers within MAX_COORD. */
+export const vec3: Check = (v) =>
+  Array.isArray(v) && v.length === 3 && v.every((n) => coord(n) === null)
+    ? null
+    : `expected [x, y, z] of numbers within ±${MAX_COORD}, got ${show(v)}`;
+
+/** A listening address HOST:PORT (IPv6 in brackets) with a port in 1..65535. */
+export const address: Check = (v) => {
+  if (typeof v !== "string" || v.length > 300) return `expected a HOST:PORT address, got ${show(v)}`;
+  const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.\-_]+):(\d{1,5})$/.exec(v);
+  const port = m ? Number(m[2]) : 0;
+  return m && port >= 1 && port <= 65535 ? null : `expected a HOST:PORT address, got ${show(v)}`;
+};
 
 /** A string no longer than `max`. */
 export const str = (max = 4096): Check => (v) =>

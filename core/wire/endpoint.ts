@@ -1,4 +1,5 @@
 import { Channel, type ChannelOptions } from "./channel.ts";
+import { formatAddress, parseAddress } from "./address.ts";
 import { type Logger, silentLogger } from "../log.ts";
 
 /** Options of a listening endpoint: the channel options plus where to listen. */
@@ -8,27 +9,23 @@ export interface ListenOptions extends ChannelOptions {
   port: number;
   /** Called with each channel whose handshake succeeded. */
   onChannel?: (ch: Channel) => void;
+  /** Connections still in their handshake beyond which a new one is closed at once (default 256). */
+  maxPending?: number;
+  /** Open connections beyond which a new one is closed at once (default 4096). */
+  maxConnections?: number;
 }
 
-/** Splits "HOST:PORT" (IPv6 as "[::1]:PORT"); throws with the text when malformed. */
-export function parseAddress(text: string): { hostname: string; port: number } {
-  const m = /^\[?([^\]]*?)\]?:(\d{1,5})$/.exec(text.trim());
-  const port = m ? Number(m[2]) : NaN;
-  if (!m || !m[1] || !(port >= 0 && port <= 65535)) {
-    throw new Error(`"${text}" is not a HOST:PORT address`);
-  }
-  return { hostname: m[1], port };
-}
-
-/** Formats a host and port as HOST:PORT, bracketing IPv6. */
-export function formatAddress(hostname: string, port: number): string {
-  return hostname.includes(":") ? `[${hostname}]:${port}` : `${hostname}:${port}`;
-}
+export { formatAddress, parseAddress, reachableAddress, sameAddress } from "./address.ts";
 
 /** A TCP listener whose accepted connections become channels after the handshake. */
 export class WireServer {
   readonly address: string;
   readonly channels: Set<Channel> = new Set();
+  /** Connections closed at once because of the caps, for tests and logs. */
+  refused = 0;
+  #pending = 0;
+  #maxPending: number;
+  #maxConnections: number;
   #listener: Deno.TcpListener;
   #log: Logger;
 
@@ -37,6 +34,8 @@ export class WireServer {
     const a = this.#listener.addr;
     this.address = formatAddress(a.hostname, a.port);
     this.#log = opts.log ?? silentLogger;
+    this.#maxPending = opts.maxPending ?? 256;
+    this.#maxConnections = opts.maxConnections ?? 4096;
     const chOpts: ChannelOptions = {
       ...opts,
       address: opts.address ?? this.address,
@@ -55,10 +54,33 @@ export class WireServer {
   ): Promise<void> {
     try {
       for await (const conn of this.#listener) {
+        if (this.#pending >= this.#maxPending || this.channels.size >= this.#maxConnections) {
+          // A flood of half-open connections must not starve the members' own.
+          if (this.refused++ % 1000 === 0) {
+            this.#log.warn(
+              `refusing connections: ${this.#pending} in their handshake, ${this.channels.size} open ` +
+                `(${this.refused} refused so far)`,
+            );
+          }
+          conn.close();
+          continue;
+        }
         const ch = Channel.accept(conn, opts);
         this.channels.add(ch);
-        ch.closed.then(() => this.channels.delete(ch));
-        ch.ready.then(() => onChannel?.(ch), () => {});
+        this.#pending++;
+        let counted = true;
+        const settled = () => {
+          if (counted) this.#pending--;
+          counted = false;
+        };
+        ch.closed.then(() => {
+          settled();
+          this.channels.delete(ch);
+        });
+        ch.ready.then(() => {
+          settled();
+          onChannel?.(ch);
+        }, () => {});
       }
     } catch (e) {
       if (!(e instanceof Deno.errors.BadResource)) {
@@ -85,7 +107,7 @@ export async function dial(
 ): Promise<Channel> {
   const { hostname, port } = parseAddress(address);
   const conn = await Deno.connect({ hostname, port });
-  const ch = Channel.connect(conn, opts);
+  const ch = Channel.connect(conn, { dialed: address, ...opts });
   await ch.ready;
   return ch;
 }

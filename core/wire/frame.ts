@@ -1,4 +1,7 @@
 import { Decoder, Encoder, ExtensionCodec } from "@msgpack/msgpack";
+import { DEFAULT_MSGPACK_LIMITS, type MsgpackLimits, scanMsgpack } from "./msgpack_limits.ts";
+
+export { DEFAULT_MSGPACK_LIMITS, type MsgpackLimits, scanMsgpack } from "./msgpack_limits.ts";
 
 /**
  * msgpack with bigint kept apart from number: plain integers decode as
@@ -124,16 +127,40 @@ export class FrameWriter {
 
 /**
  * Turns a stream of byte chunks back into decoded frames. A length over the
- * limit or a body that is not msgpack raises FrameError: the caller closes
- * the channel, since the stream cannot be resynchronised.
+ * limit, a body that is not msgpack, or one beyond the msgpack limits (too
+ * deep, too long, too costly to decode for its size: scanMsgpack) raises
+ * FrameError: the caller closes the channel, since the stream cannot be
+ * resynchronised.
  */
 export class FrameReader {
   #decoder = new Decoder({ extensionCodec: wireCodec });
   #buf = new Uint8Array(64 * 1024);
   #start = 0;
   #end = 0;
+  #maxFrame = DEFAULT_MAX_FRAME;
 
-  constructor(readonly maxFrame: number = DEFAULT_MAX_FRAME) {}
+  constructor(
+    maxFrame: number = DEFAULT_MAX_FRAME,
+    readonly limits: MsgpackLimits = DEFAULT_MSGPACK_LIMITS,
+  ) {
+    this.maxFrame = maxFrame;
+  }
+
+  /**
+   * Largest frame body accepted, in bytes. It may be changed at any time (a
+   * channel keeps it small until its handshake is done): the next call of
+   * `next()` checks against it, a frame already partly buffered included.
+   */
+  get maxFrame(): number {
+    return this.#maxFrame;
+  }
+
+  set maxFrame(bytes: number) {
+    if (!Number.isInteger(bytes) || bytes < 1 || bytes > 0xffffffff) {
+      throw new RangeError(`maxFrame must be an integer from 1 to ${0xffffffff}, got ${bytes}`);
+    }
+    this.#maxFrame = bytes;
+  }
 
   /**
    * Space to read the next chunk into; call `commit(n)` after reading n bytes.
@@ -184,8 +211,11 @@ export class FrameReader {
     }
     const from = this.#start + FRAME_HEADER;
     this.#start = from + len;
+    const body = b.subarray(from, from + len);
+    const refused = scanMsgpack(body, this.limits);
+    if (refused !== null) throw new FrameError(`frame body refused: ${refused}`);
     try {
-      return this.#decoder.decode(b.subarray(from, from + len));
+      return this.#decoder.decode(body);
     } catch (e) {
       throw new FrameError(
         `frame body is not valid msgpack: ${(e as Error).message}`,

@@ -1,6 +1,6 @@
 import { type Channel, type ChannelOptions, type Handlers } from "./channel.ts";
 import { dial } from "./endpoint.ts";
-import { MgrMsg } from "./mgr_interface.ts";
+import { MAX_LOAD, MgrMsg } from "./mgr_interface.ts";
 import type { Logger } from "../log.ts";
 
 /** How a cellapp or baseapp joins the cluster. */
@@ -71,7 +71,10 @@ export class MgrLink {
       try {
         const ch = await dial(o.mgr, {
           ...o,
-          heartbeatPayload: () => ({ load: o.load() }),
+          expectRoles: ["cellappmgr"],
+          checkOutgoing: true,
+          // A process far behind may measure a load beyond what the cellappmgr accepts: report the most it does.
+          heartbeatPayload: () => ({ load: Math.min(o.load(), MAX_LOAD) }),
         });
         if (this.#stopped) {
           ch.close("process stopping");

@@ -3,12 +3,11 @@
  * Kinds 1-15 belong to the channel itself (handshake, heartbeat, replies).
  */
 import { message } from "./catalog.ts";
-import { any, bytes, int, obj, oneOf, optional, str, tuple } from "./check.ts";
+import { address as addressCheck, any, bytes, int, obj, oneOf, optional, str, tuple } from "./check.ts";
+import { ROLES } from "./roles.ts";
+import type { Role } from "./roles.ts";
 
-/** The roles a process can have; `tool` is a benchmark or test peer that never registers. */
-export const ROLES = ["cellappmgr", "cellapp", "baseapp", "tool"] as const;
-/** One of ROLES. */
-export type Role = typeof ROLES[number];
+export { type Role, ROLES } from "./roles.ts";
 
 /** What the accepting side announces first. */
 export interface ChallengeInfo {
@@ -34,7 +33,10 @@ export interface WelcomeInfo {
 }
 
 const role = oneOf(...ROLES);
-const address = str(300);
+/** A process may listen nowhere yet (a tool): an empty address, or HOST:PORT. */
+const address = (v: unknown) => v === "" ? null : addressCheck(v);
+/** Channel messages are the channel's own business: any role sends them. */
+const anyone = ROLES;
 
 /** Channel-level messages, handled by the channel itself. */
 export const ChannelMsg = {
@@ -42,6 +44,7 @@ export const ChannelMsg = {
     1,
     "challenge",
     tuple(obj({ role, version: int(0), nonce: bytes(64) })),
+    anyone,
   ),
   hello: message<[HelloInfo]>(
     2,
@@ -55,21 +58,25 @@ export const ChannelMsg = {
         proof: optional(bytes(64)),
       }),
     ),
+    anyone,
   ),
   welcome: message<[WelcomeInfo]>(
     3,
     "welcome",
     tuple(obj({ role, pid: int(0), address })),
+    anyone,
   ),
-  refuse: message<[string]>(4, "refuse", tuple(str(1000))),
-  heartbeat: message<[unknown]>(5, "heartbeat", tuple(any)),
-  reply: message<[unknown]>(6, "reply", tuple(any)),
-  errorReply: message<[string]>(7, "errorReply", tuple(str(4000))),
-  bye: message<[string]>(8, "bye", tuple(str(1000))),
+  refuse: message<[string]>(4, "refuse", tuple(str(1000)), anyone),
+  heartbeat: message<[unknown]>(5, "heartbeat", tuple(any), anyone),
+  reply: message<[unknown]>(6, "reply", tuple(any), anyone),
+  errorReply: message<[string]>(7, "errorReply", tuple(str(4000)), anyone),
+  bye: message<[string]>(8, "bye", tuple(str(1000)), anyone),
+  /** Answered by the channel itself at once: a liveness and round-trip probe, in order with what came before. */
+  ping: message<[], null>(9, "ping", tuple(), anyone),
 } as const;
 
 /** Messages every registered process (cellapp, baseapp) handles. */
 export const ProcMsg = {
   /** Stop in an orderly way (persist what needs it), replying first. */
-  stop: message<[string], boolean>(48, "stop", tuple(str(300))),
+  stop: message<[string], boolean>(48, "stop", tuple(str(300)), ["cellappmgr"]),
 } as const;

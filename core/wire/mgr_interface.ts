@@ -1,7 +1,21 @@
 /** Messages the cellappmgr handles, and the data they carry. */
 import { message } from "./catalog.ts";
 import { type CellEntitySpec, cellEntitySpec, type SpaceGeometry, spaceGeometry } from "./cell_interface.ts";
-import { arrayOf, int, num, obj, oneOf, optional, str, tuple } from "./check.ts";
+import {
+  address,
+  arrayOf,
+  coord,
+  int,
+  MAX_ENTITY_ID,
+  numIn,
+  obj,
+  oneOf,
+  optional,
+  processId,
+  spaceId,
+  str,
+  tuple,
+} from "./check.ts";
 
 /** What a cellapp or baseapp tells the cellappmgr when it registers. */
 export interface RegisterInfo {
@@ -31,8 +45,17 @@ export interface HeartbeatReport {
   load: number;
 }
 
+/**
+ * Largest load a process may report: its busy share of wall time, which can
+ * pass 1 while it falls behind, but not by orders of magnitude.
+ */
+export const MAX_LOAD = 100;
+
+const load = numIn(0, MAX_LOAD);
+const count = int(0, 100_000_000);
+
 /** Checks a heartbeat payload from a registered process. */
-export const checkHeartbeatReport = obj({ load: num });
+export const checkHeartbeatReport = obj({ load });
 
 /** One cell's figures, as a cellapp reports them each second. */
 export interface CellReport {
@@ -61,16 +84,16 @@ export interface LoadReport {
 }
 
 const cellReport = obj({
-  spaceId: int(1, 2 ** 32 - 1),
+  spaceId,
   cellId: int(1, 2 ** 31),
-  reals: int(0),
-  ghosts: int(0),
-  tickRate: num,
-  tickMsP50: num,
-  tickMsP99: num,
-  load: num,
-  offloadsIn: int(0),
-  offloadsOut: int(0),
+  reals: count,
+  ghosts: count,
+  tickRate: numIn(0, 10_000),
+  tickMsP50: numIn(0, 3_600_000),
+  tickMsP99: numIn(0, 3_600_000),
+  load,
+  offloadsIn: int(0, 2 ** 53),
+  offloadsOut: int(0, 2 ** 53),
 });
 
 /** Messages the cellappmgr handles. */
@@ -80,31 +103,48 @@ export const MgrMsg = {
     "register",
     tuple(obj({
       role: oneOf("cellapp", "baseapp"),
-      pid: int(0),
-      address: str(300),
-      previousId: optional(int(1, 2 ** 31)),
-      clientUrl: optional(str(300)),
-      startedAt: int(0),
-      entityIdHighWater: int(0),
+      pid: int(1, 2 ** 31),
+      address,
+      previousId: optional(processId),
+      clientUrl: optional((v) =>
+        typeof v === "string" && v.length <= 300 && /^wss?:\/\/[^\s]+$/.test(v)
+          ? null
+          : "expected a ws:// or wss:// URL"
+      ),
+      startedAt: int(0, 4_102_444_800_000),
+      entityIdHighWater: int(0, MAX_ENTITY_ID),
     })),
+    ["cellapp", "baseapp"],
   ),
   /** Hands out `count` fresh entity ids as [start, end). */
-  allocateIds: message<[number], [number, number]>(17, "allocateIds", tuple(int(1, 1_000_000))),
+  allocateIds: message<[number], [number, number]>(
+    17,
+    "allocateIds",
+    tuple(int(1, 1_000_000)),
+    ["cellapp", "baseapp"],
+  ),
   /** A cell asks for its space to be shut down (it emptied, or a script called destroySpace). */
-  requestShutDownSpace: message<[number, string]>(18, "requestShutDownSpace", tuple(int(1, 2 ** 32 - 1), str(300))),
+  requestShutDownSpace: message<[number, string]>(
+    18,
+    "requestShutDownSpace",
+    tuple(spaceId, str(300)),
+    ["cellapp"],
+  ),
   /** A cellapp's load and per-cell figures, once a second. */
   loadReport: message<[LoadReport]>(
     19,
     "loadReport",
-    tuple(obj({ load: num, peerBytesOut: optional(int(0)), cells: arrayOf(cellReport, 10_000) })),
+    tuple(obj({ load, peerBytesOut: optional(int(0, 2 ** 53)), cells: arrayOf(cellReport, 10_000) })),
+    ["cellapp"],
   ),
   /** After (re-)registering, a cellapp tells which spaces it hosts cells of, so a restarted cellappmgr knows them again. */
-  adoptSpaces: message<[SpaceGeometry[]]>(20, "adoptSpaces", tuple(arrayOf(spaceGeometry, 10_000))),
+  adoptSpaces: message<[SpaceGeometry[]]>(20, "adoptSpaces", tuple(arrayOf(spaceGeometry, 10_000)), ["cellapp"]),
   /** Where the cell of `spaceId` containing (x, z) is: for teleports into another space. */
   findCell: message<[number, number, number], { cellapp: number; address: string; cell: number }>(
     22,
     "findCell",
-    tuple(int(1, 2 ** 32 - 1), num, num),
+    tuple(spaceId, coord, coord),
+    ["cellapp"],
   ),
   /**
    * A base creates its cell entity: in space `spaceId` (0 for a new space,
@@ -115,5 +155,6 @@ export const MgrMsg = {
     21,
     "createCellEntity",
     tuple(cellEntitySpec(0)),
+    ["baseapp"],
   ),
 } as const;

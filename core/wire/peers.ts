@@ -1,6 +1,9 @@
 import type { Channel, ChannelOptions } from "./channel.ts";
 import { dial } from "./endpoint.ts";
-import type { Logger } from "../log.ts";
+import { type Logger, Throttle } from "../log.ts";
+
+/** Failures to reach a peer, logged at most once per address per interval. */
+const unreachable = new Throttle(10_000);
 
 /**
  * Channels to other processes by their listening address, one per peer:
@@ -44,11 +47,14 @@ export class Peers {
     if (ch) return Promise.resolve(ch);
     let pending = this.#dialing.get(address);
     if (!pending) {
-      pending = dial(address, this.opts).then((c) => {
+      pending = dial(address, { ...this.opts, expectRoles: ["cellapp", "baseapp"] }).then((c) => {
         this.adopt(c);
         return this.#open.get(address) ?? c;
       }).finally(() => this.#dialing.delete(address));
-      pending.catch((e) => this.log.warn(`cannot reach ${address}: ${(e as Error).message}`));
+      pending.catch((e) => {
+        const held = unreachable.take(address);
+        if (held !== null) this.log.warn(`cannot reach ${address}: ${(e as Error).message}${Throttle.note(held)}`);
+      });
       this.#dialing.set(address, pending);
     }
     return pending;

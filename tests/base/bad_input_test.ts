@@ -10,20 +10,13 @@ import {
   type ServerMessage,
 } from "../../core/def/client_protocol.ts";
 import type { Client, EntityView } from "../../client/mod.ts";
-import { login, startBase, type TestBase, testRegistry } from "./fixtures.ts";
+import { errorsOf, login, startBase, type TestBase, testRegistry } from "./fixtures.ts";
 import { cellReady, entityAt, seen, waitForPosition } from "../helpers/players.ts";
 import { api } from "../helpers/procs.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitFor, within } from "../helpers/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const avatar = testRegistry.get("Avatar");
-
-/** A client's error replies as [code, about]. */
-function errorsOf(c: Client): [number, number, string][] {
-  const out: [number, number, string][] = [];
-  c.on("error", (code, message, about) => out.push([code, about, message]));
-  return out;
-}
 
 /** A raw WebSocket that has not logged in; collects the session messages it gets. */
 async function raw(url: string): Promise<{ ws: WebSocket; got: ServerMessage[]; closed: Promise<number> }> {
@@ -232,13 +225,16 @@ Deno.test("bad input: unknown messages, unexposed or unknown methods, wrong argu
 Deno.test("bad input: an oversized frame and a text frame are refused", opts, async () => {
   await using b = await startBase({ limits: { maxFrame: 1024 } });
   const { bad, good, badErrors, goodErrors } = await pair(b);
-  const big = new Uint8Array(2000);
-  big[0] = C2S.enableEntities;
-  bad.sendFrame(big);
-  await waitFor("frameTooLarge", () => badErrors.find((e) => e[0] === ErrorCode.frameTooLarge));
   bad.sendFrame("hello");
   await waitFor("textFrame", () => badErrors.find((e) => e[0] === ErrorCode.textFrame));
   assert.equal(bad.closed, false);
+  // An oversized frame is refused from its header: the connection closes with 1009 before the payload is read.
+  const closed = new Promise<[number, string]>((r) => bad.on("close", (code, reason) => r([code, reason])));
+  const big = new Uint8Array(2000);
+  big[0] = C2S.enableEntities;
+  bad.sendFrame(big);
+  assert.deepEqual(await within("the close", closed), [1009, "message of 2000 bytes exceeds the limit of 1024"]);
+  assert.equal(badErrors.length, 1, "no error reply besides textFrame");
   await assertUntouched(good, goodErrors);
 });
 

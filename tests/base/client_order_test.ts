@@ -8,6 +8,7 @@ function order(limits = { maxFrames: 8, maxBytes: 1024 }) {
   const got: number[] = [], moves: string[] = [];
   const log = memoryLogger();
   const o = new ClientFrameOrder((b) => got.push(b[0]), (s, a) => moves.push(`${s}@${a}`), log, limits);
+  o.start("A");
   return { o, got, moves, log };
 }
 
@@ -48,6 +49,23 @@ Deno.test("held frames are bounded; the loss is logged; a new cell entity starts
   assert.ok(log.lines.some((l) => l.includes("dropped") && l.includes("wait for the move marker")));
   o.reset();
   assert.equal(o.held, 0);
+  o.start("C");
   o.frame(0, f(7), "C");
   assert.deepEqual(got, [7]);
+});
+
+Deno.test("only the cellapp holding the real of an epoch speaks for it: frames and markers from others are dropped", () => {
+  const { o, got, moves, log } = order();
+  o.frame(0, f(1), "X"); // a cellapp that never held it
+  o.moved(0, 9, "X", "X"); // nor may it move the client elsewhere
+  o.frame(1, f(2), "X"); // held: epoch 1's cellapp is not known yet
+  o.frame(1, f(3), "B");
+  o.moved(0, 9, "B", "A"); // the genuine marker: epoch 1 is on B
+  assert.deepEqual(got, [3], "only B's frame of epoch 1 is delivered");
+  assert.deepEqual(moves, ["9@B"]);
+  o.frame(1, f(4), "A"); // A's epoch is over and it no longer holds the real
+  o.frame(1, f(5), "B");
+  assert.deepEqual(got, [3, 5]);
+  assert.equal(o.stats.foreign, 4);
+  assert.equal(log.lines.filter((l) => l.includes("dropped: the real is on")).length, 2, "logged once per sender");
 });

@@ -90,3 +90,10 @@ export async function startBase(
 export function login(app: BaseApp, creds: Partial<Credentials> & { name: string }): Promise<Client> {
   return connect(app.clientUrl, { password: "pw", ...creds }, { registry: testRegistry });
 }
+
+/** Collects a client's error replies as [code, about, message]. */
+export function errorsOf(c: Client): [number, number, string][] {
+  const out: [number, number, string][] = [];
+  c.on("error", (code, message, about) => out.push([code, about, message]));
+  return out;
+}

@@ -3,6 +3,8 @@ import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
 import { CellScript } from "../../core/script.ts";
 import type { Cell } from "../../cell/cell.ts";
 import type { GhostConfig } from "../../cell/ghosts.ts";
+import { ghostStateOf } from "../../cell/ghosts.ts";
+import { offloadStateOf } from "../../cell/offload.ts";
 import { twoCellsOf } from "../helpers/two_cells.ts";
 
 const Walker = defineEntity({
@@ -240,4 +242,22 @@ Deno.test("an entity awaiting a call does not move cell until the answer comes",
   assert.equal(await answer, 95);
   for (let i = 0; i < 20 && !b.entities.has(caller.id); i++) await tick(1);
   assert.ok(b.entities.has(caller.id), "moves once it settled");
+});
+
+Deno.test("a ghost state or an offload that does not decode leaves the cell as it was", async () => {
+  const { a, b, tick } = twoCells();
+  const e = a.createEntity("Walker", { x: 95, y: 0, z: 10 });
+  await tick(2);
+  const ghost = b.ghosts.get(e.id)!;
+  const state = ghostStateOf(e, b.cellId, 1, "127.0.0.1:1");
+  const broken = { ...state, id: e.id + 1000, props: new Uint8Array([0xff, 0xff, 0xff]) };
+  assert.throws(() => b.createGhost(broken));
+  assert.ok(!b.ghosts.has(e.id + 1000), "no half-made ghost is kept");
+  // The ghost it has is left whole: an undecodable offload does not make it real, nor forget it.
+  const offload = offloadStateOf(e, b.cellId, 1, "127.0.0.1:1", a.time);
+  assert.throws(() => b.receiveOffload({ ...offload, entity: { ...offload.entity, props: new Uint8Array([0xff]) } }));
+  assert.equal(b.ghosts.get(e.id), ghost);
+  assert.equal(ghost.isReal, false);
+  b.deleteGhost(e.id);
+  assert.ok(!b.ghosts.has(e.id), "and it can still be deleted: it is on the range list");
 });

@@ -8,18 +8,9 @@ import {
   type RangeNode,
 } from "../../cell/range_node.ts";
 import type { RangeTrigger } from "../../cell/range_trigger.ts";
+import { seededRandom } from "../../core/random.ts";
 
-/** Small seeded PRNG so that a failing run can be replayed. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = seededRandom;
 
 class Ent implements RangeEntity {
   rangeNode: RangeNode | null = null;

@@ -2,20 +2,12 @@ import assert from "node:assert/strict";
 import { RangeList } from "../../cell/range_list.ts";
 import type { RangeEntity, RangeNode } from "../../cell/range_node.ts";
 import type { RangeTrigger } from "../../cell/range_trigger.ts";
+import { seededRandom } from "../../core/random.ts";
 
 // Handlers that move, create and destroy entities and add, resize and remove triggers while events are delivered.
 // After every top-level call the lists must be sound and each handler must hold what brute force says.
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = seededRandom;
 
 class Ent implements RangeEntity {
   rangeNode: RangeNode | null = null;

@@ -12,6 +12,7 @@ import type { Entity } from "../../cell/entity.ts";
 import { configureSpaceAoI, Witness, witnessOf } from "../../cell/witness.ts";
 import { ClientWorld } from "../../client/world.ts";
 import { cellsOf } from "../helpers/two_cells.ts";
+import { seededRandom } from "../../core/random.ts";
 
 const Runner = defineEntity({
   name: "Runner",
@@ -22,16 +23,7 @@ const Runner = defineEntity({
 });
 const registry = createRegistry({ entities: [Runner] });
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = seededRandom;
 
 const tree: BspNode = {
   axis: "x",

@@ -70,5 +70,5 @@ Deno.test("a teleport across the space: the real is made where it lands, its tim
   // Within its own cell a teleport is a move.
   await there.teleport({ x: 150, y: 0, z: 10 });
   assert.deepEqual([there.x, there.z], [150, 10]);
-  await assert.rejects(there.teleport({ x: NaN, y: 0, z: 0 }), /not finite/);
+  await assert.rejects(there.teleport({ x: NaN, y: 0, z: 0 }), /not within/);
 });

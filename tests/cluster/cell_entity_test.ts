@@ -23,22 +23,36 @@ Deno.test(
     await waitFor("the default space", async () => (await api(admin, "/api/spaces/1")).status === 200);
 
     const told: string[] = [];
+    const refused: string[] = [];
     const handlers = new Handlers()
       .on(BaseMsg.cellEntityDestroyed, (_ch, id, why) => void told.push(`destroyed ${id}: ${why}`))
-      .on(BaseMsg.cellEntityCreated, (_ch, id, space) => void told.push(`created ${id} in ${space}`))
+      .on(
+        BaseMsg.clientError,
+        (_ch, id, code, about, message) => void refused.push(`${id} ${code} ${about} ${message}`),
+      )
       .on(BaseMsg.toClient, () => {});
     const base = new WireServer({ host: "127.0.0.1", port: 0, role: "baseapp", handlers });
     const channels: Channel[] = [];
     try {
       const toMgr = await dial(mgr.ready.address!, { role: "baseapp", address: base.address, handlers });
       channels.push(toMgr);
+      await toMgr.request(MgrMsg.register, {
+        role: "baseapp",
+        pid: Deno.pid,
+        address: base.address,
+        previousId: null,
+        clientUrl: null,
+        startedAt: Date.now(),
+        entityIdHighWater: 0,
+      });
+      const [first] = await toMgr.request(MgrMsg.allocateIds, 2);
       const avatar = registry.get("Avatar");
-      const cellProps = new PropertyContainer(avatar, "cell", { entityId: 900_001 });
+      const cellProps = new PropertyContainer(avatar, "cell", { entityId: first });
       cellProps.set("level", 7);
       cellProps.set("playerName", "Ada");
       const spec = {
         spaceId: 1,
-        entityId: 900_001,
+        entityId: first,
         type: "Avatar",
         position: [10, 0, 20] as [number, number, number],
         direction: [0.5, 0, 0] as [number, number, number],
@@ -59,14 +73,14 @@ Deno.test(
       const other = await toMgr.request(MgrMsg.createCellEntity, {
         ...spec,
         spaceId: 0,
-        entityId: 900_002,
+        entityId: first + 1,
         props: new Uint8Array(),
       });
       assert.ok(other.spaceId > 1, `a new space ${other.spaceId}`);
       const inNew = ((await api(admin, `/api/cellapps/${other.cellapp}/cells/${other.spaceId}`)).body as {
         entities: CellEntityView[];
       }).entities;
-      assert.deepEqual(inNew.map((e) => e.id), [900_002]);
+      assert.deepEqual(inNew.map((e) => e.id), [first + 1]);
 
       const cell = await dial(where.cellappAddress, { role: "baseapp", address: base.address, handlers });
       channels.push(cell);
@@ -76,27 +90,25 @@ Deno.test(
         const e = (await api(admin, `/api/entities/${spec.entityId}`)).body as EntityView;
         return e.position[0] === 12 && e.position[2] === 21;
       });
-      // An unexposed method, or arguments of the wrong shape, are refused. clientCall is
-      // one-way; sent as a request, the refusal comes back as an error reply to check.
-      const ask = cell.request.bind(cell) as unknown as (def: unknown, ...args: unknown[]) => Promise<unknown>;
+      // An unexposed method, or arguments of the wrong shape, are refused: the base hears it, to tell its client.
+      const call = (index: number, args: Uint8Array, typeId = avatar.id) =>
+        cell.send(CellMsg.clientCall, spec.entityId, spec.entityId, typeId, index, args, base.address);
       const takeDamage = avatar.method("cell", "takeDamage");
-      await assert.rejects(
-        ask(CellMsg.clientCall, spec.entityId, spec.entityId, takeDamage.index, new Uint8Array()),
-        /not exposed/,
-      );
+      call(takeDamage.index, new Uint8Array());
+      await waitFor("the refusal", () => refused.length === 1);
+      assert.match(refused[0], new RegExp(`^${first} \\d+ 4 .*not exposed`));
       const useItem = avatar.method("cell", "useItem");
       const args = new ByteWriter();
       useItem.args[0].type.write(args, 3);
       const good = args.toBytes();
-      await ask(CellMsg.clientCall, spec.entityId, spec.entityId, useItem.index, good);
-      await assert.rejects(
-        ask(CellMsg.clientCall, spec.entityId, spec.entityId, useItem.index, new Uint8Array([1, 2, 3])),
-        /bytes left after the declared arguments/,
-      );
-      await assert.rejects(
-        ask(CellMsg.clientCall, spec.entityId, spec.entityId, 99, new Uint8Array()),
-        /no cell method with index 99/,
-      );
+      call(useItem.index, good);
+      call(useItem.index, new Uint8Array([1, 2, 3]));
+      call(99, new Uint8Array());
+      call(useItem.index, good, avatar.id + 1);
+      await waitFor("three more refusals", () => refused.length === 4);
+      assert.match(refused[1], /bytes left after the declared arguments/);
+      assert.match(refused[2], /no cell method with index 99/);
+      assert.match(refused[3], /is a Avatar, not type/);
 
       // Logout: the cell entity goes and its persistent cell properties come back.
       const state = await cell.request(CellMsg.destroyCellEntity, spec.entityId);
@@ -109,10 +121,13 @@ Deno.test(
       assert.deepEqual(told, [], "a destroy the base asked for is not reported back");
 
       // A space shutting down destroys the cell entity and tells its base.
-      const del = await api(admin, `/api/spaces/${other.spaceId}`, { method: "DELETE" });
-      assert.equal(del.status, 202);
+      const del = await api(admin, `/api/spaces/${other.spaceId}`, {
+        method: "DELETE",
+        headers: { "content-type": "application/json" },
+      });
+      assert.equal(del.status, 202, JSON.stringify(del.body));
       await waitFor("the base to hear", () => told.length > 0);
-      assert.deepEqual(told, [`destroyed 900002: space ${other.spaceId} shut down`]);
+      assert.deepEqual(told, [`destroyed ${first + 1}: space ${other.spaceId} shut down`]);
     } finally {
       for (const ch of channels) ch.close("test over");
       base.close();

@@ -28,7 +28,7 @@ Deno.test("the local cluster starts four processes and POST /api/shutdown ends t
     const stat = await Deno.stat(`${dir}/kv/cluster.kv`);
     assert.ok(stat.isFile, "Deno KV lives in the file given by --kv");
 
-    const res = await api(admin, "/api/shutdown", { method: "POST" });
+    const res = await api(admin, "/api/shutdown", { method: "POST", headers: { "content-type": "application/json" } });
     assert.equal(res.status, 202);
     assert.deepEqual(res.body, { stopping: true, processes: 3 });
     const status = await parent.status;

@@ -18,6 +18,7 @@ import {
   readChange,
   writeChange,
 } from "../../core/def/mod.ts";
+import { DynamicType } from "../../core/def/compound.ts";
 import { AvatarProps, registry } from "../../entities/mod.ts";
 
 const avatar = registry.get("Avatar");
@@ -132,4 +133,14 @@ Deno.test("decoders reject truncated or wrong data", () => {
   const bytes = encodeGhostState(real);
   assert.throws(() => decodeGhostState(avatar, bytes.subarray(0, bytes.length - 1)), /truncated data/);
   assert.throws(() => decodeChange(avatar, new Uint8Array([0xfe, 0x01])), /no client property index 127/);
+});
+
+Deno.test("a DYNAMIC value from the wire is scanned before it is decoded: hostile nesting is refused", () => {
+  const t = new DynamicType("PYTHON");
+  const ok = new ByteWriter();
+  t.write(ok, { a: [1, 2, { b: "c" }] });
+  assert.deepEqual(t.read(new ByteReader(ok.toBytes())), { a: [1, 2, { b: "c" }] });
+  const deep = new ByteWriter();
+  deep.blob(new Uint8Array(100_000).fill(0x91)); // [[[[...]]]] 100,000 levels deep
+  assert.throws(() => t.read(new ByteReader(deep.toBytes())), /DYNAMIC value refused: .*deep/i);
 });

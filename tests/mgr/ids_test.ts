@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { IdAllocator } from "../../mgr/ids.ts";
+import { IdAllocator, OBSERVE_SLACK } from "../../mgr/ids.ts";
+import { MAX_ENTITY_ID } from "../../core/def/ids.ts";
 
 Deno.test("entity id ranges never repeat, across a reopen of the database", async () => {
   const dir = await Deno.makeTempDir();
@@ -27,4 +28,16 @@ Deno.test("without a database the counter starts at 1 and follows reports", asyn
   assert.deepEqual(await a.allocate(5), [1, 6]);
   a.observe(1000);
   assert.deepEqual(await a.allocate(5), [1001, 1006]);
+});
+
+Deno.test("a report far past the counter is refused, and ids end before they stop being exact", async () => {
+  const a = await IdAllocator.open(null);
+  assert.match(a.observe(OBSERVE_SLACK + 10) ?? "", /more than 4294967296 past the highest handed out \(0\)/);
+  assert.deepEqual(await a.allocate(1), [1, 2], "the counter did not move");
+  // Step by step, as honest processes would: the end of the id space comes, and nothing is handed out twice.
+  while (a.next + OBSERVE_SLACK < MAX_ENTITY_ID) assert.equal(a.observe(a.next + OBSERVE_SLACK - 1), null);
+  assert.equal(a.observe(MAX_ENTITY_ID - 2), null);
+  assert.deepEqual(await a.allocate(2), [MAX_ENTITY_ID - 1, MAX_ENTITY_ID + 1]);
+  await assert.rejects(a.allocate(1), /ids end at 281474976710656/);
+  assert.ok(a.observe(MAX_ENTITY_ID + 1));
 });

@@ -17,15 +17,17 @@ import { memoryLogger } from "../helpers/log.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 // Test-only messages, in a kind range the product catalog leaves free.
-const Echo = message<[string], string>(1000, "test.echo", tuple(str()));
+const tool = ["tool"] as const;
+const Echo = message<[string], string>(1000, "test.echo", tuple(str(1 << 20)), tool);
 const Add = message<[number, number], number>(
   1001,
   "test.add",
   tuple(int(), int()),
+  tool,
 );
-const Note = message<[number]>(1002, "test.note", tuple(int()));
-const Never = message<[], void>(1003, "test.never", tuple());
-const Unserved = message<[]>(1004, "test.unserved", tuple());
+const Note = message<[number]>(1002, "test.note", tuple(int()), tool);
+const Never = message<[], void>(1003, "test.never", tuple(), tool);
+const Unserved = message<[]>(1004, "test.unserved", tuple(), tool);
 
 const opts = (extra: Partial<ChannelOptions> = {}): ChannelOptions => ({
   role: "tool",
@@ -96,15 +98,47 @@ Deno.test("request/reply, one-way messages and error replies", async () => {
     for (let i = 0; i < 5; i++) ch.send(Note, i);
     await waitFor("notes", () => s.notes.length === 5);
     assert.deepEqual(s.notes, [0, 1, 2, 3, 4]);
-    // Bad arguments to a request come back as an error, and the channel lives on.
-    await assert.rejects(
-      ch.request(Add, 1.5 as number, 2),
-      /bad arguments for test.add/,
-    );
-    assert.equal(await ch.request(Echo, "still here"), "still here");
+    // A peer that sends nonsense is dropped, with a line naming it: nothing it says next can be trusted.
+    await assert.rejects(ch.request(Add, 1.5 as number, 2), ChannelClosedError);
+    assert.match(await ch.closed, /bad test.add: argument 0: expected an integer/);
+    await s.log.waitFor(/\[tool pid \d+ [^\]]*\] disconnecting: bad test.add/);
+    const again = await dial(s.server.address, opts());
+    assert.equal(await again.request(Echo, "others fine"), "others fine");
+    again.close("test over");
   } finally {
     ch.close("test over");
   }
+});
+
+Deno.test("a message from a role its definition does not name disconnects the peer", async () => {
+  using s = serve();
+  const base = await dial(s.server.address, opts({ role: "baseapp" }));
+  base.send(Note, 1);
+  assert.match(await base.closed, /unexpected message test.note \(kind 1002\) from a baseapp/);
+  assert.deepEqual(s.notes, []);
+});
+
+Deno.test("accepted and expected roles: a listener refuses roles it does not serve, a dialler checks whom it reached", async () => {
+  using s = serve({ acceptRoles: ["cellapp"] });
+  await assert.rejects(dial(s.server.address, opts()), /accepts connections from cellapp, not a tool/);
+  using t = serve();
+  await assert.rejects(
+    dial(t.server.address, opts({ expectRoles: ["baseapp"] })),
+    /expected a baseapp at .*, found a cellappmgr/,
+  );
+});
+
+Deno.test("before the handshake only a small frame is read; after it the configured limit holds", async () => {
+  using s = serve({ maxFrame: 1 << 20 });
+  const raw = await rawAfterChallenge(s.server.port);
+  const header = new Uint8Array(4);
+  new DataView(header.buffer).setUint32(0, 5000);
+  await raw.write(header);
+  await closedByServer(raw);
+  await s.log.waitFor(/frame of 5000 bytes exceeds the limit of 4096/);
+  const ch = await dial(s.server.address, opts({ maxFrame: 1 << 20 }));
+  assert.equal((await ch.request(Echo, "x".repeat(100_000))).length, 100_000);
+  ch.close("test over");
 });
 
 Deno.test("a request without a reply rejects after its timeout", async () => {
@@ -188,7 +222,7 @@ Deno.test("garbage bytes disconnect that peer only", async () => {
     const raw = await rawAfterChallenge(s.server.port);
     await raw.write(new Uint8Array([0, 0, 0, 3, 0xc1, 0xc1, 0xc1]));
     await closedByServer(raw);
-    await s.log.waitFor(/disconnecting: frame body is not valid msgpack/);
+    await s.log.waitFor(/disconnecting: frame body/);
     assert.equal(await good.request(Echo, "unharmed"), "unharmed");
   } finally {
     good.close("test over");

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { FrameError, FrameReader, FrameWriter, NONE } from "../../core/wire/frame.ts";
+import { DEFAULT_MSGPACK_LIMITS, FrameError, FrameReader, FrameWriter, NONE } from "../../core/wire/frame.ts";
 
 function drain(r: FrameReader): unknown[] {
   const out: unknown[] = [];
@@ -70,4 +70,46 @@ Deno.test("a body that is not msgpack raises FrameError", () => {
   const r = new FrameReader();
   r.push(new Uint8Array([0, 0, 0, 1, 0xc1])); // 0xc1 is never used in msgpack
   assert.throws(() => r.next(), FrameError);
+});
+
+Deno.test("the reader's frame limit can be lowered and raised at run time", () => {
+  const w = new FrameWriter();
+  w.push("x".repeat(100)); // a 102-byte body
+  const frame = w.take().slice();
+  const r = new FrameReader(16);
+  assert.equal(r.maxFrame, 16);
+  r.push(frame);
+  assert.throws(() => r.next(), /frame of 102 bytes exceeds the limit of 16/);
+  const raised = new FrameReader(16);
+  raised.maxFrame = 4096;
+  raised.push(frame);
+  assert.equal(raised.next(), "x".repeat(100));
+  // Lowered while a frame is half read: that frame is checked again.
+  const lowered = new FrameReader();
+  lowered.push(frame.subarray(0, 50));
+  assert.equal(lowered.next(), NONE);
+  lowered.maxFrame = 64;
+  lowered.push(frame.subarray(50));
+  assert.throws(() => lowered.next(), /exceeds the limit of 64/);
+  for (const bad of [0, -1, 1.5, NaN, 2 ** 32]) {
+    assert.throws(() => (r.maxFrame = bad), RangeError);
+  }
+  assert.throws(() => new FrameReader(0), RangeError);
+});
+
+Deno.test("a body beyond the msgpack limits raises FrameError naming the limit", () => {
+  const deep = new Uint8Array(4 + 1000).fill(0x91);
+  new DataView(deep.buffer).setUint32(0, 1000);
+  deep[deep.length - 1] = 0xc0;
+  const r = new FrameReader();
+  r.push(deep);
+  assert.throws(() => r.next(), (e: Error) => e instanceof FrameError && /maxDepth/.test(e.message));
+  const trailing = new FrameReader();
+  trailing.push(Uint8Array.of(0, 0, 0, 2, 0x01, 0x02));
+  assert.throws(() => trailing.next(), /frame body refused: 1 trailing bytes/);
+  const strict = new FrameReader(1024, { ...DEFAULT_MSGPACK_LIMITS, maxLength: 2 });
+  const w = new FrameWriter();
+  w.push([1, 2, 3]);
+  strict.push(w.take());
+  assert.throws(() => strict.next(), /exceeds maxLength \(2\)/);
 });

@@ -1,0 +1,221 @@
+/**
+ * Serves the admin API over node:http with the connection limits Deno.serve
+ * does not have: a deadline for each request head, an idle timeout between
+ * keep-alive requests, a deadline for each request body and a cap on open
+ * connections. (Neither Deno.serve nor Deno's node:http `headersTimeout`
+ * closes a connection that sends its head slowly or never finishes it; Deno's
+ * node:http does hand over the socket at "connection", before the head.)
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import { getRequestListener, RequestError } from "@hono/node-server";
+import { errorBody } from "./errors.ts";
+
+/** Where and how the admin API is served. */
+export interface ServeOptions {
+  /** Address to bind. */
+  hostname: string;
+  /** Port to bind; 0 picks a free one. */
+  port: number;
+  /** Time a connection gets to send a whole request head, from connecting or from the previous response (ms). */
+  headerTimeoutMs: number;
+  /** Time a keep-alive connection may wait for its next request (ms); [30 s]. */
+  idleTimeoutMs?: number;
+  /** Time a request gets to send its whole body once its head is in (ms); [30 s]. */
+  bodyTimeoutMs?: number;
+  /** Most connections open at once; more are closed as soon as they arrive. [1000] */
+  maxConnections?: number;
+  /** How long close() lets requests in flight finish before cutting them off (ms); [5 s]. */
+  closeGraceMs?: number;
+  /** Told of server errors after it listens (accept failures); [console.error]. */
+  onError?: (e: Error) => void;
+}
+
+/** A running admin HTTP server. */
+export interface AdminServer {
+  /** The address it is bound to. */
+  readonly hostname: string;
+  /** The port it listens on (the chosen one when asked for 0). */
+  readonly port: number;
+  /** Connections open now. */
+  readonly connections: number;
+  /** Connections closed on arrival because `maxConnections` were open. */
+  readonly refused: number;
+  /** Connections closed for missing a deadline (head, idle or body). */
+  readonly timedOut: number;
+  /** Stops accepting, lets requests in flight finish (up to `closeGraceMs`), closes every connection. */
+  close(): Promise<void>;
+}
+
+/** A fetch-style handler, such as a Hono app's `fetch`. */
+export type FetchHandler = (request: Request) => Response | Promise<Response>;
+
+/** How long a connection closed with request data still arriving keeps taking it in (ms). */
+const LINGER_MS = 500;
+
+interface Conn {
+  socket: Socket;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  /** Requests being answered on it (more than one only when a client pipelines). */
+  inFlight: number;
+}
+
+/**
+ * Starts serving `fetch` on `opts.hostname:opts.port`. Rejects with
+ * Deno.errors.AddrInUse or Deno.errors.AddrNotAvailable, as Deno.listen
+ * would, when the address cannot be bound.
+ */
+export function serveAdmin(fetch: FetchHandler, opts: ServeOptions): Promise<AdminServer> {
+  const headerMs = opts.headerTimeoutMs;
+  const idleMs = opts.idleTimeoutMs ?? 30_000;
+  const bodyMs = opts.bodyTimeoutMs ?? 30_000;
+  const max = opts.maxConnections ?? 1000;
+  const graceMs = opts.closeGraceMs ?? 5000;
+  const onError = opts.onError ?? ((e: Error) => console.error(`admin API server: ${e.message}`));
+  const conns = new Map<Socket, Conn>();
+  let refused = 0;
+  let timedOut = 0;
+  let closing = false;
+  let closed: Promise<void> | null = null;
+
+  const deadline = (conn: Conn, ms: number, expired: () => boolean = () => true): void => {
+    clearTimeout(conn.timer);
+    conn.timer = setTimeout(() => {
+      conn.timer = undefined;
+      if (!expired()) return;
+      timedOut++;
+      conn.socket.destroy();
+    }, ms);
+  };
+
+  const server = createServer();
+  server.on("connection", (socket: Socket) => {
+    if (closing || conns.size >= max) {
+      refused++;
+      socket.destroy();
+      return;
+    }
+    const conn: Conn = { socket, timer: undefined, inFlight: 0 };
+    conns.set(socket, conn);
+    deadline(conn, headerMs);
+    lingerOnClose(socket, LINGER_MS);
+    socket.once("close", () => {
+      clearTimeout(conn.timer);
+      conns.delete(socket);
+    });
+  });
+  // Registered before the app's listener, so a request is counted before its handler runs.
+  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    const conn = conns.get(req.socket as Socket);
+    if (!conn) return;
+    conn.inFlight++;
+    if (closing) res.setHeader("Connection", "close");
+    closeIfBodyUnread(req, res);
+    // Only a body still arriving is cut off; a slow handler with its whole body in is left to finish.
+    deadline(conn, bodyMs, () => !req.complete);
+    res.once("finish", () => {
+      if (--conn.inFlight > 0) return;
+      if (closing) {
+        conn.socket.end();
+        return;
+      }
+      // No event tells when the next head starts arriving, so one deadline bounds both the wait and the head.
+      deadline(conn, Math.min(headerMs, idleMs));
+    });
+  });
+  server.on(
+    "request",
+    getRequestListener((req) => fetch(req), {
+      // Otherwise the adapter swaps the process-wide Request and Response for its own.
+      overrideGlobalObjects: false,
+      errorHandler: (e) => {
+        if (e instanceof RequestError) {
+          const message = /missing host/i.test(e.message)
+            ? "the request has no Host header; send the name you reach the admin API by"
+            : `the request cannot be read: ${e.message}`;
+          return errorBody(400, "bad_request", message);
+        }
+        // A client gone mid-body is no server error; the answer goes nowhere.
+        if ((e as { code?: string }).code !== "ECONNRESET") onError(e as Error);
+        return errorBody(500, "internal", (e as Error).message);
+      },
+    }),
+  );
+
+  return new Promise((resolve, reject) => {
+    const failed = (e: Error & { code?: string }) => {
+      if (e.code === "EADDRINUSE") reject(new Deno.errors.AddrInUse(e.message));
+      else if (e.code === "EADDRNOTAVAIL") reject(new Deno.errors.AddrNotAvailable(e.message));
+      else reject(e);
+    };
+    server.once("error", failed);
+    server.listen(opts.port, opts.hostname, () => {
+      server.off("error", failed);
+      server.on("error", onError);
+      const addr = server.address();
+      if (addr === null || typeof addr === "string") {
+        reject(new Error(`admin API server: unexpected listening address ${JSON.stringify(addr)}`));
+        return;
+      }
+      resolve({
+        hostname: addr.address,
+        port: addr.port,
+        get connections() {
+          return conns.size;
+        },
+        get refused() {
+          return refused;
+        },
+        get timedOut() {
+          return timedOut;
+        },
+        close(): Promise<void> {
+          closed ??= new Promise<void>((done) => {
+            closing = true;
+            const hard = setTimeout(() => {
+              for (const socket of conns.keys()) socket.destroy();
+            }, graceMs);
+            server.close(() => {
+              clearTimeout(hard);
+              done();
+            });
+            for (const conn of conns.values()) if (conn.inFlight === 0) conn.socket.destroy();
+          });
+          return closed;
+        },
+      });
+    });
+  });
+}
+
+/**
+ * An answer sent before its request's body is all in (413, 415, 401...) ends
+ * the connection: the rest of the body is never read, so the connection
+ * cannot carry another request, and a client that reused it would have its
+ * next request cut off.
+ */
+function closeIfBodyUnread(req: IncomingMessage, res: ServerResponse): void {
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse["writeHead"]>) {
+    if (!req.complete) this.setHeader("Connection", "close");
+    return writeHead.apply(this, args);
+  } as ServerResponse["writeHead"];
+}
+
+/**
+ * Makes the server's "close after this answer" a lingering close: our side
+ * ends at once, but what the client is still sending is taken in for `ms`
+ * before the socket goes, because closing a socket with unread data resets
+ * the connection, and a reset can reach the client before it reads the answer.
+ */
+function lingerOnClose(socket: Socket, ms: number): void {
+  let lingering = false;
+  socket.destroySoon = () => {
+    if (lingering) return;
+    lingering = true;
+    socket.end();
+    socket.resume();
+    const timer = setTimeout(() => socket.destroy(), ms);
+    socket.once("close", () => clearTimeout(timer));
+  };
+}

@@ -1,0 +1,211 @@
+/**
+ * What baseapps send a cellapp for their clients (witnesses on and off,
+ * cache requests, calls, positions, logout), routed to the entity's real
+ * wherever it is, and checked on the way: a baseapp acts only for the
+ * entities whose base it holds, and a cellapp passes a message on only for
+ * an entity it holds a ghost of. Refusals go back to the client through its
+ * base, and are logged at most once a minute per client.
+ */
+import { encodePersistentState } from "../core/def/mod.ts";
+import { C2S, type ErrorCodeValue } from "../core/def/client_protocol.ts";
+import { BaseMsg, CellMsg, type Channel, type Handlers, type MessageDef, sameAddress } from "../core/wire/mod.ts";
+import { type Logger, Throttle } from "../core/log.ts";
+import type { Cell } from "./cell.ts";
+import type { Entity } from "./entity.ts";
+import type { CellAddress } from "./ghosts.ts";
+import { witnessOf } from "./witness.ts";
+import { clientCall } from "./calls.ts";
+
+/** What client traffic needs of its cellapp. */
+export interface ClientTrafficHost {
+  readonly cells: ReadonlyMap<string, Cell>;
+  readonly log: Logger;
+  /** Sends to another process (or this one) by address. */
+  toPeer<A extends unknown[]>(address: string, def: MessageDef<A, unknown>, ...args: A): void;
+  /** A request to another cellapp by address. */
+  ask<A extends unknown[], R>(address: string, def: MessageDef<A, R>, ...args: A): Promise<R>;
+  /** Whether `address` is this cellapp's. */
+  isSelf(address: string): boolean;
+}
+
+/** The client-traffic handlers of one cellapp. */
+export class ClientTraffic {
+  /** Lines about one client or one sender, at most once a minute each. */
+  readonly #logged = new Throttle(60_000);
+
+  constructor(private readonly host: ClientTrafficHost) {}
+
+  /** Serves the client-traffic messages on `handlers`. */
+  serve(handlers: Handlers): void {
+    handlers
+      .on(CellMsg.enableWitness, (ch, id) => {
+        if (!this.#fromBase(ch, id, "enableWitness")) return;
+        this.#atReal(ch, id, CellMsg.enableWitness, [id], (e) => {
+          if (e.baseAddress === null) throw new Error(`entity ${id} has no base to send its client's updates through`);
+          e.cell.enableWitness(e, this.sink(e));
+        });
+      })
+      .on(CellMsg.clientAoi, (ch, id, bytes) => {
+        if (!this.#fromBase(ch, id, "clientAoi")) return;
+        this.#atReal(ch, id, CellMsg.clientAoi, [id, bytes], (e) => witnessOf(e)?.receive(bytes));
+      })
+      .on(CellMsg.disableWitness, (ch, id) => {
+        if (!this.#fromBase(ch, id, "disableWitness")) return;
+        this.#atReal(ch, id, CellMsg.disableWitness, [id], (e) => e.cell.disableWitness(e));
+      })
+      .on(CellMsg.clientCall, (ch, callerId, targetId, typeId, index, args, origin) => {
+        if (!this.#fromBase(ch, callerId, "clientCall")) return;
+        // Refusals go back to the base that sent the call, whatever a forwarded copy says.
+        if (ch?.peer.role === "baseapp") origin = ch.peer.address;
+        const fail = (code: ErrorCodeValue, message: string) =>
+          this.refuse(origin, callerId, code, C2S.callCell, message);
+        this.#atReal(
+          ch,
+          targetId,
+          CellMsg.clientCall,
+          [callerId, targetId, typeId, index, args, origin],
+          (e) => clientCall(e.cell, callerId, e, typeId, index, args, fail),
+        );
+      })
+      .on(CellMsg.clientPosition, (ch, id, pos, dir) => {
+        if (!this.#fromBase(ch, id, "clientPosition")) return;
+        this.#atReal(ch, id, CellMsg.clientPosition, [id, pos, dir], (e) => {
+          [e.yaw, e.pitch, e.roll] = dir;
+          e.cell.moveEntity(e, pos[0], pos[1], pos[2]);
+        });
+      })
+      .on(
+        CellMsg.destroyCellEntity,
+        (ch, id) => this.#fromBase(ch, id, "destroyCellEntity") ? this.#destroyForBase(id, ch) : null,
+      );
+  }
+
+  /** Frames for the client of `e`, through its base, marked with the real's epoch as it is now. */
+  sink(e: Entity): (frame: Uint8Array) => void {
+    const base = e.baseAddress!, id = e.id, epoch = e.epoch;
+    return (frame) => this.host.toPeer(base, BaseMsg.toClient, id, epoch, frame);
+  }
+
+  /** Tells the client of proxy `callerId` (through its baseapp at `base`) that the cell refused its request. */
+  refuse(base: string, callerId: number, code: ErrorCodeValue, about: number, message: string): void {
+    const held = this.#logged.take(callerId);
+    if (held !== null) {
+      this.host.log.info(`refused a request of the client of entity ${callerId}: ${message}${Throttle.note(held)}`);
+    }
+    this.host.toPeer(base, BaseMsg.clientError, callerId, code, about, message.slice(0, 500));
+  }
+
+  /**
+   * Whether a message about entity `id` may be acted on: a baseapp acts only
+   * for entities whose base it holds (a liar is dropped); a cellapp passing a
+   * message on to the real is checked where the real is. Traffic for an
+   * entity not here is late and dropped quietly.
+   */
+  #fromBase(ch: Channel | null, id: number, what: string): boolean {
+    if (ch === null || ch.peer.role !== "baseapp") return true;
+    let e: Entity | undefined;
+    for (const cell of this.host.cells.values()) {
+      e = cell.entities.get(id) ?? cell.ghosts.get(id);
+      if (e) break;
+    }
+    if (!e) {
+      this.host.log.debug(`dropped ${what}: no entity ${id} on this cellapp`);
+      return false;
+    }
+    if (e.baseAddress !== null && sameAddress(e.baseAddress, ch.peer.address)) return true;
+    ch.drop(`${what} for ${e.type.name} ${id}, whose base is ${e.baseAddress ? `at ${e.baseAddress}` : "none"}`);
+    return false;
+  }
+
+  /**
+   * Whether a client's message that reached the real `e` may act on it: from
+   * its base (checked on arrival) or this cellapp, or passed on by a cellapp
+   * that holds a ghost of it (the real moved from there, or the caller saw
+   * it there). From any other cellapp the message is dropped: it cannot act
+   * for what it does not hold. (Not the channel: a ghost dropped a moment
+   * before the message came is a race, not a lie.)
+   */
+  #passedOn(from: Channel | null, e: Entity, what: string): boolean {
+    if (from === null || from.peer.role !== "cellapp") return true;
+    const address = from.peer.address;
+    for (const link of e.ghosting?.links.values() ?? []) if (sameAddress(link.address, address)) return true;
+    const held = this.#logged.take(address);
+    if (held !== null) {
+      this.host.log.warn(
+        `dropped ${what} for ${e.type.name} ${e.id} from ${address}, which holds no ghost of it` +
+          Throttle.note(held),
+      );
+    }
+    return false;
+  }
+
+  /** The real entity `id` on this cellapp, if any. */
+  #find(id: number): Entity | undefined {
+    for (const cell of this.host.cells.values()) {
+      const e = cell.entities.get(id);
+      if (e) return e;
+    }
+    return undefined;
+  }
+
+  /**
+   * Runs `run` on the real entity `id` here; a message for a ghost goes on
+   * to its real, and one for a real being handed over waits until the
+   * hand-over settles (then runs here, or goes on to the new real).
+   */
+  #atReal<A extends unknown[]>(
+    from: Channel | null,
+    id: number,
+    def: MessageDef<A, unknown>,
+    args: A,
+    run: (e: Entity) => void,
+  ): void {
+    const e = this.#find(id);
+    if (e?.offloading) {
+      e.offloading.held.push((moved) =>
+        moved ? this.host.toPeer(moved.address, def, ...args) : this.#passedOn(from, e, def.name) && run(e)
+      );
+      return;
+    }
+    if (e) {
+      if (this.#passedOn(from, e, def.name)) run(e);
+      return;
+    }
+    const address = this.#realAddressOf(id);
+    if (address) return this.host.toPeer(address, def, ...args);
+    // Late traffic for an entity destroyed (a logout) or gone elsewhere: nothing to act on, nothing harmed.
+    this.host.log.debug(`dropped ${def.name}: no entity ${id} on this cellapp`);
+  }
+
+  /** Where the real of a ghost here is, when it is on another cellapp (a real here is found first). */
+  #realAddressOf(id: number): string | undefined {
+    for (const cell of this.host.cells.values()) {
+      const address = cell.ghosts.get(id)?.ghostInfo?.realAddress;
+      if (address && !this.host.isSelf(address)) return address;
+    }
+    return undefined;
+  }
+
+  /** Logout: the real's persistent cell properties, wherever the real is now. */
+  async #destroyForBase(id: number, from: Channel | null = null): Promise<Uint8Array | null> {
+    const e = this.#find(id);
+    if (e?.offloading) {
+      const moved = await new Promise<CellAddress | null>((r) => e.offloading!.held.push(r));
+      if (moved) return await this.#destroyAt(moved.address, id);
+    }
+    if (e && !e.destroyed) {
+      if (!this.#passedOn(from, e, "destroyCellEntity")) return null;
+      const state = encodePersistentState(e.container);
+      e.cell.destroyEntity(e, "its base asked", false);
+      return state;
+    }
+    const address = this.#realAddressOf(id);
+    return address ? await this.#destroyAt(address, id) : null;
+  }
+
+  /** destroyCellEntity on the cellapp at `address`, which may be this one (the real moved to another cell here). */
+  async #destroyAt(address: string, id: number): Promise<Uint8Array | null> {
+    if (this.host.isSelf(address)) return await this.#destroyForBase(id);
+    return await this.host.ask(address, CellMsg.destroyCellEntity, id);
+  }
+}

@@ -1,0 +1,375 @@
+/**
+ * One server-side WebSocket connection after its handshake: a read loop that parses frames out of one growable
+ * buffer and delivers messages, a write loop that writes everything queued in one socket write, the close
+ * handshake, and pings for a connection that went quiet.
+ */
+import { type Logger, silentLogger } from "../log.ts";
+import {
+  CloseCode,
+  closePayload,
+  isSendableCode,
+  NEED_MORE,
+  Op,
+  parseClose,
+  WsProtocolError,
+  WsReader,
+  WsWriter,
+} from "./frame.ts";
+
+/** How long a closing connection waits for the peer's close frame (or for its own to be written). */
+export const CLOSE_WAIT_MS = 1000;
+
+/** Bytes a connection closed for a violation still reads (and drops) while waiting for the peer to stop sending. */
+const DISCARD_LIMIT = 64 * 1024;
+
+/** `open`: messages flow; `closing`: a close frame was sent or received; `closed`: the TCP connection ended. */
+export type WsState = "open" | "closing" | "closed";
+
+/** How a connection ended: the close code and reason of whichever side closed first (1006 when none did). */
+export interface WsCloseInfo {
+  code: number;
+  reason: string;
+}
+
+/** Limits of one connection. */
+export interface WsConnOptions {
+  /** Largest message accepted, in bytes; a bigger one closes the connection with 1009. */
+  maxMessage: number;
+  /** A connection silent this long is pinged; silent twice as long, it is closed. */
+  idleMs: number;
+  log?: Logger;
+}
+
+/** Counters of one connection's traffic. */
+export interface WsConnStats {
+  messagesIn: number;
+  bytesIn: number;
+  messagesOut: number;
+  bytesOut: number;
+  /** Socket writes; fewer than messagesOut when frames were coalesced. */
+  writes: number;
+}
+
+const textEncoder = new TextEncoder();
+const EMPTY = new Uint8Array(0);
+
+/** A WebSocket connection, made by a WsServer once the handshake succeeded. */
+export class WsConn {
+  /** Called with each message; `data` is a view that stays valid. Set it before the server starts reading. */
+  onMessage: (data: Uint8Array, binary: boolean) => void = () => {};
+  /** Called once when the TCP connection ended, with the code and reason of the side that closed first. */
+  onClose: (code: number, reason: string) => void = () => {};
+  /** The peer's address, HOST:PORT. */
+  readonly remote: string;
+  /** Resolves once the TCP connection ended. */
+  readonly closed: Promise<WsCloseInfo>;
+  readonly stats: WsConnStats = { messagesIn: 0, bytesIn: 0, messagesOut: 0, bytesOut: 0, writes: 0 };
+
+  #conn: Deno.Conn;
+  #reader: WsReader;
+  #writer = new WsWriter();
+  #state: WsState = "open";
+  #ended = false;
+  /** The peer broke the protocol: nothing more is parsed, what arrives is discarded until the end. */
+  #failing = false;
+  #code: number = CloseCode.abnormal;
+  #reason = "";
+  #writing = false;
+  #writeDone: Promise<void> = Promise.resolve();
+  #flushQueued = false;
+  #inFlight = 0;
+  #idleMs: number;
+  #lastHeard = performance.now();
+  #pingedAt = -1;
+  #idleTimer: ReturnType<typeof setTimeout> | undefined;
+  #endTimer: ReturnType<typeof setTimeout> | undefined;
+  #log: Logger;
+  #resolveClosed!: (info: WsCloseInfo) => void;
+  #flushTask = () => this.#flush();
+  #idleTask = () => this.#checkIdle();
+
+  /** Wraps a connection whose handshake is done; `early` holds bytes that arrived after the request head. */
+  constructor(conn: Deno.Conn, remote: string, opts: WsConnOptions, early: Uint8Array = EMPTY) {
+    this.#conn = conn;
+    this.remote = remote;
+    this.#reader = new WsReader(opts.maxMessage);
+    if (early.length > 0) this.#reader.push(early);
+    this.#idleMs = opts.idleMs;
+    this.#log = (opts.log ?? silentLogger).child(`[ws ${remote}]`);
+    this.closed = new Promise((r) => this.#resolveClosed = r);
+  }
+
+  /** Starts reading and watching for silence; the server calls it after handing the connection out. */
+  start(): void {
+    if (this.#ended) return;
+    this.#lastHeard = performance.now();
+    this.#idleTimer = setTimeout(this.#idleTask, this.#idleMs);
+    this.#readLoop();
+  }
+
+  /** Where the connection is in its life. */
+  get state(): WsState {
+    return this.#state;
+  }
+
+  /** True until a close frame was sent or received. */
+  get isOpen(): boolean {
+    return this.#state === "open";
+  }
+
+  /** Bytes queued or being written that have not reached the socket yet. */
+  get bufferedAmount(): number {
+    return this.#writer.length + this.#inFlight;
+  }
+
+  /** Largest message accepted from now on, in bytes; may be changed at any time. */
+  get maxMessage(): number {
+    return this.#reader.maxMessage;
+  }
+
+  set maxMessage(bytes: number) {
+    if (!(bytes >= 0)) throw new RangeError(`maxMessage must be a number of bytes, not ${bytes}`);
+    this.#reader.maxMessage = bytes;
+  }
+
+  /** Sends `bytes` as one binary message; ignored once the connection is closing. */
+  send(bytes: Uint8Array): void {
+    if (this.#state !== "open") return;
+    this.#writer.frame(Op.binary, bytes);
+    this.#sent(bytes.length);
+  }
+
+  /** Sends `parts`, one after the other, as one binary message without joining them first. */
+  sendParts(parts: readonly Uint8Array[]): void {
+    if (this.#state !== "open") return;
+    const before = this.#writer.length;
+    this.#writer.frameParts(Op.binary, parts);
+    this.#sent(this.#writer.length - before);
+  }
+
+  /** Sends `text` as one text message. */
+  sendText(text: string): void {
+    if (this.#state !== "open") return;
+    const bytes = textEncoder.encode(text);
+    this.#writer.frame(Op.text, bytes);
+    this.#sent(bytes.length);
+  }
+
+  /**
+   * Sends a close frame after what is queued and ends the TCP connection once the peer answered it, or after
+   * CLOSE_WAIT_MS. `reason` is cut to 123 bytes. Messages that arrive meanwhile are dropped. Throws RangeError for
+   * a code no endpoint may send (1004-1006, 1015, below 1000 or above 4999).
+   */
+  close(code: number = CloseCode.normal, reason = ""): void {
+    if (this.#state !== "open") return;
+    if (!isSendableCode(code)) throw new RangeError(`${code} is not a close code a server may send`);
+    this.#startClose(code, reason);
+  }
+
+  #sent(bytes: number): void {
+    this.stats.messagesOut++;
+    this.stats.bytesOut += bytes;
+    this.#schedule();
+  }
+
+  /** Writes at the end of this turn, so everything sent in it goes out in one socket write. */
+  #schedule(): void {
+    if (!this.#flushQueued && !this.#writing) {
+      this.#flushQueued = true;
+      queueMicrotask(this.#flushTask);
+    }
+  }
+
+  #flush(): void {
+    this.#flushQueued = false;
+    if (!this.#writing && !this.#ended && this.#writer.length > 0) this.#writeDone = this.#writeLoop();
+  }
+
+  async #writeLoop(): Promise<void> {
+    this.#writing = true;
+    try {
+      while (this.#writer.length > 0) {
+        const bytes = this.#writer.take();
+        let off = 0;
+        this.#inFlight = bytes.length;
+        while (off < bytes.length) {
+          off += await this.#conn.write(bytes.subarray(off));
+          this.#inFlight = bytes.length - off;
+        }
+        this.stats.writes++;
+        this.#writer.recycle(bytes);
+      }
+    } catch (e) {
+      this.#end(CloseCode.abnormal, `write failed: ${(e as Error).message}`);
+    } finally {
+      this.#writing = false;
+      this.#inFlight = 0;
+    }
+  }
+
+  #startClose(code: number, reason: string): void {
+    this.#state = "closing";
+    this.#code = code;
+    this.#reason = reason;
+    this.#writer.frame(Op.close, closePayload(code, reason));
+    this.#flush();
+    this.#endTimer = setTimeout(() => this.#end(), CLOSE_WAIT_MS);
+  }
+
+  /** Ends the TCP connection once everything queued (a close frame last) was written. */
+  #endAfterWrite(): void {
+    this.#flush();
+    this.#writeDone.then(() => this.#end());
+  }
+
+  /** Closes for a protocol violation: sends the close frame, stops parsing, and discards input until the end. */
+  #fail(code: number, reason: string): void {
+    this.#log.debug(`closing with ${code}: ${reason}`);
+    this.#failing = true;
+    if (this.#state === "open") this.#startClose(code, reason);
+    // The close frame and then EOF reach the peer even while it keeps sending.
+    this.#writeDone.then(() => {
+      if (this.#ended) return;
+      this.#conn.closeWrite().catch(() => {
+        // already shut down
+      });
+    });
+  }
+
+  #end(code?: number, reason?: string): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    if (this.#state === "open" && code !== undefined) {
+      this.#code = code;
+      this.#reason = reason ?? "";
+    }
+    this.#state = "closed";
+    clearTimeout(this.#endTimer);
+    clearTimeout(this.#idleTimer);
+    try {
+      this.#conn.close();
+    } catch {
+      // already closed
+    }
+    const info = { code: this.#code, reason: this.#reason };
+    this.#resolveClosed(info);
+    try {
+      this.onClose(info.code, info.reason);
+    } catch (e) {
+      this.#log.error(`onClose failed: ${(e as Error).stack ?? e}`);
+    }
+  }
+
+  async #readLoop(): Promise<void> {
+    const r = this.#reader;
+    try {
+      while (this.#parse()) {
+        const n = await this.#conn.read(r.space());
+        if (n === null) {
+          if (this.#state === "open") this.#end(CloseCode.abnormal, "the peer ended the connection without a close");
+          else this.#end();
+          return;
+        }
+        this.#lastHeard = performance.now();
+        this.stats.bytesIn += n;
+        r.commit(n);
+      }
+      if (this.#failing) {
+        // A peer that stops sending gets our close frame and a clean end; one that keeps sending is cut off after
+        // DISCARD_LIMIT bytes (closing with unread input resets the connection, which could lose the close frame).
+        // The bytes go into the free space without being committed: nothing is kept.
+        const scratch = r.space();
+        let discarded = 0;
+        while (!this.#ended && discarded < DISCARD_LIMIT) {
+          const n = await this.#conn.read(scratch);
+          if (n === null) break;
+          discarded += n;
+        }
+        this.#endAfterWrite();
+      }
+    } catch (e) {
+      this.#end(CloseCode.abnormal, `read failed: ${(e as Error).message}`);
+    }
+  }
+
+  /** Handles every complete frame buffered; returns false when reading must stop. */
+  #parse(): boolean {
+    const r = this.#reader;
+    for (;;) {
+      if (this.#ended || this.#failing) return false;
+      let op: number;
+      try {
+        op = r.next();
+      } catch (e) {
+        if (!(e instanceof WsProtocolError)) throw e;
+        this.#fail(e.code, e.message);
+        return false;
+      }
+      switch (op) {
+        case NEED_MORE:
+          return true;
+        case Op.binary:
+        case Op.text:
+          if (this.#state !== "open") continue;
+          this.stats.messagesIn++;
+          try {
+            this.onMessage(r.payload, op === Op.binary);
+          } catch (e) {
+            this.#log.error(`onMessage failed: ${(e as Error).stack ?? e}`);
+          }
+          continue;
+        case Op.ping:
+          if (this.#state === "open") {
+            this.#writer.frame(Op.pong, r.payload);
+            this.#schedule();
+          }
+          continue;
+        case Op.pong:
+          continue;
+        case Op.close:
+          this.#onCloseFrame(r.payload);
+          return false;
+      }
+    }
+  }
+
+  #onCloseFrame(payload: Uint8Array): void {
+    let got: WsCloseInfo;
+    try {
+      got = parseClose(payload);
+    } catch (e) {
+      const err = e as WsProtocolError;
+      this.#fail(err.code, err.message);
+      return;
+    }
+    if (this.#state === "open") {
+      // The peer closes first: answer with its code, then end the TCP connection (the server side ends it first).
+      this.#state = "closing";
+      this.#code = got.code;
+      this.#reason = got.reason;
+      this.#writer.frame(Op.close, got.code === CloseCode.noStatus ? EMPTY : closePayload(got.code, ""));
+      this.#endTimer = setTimeout(() => this.#end(), CLOSE_WAIT_MS);
+    }
+    this.#endAfterWrite();
+  }
+
+  #checkIdle(): void {
+    if (this.#state !== "open") return;
+    const now = performance.now();
+    const silent = now - this.#lastHeard;
+    if (silent >= 2 * this.#idleMs) {
+      this.close(CloseCode.goingAway, `no traffic for ${Math.round(silent)} ms`);
+      return;
+    }
+    if (silent >= this.#idleMs) {
+      if (this.#pingedAt < this.#lastHeard) {
+        this.#pingedAt = now;
+        this.#writer.frame(Op.ping, EMPTY);
+        this.#flush();
+      }
+      this.#idleTimer = setTimeout(this.#idleTask, 2 * this.#idleMs - silent);
+    } else {
+      this.#idleTimer = setTimeout(this.#idleTask, this.#idleMs - silent);
+    }
+  }
+}

@@ -1,0 +1,9 @@
+/**
+ * A small WebSocket server (RFC 6455) over raw TCP, for endpoints that face untrusted clients: bounded request heads
+ * with a deadline, caps on open and half-open connections, and a per-connection message limit checked against each
+ * frame's header before its payload is read.
+ */
+export { serveWebSocket, WsServer, type WsServerOptions, type WsServerStats } from "./server.ts";
+export { CLOSE_WAIT_MS, type WsCloseInfo, WsConn, type WsConnOptions, type WsConnStats, type WsState } from "./conn.ts";
+export { CloseCode, WsProtocolError } from "./frame.ts";
+export { MAX_HEAD, type RequestHead } from "./http_head.ts";

@@ -1,0 +1,119 @@
+/**
+ * Seeded, reproducible fuzzing of every kind of port of a real cluster:
+ * random and mutated frames to the cellappmgr's, a cellapp's and a baseapp's
+ * process ports (before the handshake and, with the cluster secret, after it
+ * under every role), and random and mutated client messages to the baseapp's
+ * client endpoint. Nothing may crash, memory stays bounded, and afterwards
+ * the cluster serves as before. FUZZ_SEED and FUZZ_COUNT replay or scale it.
+ */
+import assert from "node:assert/strict";
+import { runFuzz } from "../../tools/fuzz/mod.ts";
+import type { ClusterView } from "../../core/views.ts";
+import { connect } from "../../client/mod.ts";
+import { registry } from "../../entities/mod.ts";
+import { api, isAlive, Procs } from "../helpers/procs.ts";
+import { cellReady, seen } from "../helpers/players.ts";
+import { waitFor } from "../helpers/wait.ts";
+
+const opts = { sanitizeOps: false, sanitizeResources: false };
+const SEED = Number(Deno.env.get("FUZZ_SEED") ?? 20261123);
+const COUNT = Number(Deno.env.get("FUZZ_COUNT") ?? 100_000);
+/** Each half of each fuzzer must finish within this (it stops early, and the test fails, when it does not). */
+const DEADLINE_MS = 120_000;
+/**
+ * Memory is bounded when it stops growing: V8 sizes its heap up at first and
+ * keeps it, so what counts is the growth over the second half of the inputs,
+ * and a ceiling far below what one hostile frame used to cost (2.6 GiB).
+ */
+const MAX_LATE_GROWTH = 48 * 1024 * 1024;
+const MAX_RSS = 384 * 1024 * 1024;
+
+/** A bot's round trip: one client moves, another sees the move; resolves with the best of a few, in ms. */
+async function roundTrip(url: string, x0: number): Promise<number> {
+  const a = await connect(url, { name: "rt-a", password: "pw", position: { x: x0, y: 0, z: 0 } }, { registry });
+  const b = await connect(url, { name: "rt-b", password: "pw", position: { x: x0, y: 0, z: 3 } }, { registry });
+  try {
+    await cellReady(a);
+    await cellReady(b);
+    b.enableEntities();
+    await seen(b, a.player.id);
+    let best = Infinity;
+    for (let i = 1; i <= 5; i++) {
+      const x = x0 + i * 0.5;
+      const t0 = performance.now();
+      a.move({ x, y: 0, z: 0 }, [0, 0, 0]);
+      await waitFor("the move seen", () => Math.abs((b.entities.get(a.player.id)?.position.x ?? -1e9) - x) < 0.05);
+      best = Math.min(best, performance.now() - t0);
+      await new Promise((r) => setTimeout(r, 120));
+    }
+    return best;
+  } finally {
+    a.close();
+    b.close();
+  }
+}
+
+Deno.test(
+  `fuzz: ${COUNT} inputs to each kind of port (seed ${SEED}): no crash, memory bounded, still serving`,
+  opts,
+  async () => {
+    await using procs = new Procs();
+    const env = { SEAMLESS_SECRET: "fuzz-secret", SEAMLESS_LOG_LEVEL: "error" };
+    const mgr = await procs.start(["--role=mgr", "--port=0", "--admin-port=0", "--npcs=100"], { env });
+    const admin = mgr.ready.admin!;
+    const cell = await procs.start(["--role=cell", "--port=0", `--mgr=${mgr.ready.address}`], { env });
+    // The fuzzing players may misbehave without end: their abuse is answered, not cut off, so they keep going.
+    const base = await procs.start(
+      ["--role=base", "--port=0", "--client-port=0", `--mgr=${mgr.ready.address}`, "--abuse-limit=1000000000"],
+      { env },
+    );
+    await waitFor(
+      "the cluster with its default space",
+      async () =>
+        ((await api(admin, "/api/cluster")).body as ClusterView).processes?.length === 3 &&
+        (await api(admin, "/api/spaces/1")).status === 200,
+      30_000,
+    );
+    const clientUrl = base.ready.clientUrl as string;
+    const before = await roundTrip(clientUrl, 0);
+    const targets = [mgr, cell, base].map((p) => ({ name: p.ready.role, address: p.ready.address!, pid: p.pid }));
+
+    const run = await runFuzz({
+      targets,
+      clientUrl,
+      secret: env.SEAMLESS_SECRET,
+      seed: SEED,
+      count: COUNT,
+      deadlineMs: DEADLINE_MS,
+    });
+    for (const t of run.totals) {
+      console.log(
+        `fuzz ${t.name}: ${t.inputs} inputs, ${Math.round(t.inputs / t.ms * 1000)}/s` +
+          (t.connections ? `, ${t.connections} connections, ${t.dropped} dropped by the process` : "") +
+          (t.reasons ? `; most frequent drops: ${JSON.stringify(t.reasons)}` : ""),
+      );
+      assert.ok(t.inputs >= COUNT, `${t.name}: only ${t.inputs} of ${COUNT} inputs within the deadline`);
+    }
+    for (const p of [mgr, cell, base]) {
+      const name = p.ready.role;
+      assert.ok(isAlive(p.pid), `${name} survived`);
+      const [start, half, end] = run.rss.get(name)!;
+      console.log(`${name}: RSS ${[start, half, end].map((b) => Math.round(b / 2 ** 20)).join(" → ")} MiB`);
+      assert.ok(
+        end - half < MAX_LATE_GROWTH,
+        `${name} grew by ${Math.round((end - half) / 2 ** 20)} MiB in the second half`,
+      );
+      assert.ok(end < MAX_RSS, `${name} holds ${Math.round(end / 2 ** 20)} MiB`);
+      assert.ok(!p.stderr.some((l) => /uncaught|panicked/i.test(l)), `${name} logged no uncaught error`);
+    }
+    // Still one cluster of the same three processes, and players play as before.
+    const after = (await api(admin, "/api/cluster")).body as ClusterView;
+    assert.deepEqual(
+      after.processes.filter((p) => p.role !== "cellappmgr").map((p) => p.pid).sort(),
+      [cell.pid, base.pid].sort(),
+    );
+    const rtAfter = await roundTrip(clientUrl, 20);
+    console.log(`round trip: ${before.toFixed(0)} ms before, ${rtAfter.toFixed(0)} ms after`);
+    assert.ok(rtAfter < Math.max(500, before * 4), `round trip after the fuzz: ${rtAfter} ms (before: ${before} ms)`);
+  },
+);

@@ -1,0 +1,88 @@
+/**
+ * One fuzz run against a cluster: every process port and the client endpoint
+ * at once, in two halves, with each process's resident memory read before,
+ * between and after, so that growth that stops (V8 sizing its heap) can be
+ * told from growth that goes on.
+ */
+import { fuzzWirePort, type WireFuzzReport } from "./wire.ts";
+import { type ClientFuzzReport, fuzzClientPort } from "./client.ts";
+
+/** A process of the cluster to fuzz. */
+export interface FuzzTarget {
+  name: string;
+  /** HOST:PORT of its process port. */
+  address: string;
+  pid: number;
+}
+
+/** What to fuzz and how much. */
+export interface FuzzRunOptions {
+  targets: FuzzTarget[];
+  /** ws:// URL of a baseapp whose players may misbehave without being cut off (a huge --abuse-limit). */
+  clientUrl: string;
+  secret: string;
+  seed: number;
+  /** Inputs per process port, and client messages. */
+  count: number;
+  /** Each half of each fuzzer stops after this long (with fewer inputs). */
+  deadlineMs: number;
+}
+
+/** Totals of one fuzzer over the run. */
+export interface FuzzTotals {
+  name: string;
+  inputs: number;
+  ms: number;
+  /** Process ports only: connections opened and dropped by the process, and its most frequent reasons. */
+  connections?: number;
+  dropped?: number;
+  reasons?: [string, number][];
+}
+
+/** What a run did: totals per fuzzer, and RSS per target [before, between the halves, after]. */
+export interface FuzzRunReport {
+  totals: FuzzTotals[];
+  rss: Map<string, [number, number, number]>;
+  /** Whether each half reached its count (false: a deadline cut it short). */
+  complete: boolean;
+}
+
+/** Resident memory of process `pid` in bytes (Linux). */
+export function rssOf(pid: number): number {
+  return Number(/VmRSS:\s+(\d+)/.exec(Deno.readTextFileSync(`/proc/${pid}/status`))![1]) * 1024;
+}
+
+/** Fuzzes every target port and the client endpoint at once, `count` inputs each, in two halves. */
+export async function runFuzz(o: FuzzRunOptions): Promise<FuzzRunReport> {
+  const rss = new Map(o.targets.map((t) => [t.name, [rssOf(t.pid), 0, 0] as [number, number, number]]));
+  const totals = new Map<string, FuzzTotals>();
+  let complete = true;
+  const add = (name: string, rep: WireFuzzReport | ClientFuzzReport, want: number) => {
+    const t = totals.get(name) ?? { name, inputs: 0, ms: 0 };
+    t.inputs += rep.inputs;
+    t.ms += rep.ms;
+    if ("connections" in rep) {
+      t.connections = (t.connections ?? 0) + rep.connections;
+      t.dropped = (t.dropped ?? 0) + rep.dropped;
+      t.reasons = rep.reasons.slice(0, 3);
+    }
+    totals.set(name, t);
+    if (rep.inputs < want) complete = false;
+  };
+  for (const half of [1, 2]) {
+    const count = half === 1 ? Math.floor(o.count / 2) : o.count - Math.floor(o.count / 2);
+    const seed = o.seed + 10 * half;
+    const [wire, client] = await Promise.all([
+      Promise.all(
+        o.targets.map((t, i) =>
+          fuzzWirePort({ address: t.address, secret: o.secret, seed: seed + i, count, deadlineMs: o.deadlineMs })
+        ),
+      ),
+      fuzzClientPort({ url: o.clientUrl, seed: seed + 9, count, deadlineMs: o.deadlineMs }),
+    ]);
+    wire.forEach((rep, i) => add(`${o.targets[i].name} port`, rep, count));
+    add("client endpoint", client, count);
+    for (const t of o.targets) rss.get(t.name)![half] = rssOf(t.pid);
+  }
+  return { totals: [...totals.values()], rss, complete };
+}
