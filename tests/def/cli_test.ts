@@ -13,22 +13,35 @@ async function defs(target: string): Promise<{ code: number; out: string; err: s
   return { code: p.code, out: dec.decode(p.stdout), err: dec.decode(p.stderr) };
 }
 
+const CORPUS = "../shared/corpus/kbengine_demos_assets";
+/** The corpus lives beside the repository, in the workspace's shared folder; a bare clone has none. */
+const HAS_CORPUS = (() => {
+  try {
+    return Deno.statSync(`${ROOT}${CORPUS}/entities.xml`).isFile;
+  } catch {
+    console.log(`skipping the corpus part of the defs test: ${CORPUS} is not there (a clone without ../shared)`);
+    return false;
+  }
+})();
+
 Deno.test("deno task defs prints the corpus, the seeds and the TypeScript registry as JSON", async () => {
   const [corpus, seeds, ts] = await Promise.all([
-    defs("../shared/corpus/kbengine_demos_assets"),
+    HAS_CORPUS ? defs(CORPUS) : Promise.resolve(null),
     defs("tests/def/fixtures/seeds"),
     defs("entities/"),
   ]);
-  assert.equal(corpus.code, 0, corpus.err);
-  const c = JSON.parse(corpus.out);
-  assert.equal(c.types.length, 9);
-  const avatar = c.types.find((t: { name: string }) => t.name === "Avatar");
-  assert.ok(avatar.properties.some((p: { name: string }) => p.name === "HP"), "interface properties included");
-  for (const k of ["name", "type", "flags", "audiences", "default", "persistent", "detailLevel"]) {
-    assert.ok(k in avatar.properties[0], k);
+  if (corpus) {
+    assert.equal(corpus.code, 0, corpus.err);
+    const c = JSON.parse(corpus.out);
+    assert.equal(c.types.length, 9);
+    const avatar = c.types.find((t: { name: string }) => t.name === "Avatar");
+    assert.ok(avatar.properties.some((p: { name: string }) => p.name === "HP"), "interface properties included");
+    for (const k of ["name", "type", "flags", "audiences", "default", "persistent", "detailLevel"]) {
+      assert.ok(k in avatar.properties[0], k);
+    }
+    assert.ok("exposed" in avatar.methods.cell[0]);
+    assert.match(corpus.err, /warning: .*Avatar\.def:\d+: Avatar\.level: <Utype>/);
   }
-  assert.ok("exposed" in avatar.methods.cell[0]);
-  assert.match(corpus.err, /warning: .*Avatar\.def:\d+: Avatar\.level: <Utype>/);
 
   assert.equal(seeds.code, 0, seeds.err);
   const seat = JSON.parse(seeds.out).types.find((t: { name: string }) => t.name === "Seat");

@@ -4,6 +4,15 @@ import { userTypes } from "./fixtures/seeds/user_types.ts";
 
 const FIX = new URL("./fixtures/", import.meta.url).pathname;
 const CORPUS = new URL("../../../shared/corpus/kbengine_demos_assets", import.meta.url).pathname;
+/** The corpus lives beside the repository, in the workspace's shared folder; a bare clone has none. */
+const HAS_CORPUS = (() => {
+  try {
+    return Deno.statSync(`${CORPUS}/entities.xml`).isFile;
+  } catch {
+    console.log(`skipping the KBEngine corpus tests: ${CORPUS} is not there (a clone without ../shared)`);
+    return false;
+  }
+})();
 
 function audiences(reg: EntityRegistry, type: string): Record<string, string[]> {
   return Object.fromEntries(reg.get(type).properties.map((p) => [p.name, [...p.audiences]]));
@@ -70,7 +79,10 @@ Deno.test("seed 004 Seat.def: older spellings, LoD levels, DetailLevel, DetailDi
   assert.equal(seat.updateDetailLevel(3, 10), 0);
 });
 
-Deno.test("the KBEngine demo corpus loads all nine types, interface and component members included", async () => {
+Deno.test({
+  name: "the KBEngine demo corpus loads all nine types, interface and component members included",
+  ignore: !HAS_CORPUS,
+}, async () => {
   const reg = await loadDefs(CORPUS);
   assert.deepEqual(reg.types.map((t) => t.name), [
     "Account",
