@@ -108,10 +108,8 @@ export class BaseApp implements SessionHost {
       iterations: this.#opts.passwordIterations,
       limits: opts.loginLimits,
       entityType: this.#opts.playerType,
-      newEntityId: async () => {
-        await this.ids.ensure(1);
-        return this.ids.take();
-      },
+      // Concurrent first logins each wait for an id of their own.
+      newEntityId: () => this.ids.next(),
     });
     this.#proxyHost = {
       address: this.member.server.address,

@@ -16,6 +16,13 @@ import type { CellAddress } from "./ghosts.ts";
 import { witnessOf } from "./witness.ts";
 import { clientCall } from "./calls.ts";
 
+/** An entity as this cellapp holds it. */
+interface Located {
+  real: Entity | undefined;
+  /** A ghost of it, when its real is on another cellapp (only looked for when there is no real here). */
+  ghost: Entity | undefined;
+}
+
 /** What client traffic needs of its cellapp. */
 export interface ClientTrafficHost {
   readonly cells: ReadonlyMap<string, Cell>;
@@ -39,28 +46,32 @@ export class ClientTraffic {
   serve(handlers: Handlers): void {
     handlers
       .on(CellMsg.enableWitness, (ch, id) => {
-        if (!this.#fromBase(ch, id, "enableWitness")) return;
-        this.#atReal(ch, id, CellMsg.enableWitness, [id], (e) => {
+        const at = this.#locate(id);
+        if (!this.#fromBase(ch, at, id, "enableWitness")) return;
+        this.#atReal(ch, at, id, CellMsg.enableWitness, [id], (e) => {
           if (e.baseAddress === null) throw new Error(`entity ${id} has no base to send its client's updates through`);
           e.cell.enableWitness(e, this.sink(e));
         });
       })
       .on(CellMsg.clientAoi, (ch, id, bytes) => {
-        if (!this.#fromBase(ch, id, "clientAoi")) return;
-        this.#atReal(ch, id, CellMsg.clientAoi, [id, bytes], (e) => witnessOf(e)?.receive(bytes));
+        const at = this.#locate(id);
+        if (!this.#fromBase(ch, at, id, "clientAoi")) return;
+        this.#atReal(ch, at, id, CellMsg.clientAoi, [id, bytes], (e) => witnessOf(e)?.receive(bytes));
       })
       .on(CellMsg.disableWitness, (ch, id) => {
-        if (!this.#fromBase(ch, id, "disableWitness")) return;
-        this.#atReal(ch, id, CellMsg.disableWitness, [id], (e) => e.cell.disableWitness(e));
+        const at = this.#locate(id);
+        if (!this.#fromBase(ch, at, id, "disableWitness")) return;
+        this.#atReal(ch, at, id, CellMsg.disableWitness, [id], (e) => e.cell.disableWitness(e));
       })
       .on(CellMsg.clientCall, (ch, callerId, targetId, typeId, index, args, origin) => {
-        if (!this.#fromBase(ch, callerId, "clientCall")) return;
+        if (!this.#fromBase(ch, this.#locate(callerId), callerId, "clientCall")) return;
         // Refusals go back to the base that sent the call, whatever a forwarded copy says.
         if (ch?.peer.role === "baseapp") origin = ch.peer.address;
         const fail = (code: ErrorCodeValue, message: string) =>
           this.refuse(origin, callerId, code, C2S.callCell, message);
         this.#atReal(
           ch,
+          this.#locate(targetId),
           targetId,
           CellMsg.clientCall,
           [callerId, targetId, typeId, index, args, origin],
@@ -68,15 +79,16 @@ export class ClientTraffic {
         );
       })
       .on(CellMsg.clientPosition, (ch, id, pos, dir) => {
-        if (!this.#fromBase(ch, id, "clientPosition")) return;
-        this.#atReal(ch, id, CellMsg.clientPosition, [id, pos, dir], (e) => {
+        const at = this.#locate(id);
+        if (!this.#fromBase(ch, at, id, "clientPosition")) return;
+        this.#atReal(ch, at, id, CellMsg.clientPosition, [id, pos, dir], (e) => {
           [e.yaw, e.pitch, e.roll] = dir;
           e.cell.moveEntity(e, pos[0], pos[1], pos[2]);
         });
       })
       .on(
         CellMsg.destroyCellEntity,
-        (ch, id) => this.#fromBase(ch, id, "destroyCellEntity") ? this.#destroyForBase(id, ch) : null,
+        (ch, id) => this.#fromBase(ch, this.#locate(id), id, "destroyCellEntity") ? this.#destroyForBase(id, ch) : null,
       );
   }
 
@@ -101,13 +113,9 @@ export class ClientTraffic {
    * message on to the real is checked where the real is. Traffic for an
    * entity not here is late and dropped quietly.
    */
-  #fromBase(ch: Channel | null, id: number, what: string): boolean {
+  #fromBase(ch: Channel | null, at: Located, id: number, what: string): boolean {
     if (ch === null || ch.peer.role !== "baseapp") return true;
-    let e: Entity | undefined;
-    for (const cell of this.host.cells.values()) {
-      e = cell.entities.get(id) ?? cell.ghosts.get(id);
-      if (e) break;
-    }
+    const e = at.real ?? at.ghost;
     if (!e) {
       this.host.log.debug(`dropped ${what}: no entity ${id} on this cellapp`);
       return false;
@@ -139,13 +147,16 @@ export class ClientTraffic {
     return false;
   }
 
-  /** The real entity `id` on this cellapp, if any. */
-  #find(id: number): Entity | undefined {
+  /** Entity `id` here, in one pass over the cells: its real, and a ghost of it whose real is on another cellapp. */
+  #locate(id: number): Located {
+    let ghost: Entity | undefined;
     for (const cell of this.host.cells.values()) {
-      const e = cell.entities.get(id);
-      if (e) return e;
+      const real = cell.entities.get(id);
+      if (real) return { real, ghost: undefined };
+      const g = cell.ghosts.get(id);
+      if (g && !ghost && g.ghostInfo && !this.host.isSelf(g.ghostInfo.realAddress)) ghost = g;
     }
-    return undefined;
+    return { real: undefined, ghost };
   }
 
   /**
@@ -155,12 +166,13 @@ export class ClientTraffic {
    */
   #atReal<A extends unknown[]>(
     from: Channel | null,
+    at: Located,
     id: number,
     def: MessageDef<A, unknown>,
     args: A,
     run: (e: Entity) => void,
   ): void {
-    const e = this.#find(id);
+    const e = at.real;
     if (e?.offloading) {
       e.offloading.held.push((moved) =>
         moved ? this.host.toPeer(moved.address, def, ...args) : this.#passedOn(from, e, def.name) && run(e)
@@ -171,24 +183,16 @@ export class ClientTraffic {
       if (this.#passedOn(from, e, def.name)) run(e);
       return;
     }
-    const address = this.#realAddressOf(id);
+    const address = at.ghost?.ghostInfo?.realAddress;
     if (address) return this.host.toPeer(address, def, ...args);
     // Late traffic for an entity destroyed (a logout) or gone elsewhere: nothing to act on, nothing harmed.
     this.host.log.debug(`dropped ${def.name}: no entity ${id} on this cellapp`);
   }
 
-  /** Where the real of a ghost here is, when it is on another cellapp (a real here is found first). */
-  #realAddressOf(id: number): string | undefined {
-    for (const cell of this.host.cells.values()) {
-      const address = cell.ghosts.get(id)?.ghostInfo?.realAddress;
-      if (address && !this.host.isSelf(address)) return address;
-    }
-    return undefined;
-  }
-
   /** Logout: the real's persistent cell properties, wherever the real is now. */
   async #destroyForBase(id: number, from: Channel | null = null): Promise<Uint8Array | null> {
-    const e = this.#find(id);
+    const at = this.#locate(id);
+    const e = at.real;
     if (e?.offloading) {
       const moved = await new Promise<CellAddress | null>((r) => e.offloading!.held.push(r));
       if (moved) return await this.#destroyAt(moved.address, id);
@@ -199,7 +203,7 @@ export class ClientTraffic {
       e.cell.destroyEntity(e, "its base asked", false);
       return state;
     }
-    const address = this.#realAddressOf(id);
+    const address = at.ghost?.ghostInfo?.realAddress;
     return address ? await this.#destroyAt(address, id) : null;
   }
 

@@ -155,12 +155,6 @@ export class Spaces {
     return space;
   }
 
-  /** Spawns `count` entities of `type` into an existing space, with ids reserved first. */
-  async spawn(space: Space, type: string, count: number, props?: Record<string, unknown>): Promise<number> {
-    const [start] = await this.reserveIds(count);
-    return await this.#spawnWithIds(space, type, count, [start, start + count - 1], props);
-  }
-
   /** Spreads `count` entities over the space's cells by area, with the ids `ids` ([first, last]). */
   async #spawnWithIds(
     space: Space,

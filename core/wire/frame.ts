@@ -1,5 +1,6 @@
 import { Decoder, Encoder, ExtensionCodec } from "@msgpack/msgpack";
 import { DEFAULT_MSGPACK_LIMITS, type MsgpackLimits, scanMsgpack } from "./msgpack_limits.ts";
+import { ReadBuffer } from "../read_buffer.ts";
 
 export { DEFAULT_MSGPACK_LIMITS, type MsgpackLimits, scanMsgpack } from "./msgpack_limits.ts";
 
@@ -132,17 +133,16 @@ export class FrameWriter {
  * FrameError: the caller closes the channel, since the stream cannot be
  * resynchronised.
  */
-export class FrameReader {
+export class FrameReader extends ReadBuffer {
   #decoder = new Decoder({ extensionCodec: wireCodec });
-  #buf = new Uint8Array(64 * 1024);
-  #start = 0;
-  #end = 0;
   #maxFrame = DEFAULT_MAX_FRAME;
 
   constructor(
     maxFrame: number = DEFAULT_MAX_FRAME,
     readonly limits: MsgpackLimits = DEFAULT_MSGPACK_LIMITS,
   ) {
+    // Decoded BLOBs are views into the buffer: it keeps what was consumed (ReadBuffer).
+    super(64 * 1024, 16 * 1024);
     this.maxFrame = maxFrame;
   }
 
@@ -162,40 +162,12 @@ export class FrameReader {
     this.#maxFrame = bytes;
   }
 
-  /**
-   * Space to read the next chunk into; call `commit(n)` after reading n bytes.
-   * A consumed buffer is never written again, because decoded BLOBs are views
-   * into it; a full buffer is replaced by a fresh one holding the unread tail.
-   */
-  space(min = 16 * 1024): Uint8Array {
-    if (this.#buf.length - this.#end < min) {
-      const used = this.#end - this.#start;
-      const grown = new Uint8Array(Math.max(64 * 1024, used + min));
-      grown.set(this.#buf.subarray(this.#start, this.#end));
-      this.#buf = grown;
-      this.#start = 0;
-      this.#end = used;
-    }
-    return this.#buf.subarray(this.#end);
-  }
-
-  /** Records that `n` bytes were read into the last `space()`. */
-  commit(n: number): void {
-    this.#end += n;
-  }
-
-  /** Appends a chunk (for callers that already hold the bytes). */
-  push(chunk: Uint8Array): void {
-    this.space(chunk.length).set(chunk);
-    this.commit(chunk.length);
-  }
-
   /** Decodes the next complete frame, or returns NONE when more bytes are needed. */
   next(): unknown {
-    const avail = this.#end - this.#start;
+    const avail = this.end - this.start;
     if (avail < FRAME_HEADER) return NONE;
-    const b = this.#buf;
-    const s = this.#start;
+    const b = this.buf;
+    const s = this.start;
     const len = ((b[s] << 24) | (b[s + 1] << 16) | (b[s + 2] << 8) | b[s + 3]) >>> 0;
     if (len > this.maxFrame) {
       throw new FrameError(
@@ -204,13 +176,13 @@ export class FrameReader {
     }
     if (avail < FRAME_HEADER + len) {
       // Make room for the whole frame at once rather than growing chunk by chunk.
-      if (this.#buf.length - this.#start < FRAME_HEADER + len) {
+      if (this.buf.length - this.start < FRAME_HEADER + len) {
         this.space(FRAME_HEADER + len - avail);
       }
       return NONE;
     }
-    const from = this.#start + FRAME_HEADER;
-    this.#start = from + len;
+    const from = this.start + FRAME_HEADER;
+    this.start = from + len;
     const body = b.subarray(from, from + len);
     const refused = scanMsgpack(body, this.limits);
     if (refused !== null) throw new FrameError(`frame body refused: ${refused}`);

@@ -3,6 +3,7 @@
  * checking every header before any of its payload is buffered, and a writer that appends unmasked server frames to
  * one growable buffer so that many frames become one socket write.
  */
+import { ReadBuffer } from "../read_buffer.ts";
 
 /** Frame opcodes (RFC 6455 section 5.2). */
 export const Op = {
@@ -120,56 +121,19 @@ export function closePayload(code: number, reason: string): Uint8Array {
  * Turns a stream of bytes from a client into messages and control frames. One growable buffer holds what was read;
  * consumed bytes are never written again, so a delivered message may be a view into the buffer that stays valid.
  */
-export class WsReader {
+export class WsReader extends ReadBuffer {
   /** Largest message accepted, in bytes; checked against each frame's header before its payload is buffered. */
   maxMessage: number;
   /** The payload of what `next()` returned last: a whole message, or a control frame's payload. */
   payload: Uint8Array = EMPTY;
-  #buf: Uint8Array;
-  #start = 0;
-  #end = 0;
-  readonly #minSize: number;
   /** Opcode of the fragmented message being assembled, 0 when none. */
   #fragOp = 0;
   #frag: Uint8Array = EMPTY;
   #fragLen = 0;
 
   constructor(maxMessage: number, initialSize = 4 * 1024) {
+    super(initialSize, 1024);
     this.maxMessage = maxMessage;
-    this.#minSize = initialSize;
-    this.#buf = new Uint8Array(initialSize);
-  }
-
-  /** Bytes read but not yet consumed. */
-  get buffered(): number {
-    return this.#end - this.#start;
-  }
-
-  /**
-   * Space to read the next chunk into; call `commit(n)` after reading n bytes. A buffer without `min` free bytes is
-   * replaced by a fresh one holding the unread tail.
-   */
-  space(min = 1024): Uint8Array {
-    if (this.#buf.length - this.#end < min) {
-      const used = this.#end - this.#start;
-      const grown = new Uint8Array(Math.max(this.#minSize, used + min));
-      grown.set(this.#buf.subarray(this.#start, this.#end));
-      this.#buf = grown;
-      this.#start = 0;
-      this.#end = used;
-    }
-    return this.#buf.subarray(this.#end);
-  }
-
-  /** Records that `n` bytes were read into the last `space()`. */
-  commit(n: number): void {
-    this.#end += n;
-  }
-
-  /** Appends bytes the caller already holds. */
-  push(chunk: Uint8Array): void {
-    this.space(chunk.length).set(chunk);
-    this.commit(chunk.length);
   }
 
   /**
@@ -179,10 +143,10 @@ export class WsReader {
    */
   next(): number {
     for (;;) {
-      const avail = this.#end - this.#start;
+      const avail = this.end - this.start;
       if (avail < 2) return NEED_MORE;
-      const b = this.#buf;
-      const s = this.#start;
+      const b = this.buf;
+      const s = this.start;
       const b0 = b[s], b1 = b[s + 1];
       const fin = (b0 & 0x80) !== 0;
       const op = b0 & 0x0f;
@@ -236,7 +200,7 @@ export class WsReader {
       }
       const from = s + head;
       unmask(b, from, len, from - 4);
-      this.#start = s + size;
+      this.start = s + size;
       if (op >= 8) {
         this.payload = b.subarray(from, from + len);
         return op;

@@ -92,15 +92,13 @@ function message(r: Rng, self: number): Uint8Array {
 /** The answer a session waits for after each burst: its second login is refused. */
 const SYNC = encodeClientMessage({ id: C2S.login, name: "sync", password: "pw", spaceId: null, position: null });
 
-/** A WebSocket with a queue of what it received. */
+/** A connection that never logs in: counts the error replies it gets. */
 class Ws {
   readonly ws: WebSocket;
   readonly open: Promise<boolean>;
   closed = false;
   errors = 0;
-  loginOk = false;
   #waiters: (() => void)[] = [];
-  #synced = 0;
 
   constructor(url: string) {
     this.ws = new WebSocket(url);
@@ -116,17 +114,11 @@ class Ws {
     this.ws.onmessage = (ev) => {
       if (!(ev.data instanceof ArrayBuffer)) return;
       const r = new ByteReader(new Uint8Array(ev.data));
-      // Session messages come first in a frame; AOI traffic after them is not ours to read here.
-      while (r.remaining > 0) {
-        const id = r.u8();
-        if (id === S2C.loginOk) this.loginOk = true;
-        else if (id !== S2C.error) break;
+      // Before login the server sends only error replies.
+      while (r.remaining > 0 && r.u8() === S2C.error) {
         try {
-          const m = readServerMessage(r, id);
-          if (m.id === S2C.error) {
-            this.errors++;
-            if (m.code === ErrorCode.alreadyLoggedIn) this.#synced++;
-          }
+          readServerMessage(r, S2C.error);
+          this.errors++;
         } catch {
           break;
         }
@@ -148,18 +140,11 @@ class Ws {
       let timer: ReturnType<typeof setTimeout> | undefined;
       await new Promise<void>((res) => {
         this.#waiters.push(res);
-        timer = setTimeout(res, deadline - performance.now());
+        timer = setTimeout(res, Math.max(0, deadline - performance.now()));
       });
       clearTimeout(timer);
     }
     return cond();
-  }
-
-  /** Sends the sync message and waits for its refusal: everything sent before it was handled. */
-  async sync(): Promise<boolean> {
-    const want = this.#synced + 1;
-    if (!this.send(SYNC)) return false;
-    return await this.until(() => this.#synced >= want, 10_000);
   }
 
   close(): void {

@@ -1,0 +1,51 @@
+/**
+ * Bytes read from a socket and consumed from the front by a protocol reader.
+ * A consumed byte is never written again, so what a reader hands out may be a
+ * view into the buffer that stays valid; a full buffer is replaced by a fresh
+ * one holding the unread tail.
+ */
+export class ReadBuffer {
+  protected buf: Uint8Array;
+  /** First unconsumed byte. */
+  protected start = 0;
+  /** One past the last byte read. */
+  protected end = 0;
+
+  constructor(
+    /** Size of a fresh buffer, at least. */
+    private readonly minSize: number,
+    /** Free space `space()` asks for unless told. */
+    private readonly readMin: number,
+  ) {
+    this.buf = new Uint8Array(minSize);
+  }
+
+  /** Bytes read but not yet consumed. */
+  get buffered(): number {
+    return this.end - this.start;
+  }
+
+  /** Space to read the next chunk into; call `commit(n)` after reading n bytes. */
+  space(min: number = this.readMin): Uint8Array {
+    if (this.buf.length - this.end < min) {
+      const used = this.end - this.start;
+      const grown = new Uint8Array(Math.max(this.minSize, used + min));
+      grown.set(this.buf.subarray(this.start, this.end));
+      this.buf = grown;
+      this.start = 0;
+      this.end = used;
+    }
+    return this.buf.subarray(this.end);
+  }
+
+  /** Records that `n` bytes were read into the last `space()`. */
+  commit(n: number): void {
+    this.end += n;
+  }
+
+  /** Appends bytes the caller already holds. */
+  push(chunk: Uint8Array): void {
+    this.space(chunk.length).set(chunk);
+    this.commit(chunk.length);
+  }
+}
