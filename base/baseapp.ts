@@ -3,6 +3,7 @@ import type { Logger } from "../core/log.ts";
 import { type MemberProcess, startMember } from "../core/member_process.ts";
 import { openKv } from "../core/kv.ts";
 import { EntityIdPool } from "../core/id_pool.ts";
+import { BusyMeter } from "../core/busy.ts";
 import { BaseMsg, type CellEntitySpec, MgrMsg } from "../core/wire/mod.ts";
 import {
   decodePersistentState,
@@ -76,6 +77,8 @@ export class BaseApp implements SessionHost {
   readonly sessions: Set<ClientSession> = new Set();
   readonly #endpoint: ClientEndpoint;
   readonly #loading = new Map<number, Promise<Proxy>>();
+  /** Busy share of wall time: client traffic, relaying, storage. */
+  readonly #busy = new BusyMeter();
   readonly #opts: Required<Omit<BaseAppOptions, "limits" | "registry" | "checkLogin" | "clientPort" | "loginLimits">>;
   readonly #proxyHost: ProxyHost;
 
@@ -98,9 +101,16 @@ export class BaseApp implements SessionHost {
     if (!player.proxy) throw new Error(`playerType: ${player.name} is not a proxy (proxy: true in its definition)`);
     this.#endpoint = serveClients(cfg.host, opts.clientPort ?? 0, (ws, remote) => {
       this.sessions.add(new ClientSession(ws, remote, this));
-    }, { headerTimeoutMs: cfg.headerTimeoutMs, log });
+    }, { headerTimeoutMs: cfg.headerTimeoutMs, publicHost: cfg.publicHost, log });
     this.ids = new EntityIdPool(() => this.member.link.channel, log);
-    this.member = startMember("baseapp", cfg, log, () => 0, () => this.#endpoint.url, () => this.ids.highWater);
+    this.member = startMember(
+      "baseapp",
+      cfg,
+      log,
+      () => this.#busy.sample(),
+      () => this.#endpoint.url,
+      () => this.ids.highWater,
+    );
     this.store = new EntityStore(kv);
     this.accounts = new Accounts(kv, {
       autoCreate: this.#opts.autoCreateAccounts,

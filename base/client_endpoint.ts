@@ -22,6 +22,8 @@ export interface ClientEndpointOptions {
   maxPending?: number;
   /** A connection silent this long is pinged, and closed when silent twice as long (default 30,000 ms). */
   idleMs?: number;
+  /** The host clients reach this machine by, for the URL (default: the bound address). */
+  publicHost?: string | null;
   log?: Logger;
 }
 
@@ -50,7 +52,8 @@ export function serveClients(
     log: opts.log,
   });
   const addr = server.addr;
-  const shown = addr.hostname === "0.0.0.0" || addr.hostname === "::" ? "127.0.0.1" : addr.hostname;
+  // A wildcard bind stays in the URL: the cellappmgr puts the address it sees this process connect from instead.
+  const shown = opts.publicHost ?? addr.hostname;
   return {
     url: `ws://${formatAddress(shown, addr.port)}/`,
     port: addr.port,

@@ -514,11 +514,24 @@ export class Cell {
     this.host.requestShutDown(this.spaceId, why);
   }
 
+  /**
+   * Asks again for the shutdown of an emptied space, after a report: the cellappmgr refuses while it has not yet
+   * heard that the space ever had entities.
+   */
+  recheckShutDown(): void {
+    if (this.#mayShutDown()) this.host.requestShutDown(this.spaceId, "the space is empty");
+  }
+
   #checkForShutDown(): void {
-    if (this.entities.size > 0 || this.shuttingDown || this.isDefault || !this.hasHadEntities) return;
-    if (this.layout.length !== 1) return;
+    if (!this.#mayShutDown()) return;
     this.host.log.info(`space ${this.spaceId} is now empty; asking for its shutdown`);
     this.host.requestShutDown(this.spaceId, "the space is empty");
+  }
+
+  /** Seed 003's condition: an emptied space with one cell that is not the default space. */
+  #mayShutDown(): boolean {
+    return this.entities.size === 0 && !this.shuttingDown && !this.isDefault && this.hasHadEntities &&
+      this.layout.length === 1;
   }
 
   /**
@@ -653,6 +666,7 @@ export class Cell {
       load: Math.min(round(this.stats.load), MAX_LOAD),
       offloadsIn: this.offloadsIn,
       offloadsOut: this.offloadsOut,
+      hadEntities: this.hasHadEntities,
     };
   }
 }

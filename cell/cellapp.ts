@@ -2,6 +2,7 @@ import type { Config } from "../core/config.ts";
 import { type Logger, Throttle } from "../core/log.ts";
 import { type MemberProcess, startMember } from "../core/member_process.ts";
 import { EntityIdPool } from "../core/id_pool.ts";
+import { BusyMeter } from "../core/busy.ts";
 import {
   BaseMsg,
   beginTick,
@@ -50,7 +51,8 @@ export class CellApp {
   #log: Logger;
   #game: CellAppGame;
   #host: CellHost;
-  #load = 0;
+  /** Busy share of wall time: ticks and the messages handled between them. */
+  readonly #busy = new BusyMeter();
   #aoi: WitnessOptions;
   #tickTimer: ReturnType<typeof setTimeout> | undefined;
   #reportTimer: ReturnType<typeof setInterval> | undefined;
@@ -70,7 +72,7 @@ export class CellApp {
     this.#game = game;
     this.periodMs = 1000 / tickHz;
     this.ids = new EntityIdPool(() => this.member.link.channel, log);
-    this.member = startMember("cellapp", cfg, log, () => this.#load, undefined, () => this.ids.highWater);
+    this.member = startMember("cellapp", cfg, log, () => this.#busy.sample(), undefined, () => this.ids.highWater);
     this.#loopback = new Loopback((def, args) => {
       const handler = this.member.handlers.get(def.kind);
       if (!handler) throw new Error(`${def.name} is not served here`);
@@ -308,7 +310,6 @@ export class CellApp {
     const start = performance.now();
     const dt = Math.min(start - this.#lastTickAt, 4 * this.periodMs);
     this.#lastTickAt = start;
-    let spent = 0;
     beginTick();
     try {
       for (const cell of this.cells.values()) {
@@ -320,12 +321,10 @@ export class CellApp {
         }
         const ms = performance.now() - t0;
         cell.stats.record(t0, ms);
-        spent += ms;
       }
     } finally {
       endTick();
     }
-    this.#load += (spent / this.periodMs - this.#load) * 0.1;
     this.#scheduleTick();
   }
 
@@ -335,10 +334,11 @@ export class CellApp {
     const now = performance.now();
     try {
       ch.send(MgrMsg.loadReport, {
-        load: Math.min(Math.round(this.#load * 1000) / 1000, MAX_LOAD),
+        load: Math.min(Math.round(this.#busy.sample(now) * 1000) / 1000, MAX_LOAD),
         peerBytesOut: this.member.peers.bytesOut,
         cells: [...this.cells.values()].map((c) => c.report(now)),
       });
+      for (const c of this.cells.values()) c.recheckShutDown();
     } catch (e) {
       // A figure out of range would get this cellapp dropped; the report is skipped and the cause logged.
       this.#log.error(`load report not sent: ${(e as Error).message}`);

@@ -38,6 +38,11 @@ export interface Config {
   tickHz: number;
   /** Baseapps: the port game clients connect to over WebSocket; 0 picks a free one. */
   clientPort: number;
+  /**
+   * Baseapps: the host name clients use to reach this machine, in the client URL it announces; null = the bound
+   * address, or for a wildcard bind the address the cellappmgr sees it connect from.
+   */
+  publicHost: string | null;
   /** Baseapps: create an account on its first login (false: only known accounts log in). */
   autoAccounts: boolean;
   /** Baseapps: the top speed (m/s) a client may move the entity it controls. */
@@ -140,6 +145,15 @@ const origin = (v: unknown): string[] => {
   return out.map((o) => o.replace(/\/$/, ""));
 };
 
+const hostName = (v: unknown): string => {
+  const t = text(v).trim();
+  const ok = /^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$/.test(t) || /^\[?[0-9A-Fa-f:.]+\]?$/.test(t) && t.includes(":");
+  if (!ok || t === "0.0.0.0" || t.replace(/^\[|\]$/g, "") === "::") {
+    throw new Error(`${JSON.stringify(v)} is not a host name or address clients can reach (no scheme, no port)`);
+  }
+  return t.replace(/^\[|\]$/g, "");
+};
+
 const SPECS: Record<string, Spec> = {
   role: {
     env: "SEAMLESS_ROLE",
@@ -200,6 +214,7 @@ const SPECS: Record<string, Spec> = {
   npcs: { env: "SEAMLESS_NPCS", parse: integer(0, 100_000, "a number of NPCs") },
   "tick-hz": { env: "SEAMLESS_TICK_HZ", parse: integer(1, 100, "a tick rate in Hz") },
   "client-port": { env: "SEAMLESS_CLIENT_PORT", parse: integer(0, 65535, "a port number") },
+  "public-host": { env: "SEAMLESS_PUBLIC_HOST", parse: hostName },
   "auto-accounts": { env: "SEAMLESS_AUTO_ACCOUNTS", parse: bool },
   insecure: { env: "SEAMLESS_INSECURE", parse: bool, flag: true },
   "admin-origins": { env: "SEAMLESS_ADMIN_ORIGINS", parse: origin },
@@ -238,6 +253,7 @@ const KEY_OF: Record<string, keyof Config> = {
   npcs: "npcs",
   "tick-hz": "tickHz",
   "client-port": "clientPort",
+  "public-host": "publicHost",
   "auto-accounts": "autoAccounts",
   "max-speed": "maxSpeed",
   "aoi-radius": "aoiRadius",
@@ -278,6 +294,9 @@ Flags (each also read from the environment variable shown):
                        [local cluster: 300; a lone cellappmgr: 0]
   --tick-hz=N          cell ticks per second [10]                           SEAMLESS_TICK_HZ
   --client-port=N      baseapp: WebSocket port for game clients, 0 = any    SEAMLESS_CLIENT_PORT
+  --public-host=HOST   baseapp: host name in the client URL it announces     SEAMLESS_PUBLIC_HOST
+                       [the bound address; for 0.0.0.0 or ::, the address
+                       the cellappmgr sees]
   --auto-accounts=BOOL baseapp: create accounts on first login [true]       SEAMLESS_AUTO_ACCOUNTS
   --max-speed=M        baseapp: top speed of a client's entity, m/s [10]    SEAMLESS_MAX_SPEED
   --aoi-radius=M       cellapp: witnesses' AoI radius, m [500]               SEAMLESS_AOI_RADIUS
@@ -374,6 +393,7 @@ export function parseCommand(
     npcs: (got.npcs as number) ?? (role === null ? 300 : 0),
     tickHz: (got.tickHz as number) ?? 10,
     clientPort: (got.clientPort as number) ?? 0,
+    publicHost: (got.publicHost as string) ?? null,
     autoAccounts: (got.autoAccounts as boolean) ?? true,
     maxSpeed: (got.maxSpeed as number) ?? 10,
     aoiRadius: (got.aoiRadius as number) ?? 500,

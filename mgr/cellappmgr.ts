@@ -122,6 +122,11 @@ export class CellAppMgr {
           this.#log.warn(`cellapp ${m.id} asked to shut down space ${spaceId}, which it has no cell of; ignored`);
           return;
         }
+        if (!space.hasHadEntities) {
+          // Seed 003: a space that never held an entity is still being set up; the cell asks again after it reports.
+          this.#log.info(`space ${spaceId} has not had any entities; not shutting it down (asked by cellapp ${m.id})`);
+          return;
+        }
         this.spaces.shutDown(spaceId, `${why} (asked by cellapp ${m.id})`);
       })
       .on(MgrMsg.loadReport, (ch, report) => {

@@ -1,5 +1,5 @@
 import type { Channel, RegisterInfo } from "../core/wire/mod.ts";
-import { checkHeartbeatReport, reachableAddress } from "../core/wire/mod.ts";
+import { checkHeartbeatReport, reachableAddress, reachableUrl } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { ProcessView } from "../core/views.ts";
 
@@ -51,7 +51,7 @@ export class Registry {
       role: info.role,
       pid: info.pid,
       address: reachableAddress(info.address, ch.remote),
-      clientUrl: info.clientUrl,
+      clientUrl: info.clientUrl === null ? null : reachableUrl(info.clientUrl, ch.remote),
       startedAt: info.startedAt,
       lastHeartbeatAt: performance.now(),
       load: 0,

@@ -227,7 +227,7 @@ export class Spaces {
     for (const c of cells) {
       const space = this.all.get(c.spaceId);
       if (!space || !space.cells().some((s) => s.id === c.cellId && s.cellapp === cellapp)) continue;
-      if (c.reals > 0) space.hasHadEntities = true;
+      if (c.reals > 0 || c.hadEntities) space.hasHadEntities = true;
       this.reports.set(`${c.spaceId}/${c.cellId}`, c);
       this.#unreported.delete(`${c.spaceId}/${c.cellId}`);
     }

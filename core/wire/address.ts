@@ -32,6 +32,14 @@ export function reachableAddress(announced: string, remote: string): string {
   return formatAddress(remoteHost, Number(m[2]));
 }
 
+/** A client URL announced with a wildcard host, with the host the cellappmgr saw the process connect from. */
+export function reachableUrl(announced: string, remote: string): string {
+  const m = /^(wss?:\/\/)(\[[^\]]*\]|[^/:]*)(:\d+)?(\/.*)?$/.exec(announced);
+  if (!m || !isWildcard(m[2].replace(/^\[|\]$/g, ""))) return announced;
+  const port = m[3] ? Number(m[3].slice(1)) : (m[1] === "wss://" ? 443 : 80);
+  return `${m[1]}${reachableAddress(formatAddress(m[2].replace(/^\[|\]$/g, ""), port), remote)}${m[4] ?? ""}`;
+}
+
 /**
  * Whether two announced addresses name the same listener: equal, or the same
  * port where one side announced a wildcard host.

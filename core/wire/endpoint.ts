@@ -15,7 +15,7 @@ export interface ListenOptions extends ChannelOptions {
   maxConnections?: number;
 }
 
-export { formatAddress, parseAddress, reachableAddress, sameAddress } from "./address.ts";
+export { formatAddress, parseAddress, reachableAddress, reachableUrl, sameAddress } from "./address.ts";
 
 /** A TCP listener whose accepted connections become channels after the handshake. */
 export class WireServer {

@@ -4,6 +4,7 @@ import { type CellEntitySpec, cellEntitySpec, type SpaceGeometry, spaceGeometry 
 import {
   address,
   arrayOf,
+  bool,
   coord,
   int,
   MAX_ENTITY_ID,
@@ -73,6 +74,8 @@ export interface CellReport {
   /** Reals that moved here from another cell, and away to another cell, since the cell began. */
   offloadsIn: number;
   offloadsOut: number;
+  /** Whether the cell has ever held a real (seed 003's hasHadEntities): only such a space may ask to shut down. */
+  hadEntities: boolean;
 }
 
 /** A cellapp's load report: the whole process and each cell. */
@@ -94,6 +97,7 @@ const cellReport = obj({
   load,
   offloadsIn: int(0, 2 ** 53),
   offloadsOut: int(0, 2 ** 53),
+  hadEntities: bool,
 });
 
 /** Messages the cellappmgr handles. */

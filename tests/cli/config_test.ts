@@ -49,6 +49,9 @@ Deno.test("a flag beats its environment variable, which beats the config file", 
   assert.equal(c.secret, "env");
   assert.equal(parse([], env, files).port, 3);
   assert.equal(parse(["--config=c.json"], {}, files).port, 1);
+  assert.equal(parse([], {}, files).publicHost, null);
+  assert.equal(parse(["--public-host=game.example.com"], {}, files).publicHost, "game.example.com");
+  assert.equal(parse([], { SEAMLESS_PUBLIC_HOST: "[fd00::5]" }, files).publicHost, "fd00::5");
 });
 
 Deno.test("bad flags, variables and config files name what is wrong", () => {
@@ -63,6 +66,9 @@ Deno.test("bad flags, variables and config files name what is wrong", () => {
     [["--log-level=loud"], {}, {}, /^--log-level: "loud" is not a log level/],
     [["--max-frame=10"], {}, {}, /^--max-frame: /],
     [["--port"], {}, {}, /^--port: /],
+    [["--public-host=ws://game.example.com"], {}, {}, /^--public-host: .* is not a host name/],
+    [["--public-host=game.example.com:9000"], {}, {}, /^--public-host: .* is not a host name/],
+    [["--public-host=0.0.0.0"], {}, {}, /^--public-host: .* is not a host name/],
     [["stray"], {}, {}, /^stray: unexpected argument/],
     [[], { SEAMLESS_PORT: "x" }, {}, /^SEAMLESS_PORT: "x" is not a port number/],
     [[], { SEAMLESS_ROLE: "boss" }, {}, /^SEAMLESS_ROLE: unknown role/],

@@ -9,7 +9,8 @@ import { registry } from "../../entities/mod.ts";
 import { WITNESS_DEFAULTS } from "../../cell/witness_options.ts";
 import { Accounts, EntityStore } from "../../base/mod.ts";
 import { decodePersistentState, encodePersistentState, PropertyContainer } from "../../core/def/mod.ts";
-import { Procs } from "../helpers/procs.ts";
+import { api, Procs } from "../helpers/procs.ts";
+import type { ClusterView } from "../../core/views.ts";
 import { cellReady, entityAt, seen, startBaseProcess, startCluster, unseen } from "../helpers/players.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -262,4 +263,9 @@ Deno.test("bots: every bot connected, counters seen in order and without gaps", 
   assert.equal(report.outOfOrder, 0, why);
   assert.equal(report.gaps, 0, why);
   assert.ok(report.propertyEvents > 0 && report.updatesPerClientPerSec > 0, `the bots saw each other: ${why}`);
+  // Both members report their busy share of wall time: the baseapp's relaying counts, not only the cellapp's ticks.
+  const loads = ((await api(cluster.admin, "/api/cluster")).body as ClusterView).processes
+    .filter((p) => p.role !== "cellappmgr").map((p) => [p.role, p.load] as const);
+  assert.equal(loads.length, 2, JSON.stringify(loads));
+  for (const [role, load] of loads) assert.ok(load > 0 && load < 2, `${role} reports a load of ${load}`);
 });

@@ -167,6 +167,7 @@ const SAMPLES: Sample[] = [
       load: r(),
       offloadsIn: 0,
       offloadsOut: 0,
+      hadEntities: false,
     }],
   }]],
   [MgrMsg.adoptSpaces, (r, c) => [[geometry(r, c)]]],
