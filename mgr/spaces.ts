@@ -23,6 +23,9 @@ export interface SpaceSpec {
   entities?: { type: string; count: number; props?: Record<string, unknown> }[];
 }
 
+/** Loads are compared in steps of 1/LOAD_STEPS of a core. */
+const LOAD_STEPS = 20;
+
 /** A space as the cellappmgr knows it. */
 export class Space {
   shuttingDown = false;
@@ -84,8 +87,11 @@ export class Spaces {
       for (const c of s.cells()) cellsOf.set(c.cellapp, (cellsOf.get(c.cellapp) ?? 0) + 1);
     }
     const score = (m: Member) => (preferredHost !== null && hostOf(m.address) === preferredHost ? 1 : 0);
+    // Loads are measured CPU shares: ones within a few percent are noise, and the cell count decides.
+    const level = (m: Member) => Math.round(m.load * LOAD_STEPS);
     return this.registry.withRole("cellapp").sort((a, b) =>
-      score(b) - score(a) || a.load - b.load || (cellsOf.get(a.id) ?? 0) - (cellsOf.get(b.id) ?? 0) || a.id - b.id
+      score(b) - score(a) || level(a) - level(b) || (cellsOf.get(a.id) ?? 0) - (cellsOf.get(b.id) ?? 0) ||
+      a.id - b.id
     ).slice(0, n);
   }
 
