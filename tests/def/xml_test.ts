@@ -330,3 +330,44 @@ Deno.test("bad input: unknown DetailLevel label, missing interface", async () =>
     /interface 'Nope' does not exist/,
   );
 });
+
+Deno.test("KBEngine's layout in our own fixture: flat entities.xml with part attributes, interfaces, components", async () => {
+  const reg = await loadDefs(`${FIX}kbengine_style`);
+  assert.deepEqual(
+    reg.types.map((t) => [t.name, t.hasBase, t.hasCell, t.hasClient]),
+    [
+      ["Player", true, true, true],
+      ["Guard", false, true, true],
+      ["Beacon", false, true, false],
+      ["Dungeon", true, false, false],
+      ["DungeonCopy", true, false, false],
+    ],
+  );
+  const player = reg.get("Player");
+  assert.equal(player.property("HP").declaredIn, "Living");
+  assert.ok(player.findMethod("cell", "heal"));
+  assert.equal(player.property("pouch.coins").persistent, true);
+  assert.equal(player.property("spare.coins").persistent, false, "a component can be declared not persistent");
+  assert.ok(player.findMethod("base", "pouch.count"));
+  assert.equal(player.property("name").type.name, "STRING", "UNICODE maps to STRING");
+  assert.equal(player.property("friend").type.name, "ENTITY_ID", "ENTITYCALL");
+  assert.equal(player.property("extra").type.name, "DYNAMIC", "PY_DICT");
+  assert.equal(reg.get("Dungeon").property("context").type.name, "DYNAMIC", "PYTHON");
+  assert.equal(reg.get("DungeonCopy").parent?.name, "Dungeon");
+  assert.match(player.property("roster").type.name, /^FIXED_DICT\{values: ARRAY<FIXED_DICT\{dbid: UINT64/);
+  assert.deepEqual(player.volatile, { position: true, yaw: true, pitch: true, roll: true, optimized: true });
+  assert.equal(player.property("tag").metadata.Utype, "41003");
+  const text = reg.warnings.map(formatWarning).join("\n");
+  for (
+    const needle of [
+      /Living\.def:\d+: Living\.tag: <Utype>/,
+      /types\.xml:\d+: PLAYER_INFO\.name: <DatabaseLength>/,
+      /implementedBy 'PLAYER_INFO\.inst'/,
+      /Living\.def:\d+: Player\.HP: DetailLevel 'MEDIUM' ignored: Player has no LoDLevels/,
+      /PY_DICT is dynamically typed/,
+      /<optimized>/,
+      /alias BOOL redefines a built-in type/,
+    ]
+  ) assert.match(text, needle);
+  assert.equal(JSON.parse(JSON.stringify(describeRegistry(reg))).types.length, 5);
+});
