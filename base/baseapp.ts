@@ -171,6 +171,11 @@ export class BaseApp implements SessionHost {
         (ch, id, spaceId, address, epoch) =>
           this.proxies.get(id)?.onCellMoved(epoch, spaceId, address, ch.peer.address),
       )
+      .on(
+        BaseMsg.teleported,
+        (ch, id, epoch, spaceId, position, direction) =>
+          this.proxies.get(id)?.onTeleported(epoch, spaceId, position, direction, ch.peer.address),
+      )
       .on(BaseMsg.toClient, (ch, id, epoch, bytes) => this.proxies.get(id)?.fromCell(epoch, bytes, ch.peer.address));
   }
 

@@ -9,6 +9,9 @@
  *
  * Only the cellapp that holds the real of an epoch speaks for it: a frame or marker of an epoch from any other
  * cellapp is dropped (a late one of an entity that was destroyed and made again, or a lie).
+ *
+ * A notice (the real was teleported: the proxy resets its speed check and tells the client) is ordered like a frame
+ * of its epoch, so it takes effect after the frames sent before it and before those sent after.
  */
 import { sameAddress } from "../core/wire/mod.ts";
 import { type Logger, Throttle } from "../core/log.ts";
@@ -29,11 +32,14 @@ interface Move {
   from: string;
 }
 
-/** A frame waiting for its epoch, with the cellapp it came from. */
+/** A frame (or a notice, run in its place) waiting for its epoch, with the cellapp it came from. */
 interface Held {
   bytes: Uint8Array;
   from: string;
+  run: (() => void) | null;
 }
+
+const NO_BYTES = new Uint8Array(0);
 
 /** Counters, for tests and logs. */
 export interface OrderStats {
@@ -80,10 +86,19 @@ export class ClientFrameOrder {
 
   /** A frame from the real of `epoch`, which arrived from the cellapp at `from`. */
   frame(epoch: number, bytes: Uint8Array, from: string): void {
+    this.#take(epoch, bytes, from, null);
+  }
+
+  /** A notice from the real of `epoch` (at `from`): `run` is called in order with that epoch's frames. */
+  notice(epoch: number, from: string, run: () => void): void {
+    this.#take(epoch, NO_BYTES, from, run);
+  }
+
+  #take(epoch: number, bytes: Uint8Array, from: string, run: (() => void) | null): void {
     if (epoch === this.epoch) {
-      if (!this.#holds(from, "frame")) return;
+      if (!this.#holds(from, run ? "notice" : "frame")) return;
       this.stats.delivered++;
-      return this.deliver(bytes);
+      return run ? run() : this.deliver(bytes);
     }
     if (epoch < this.epoch) {
       if (this.stats.stale++ === 0) {
@@ -101,7 +116,7 @@ export class ClientFrameOrder {
     }
     let list = this.#frames.get(epoch);
     if (!list) this.#frames.set(epoch, list = []);
-    list.push({ bytes, from });
+    list.push({ bytes, from, run });
     this.#heldFrames++;
     this.#heldBytes += bytes.length;
     this.stats.held++;
@@ -128,9 +143,10 @@ export class ClientFrameOrder {
       this.#heldFrames -= held.length;
       for (const h of held) {
         this.#heldBytes -= h.bytes.length;
-        if (!this.#holds(h.from, "frame")) continue;
+        if (!this.#holds(h.from, h.run ? "notice" : "frame")) continue;
         this.stats.delivered++;
-        this.deliver(h.bytes);
+        if (h.run) h.run();
+        else this.deliver(h.bytes);
       }
     }
   }

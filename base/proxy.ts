@@ -212,6 +212,22 @@ export class Proxy implements BaseEntityApi, ChangeSink {
     this.frames.moved(fromEpoch, spaceId, address, from);
   }
 
+  /**
+   * The real of `epoch` was teleported (as the cellapp at `from`, which held it, says): in order with its frames, the
+   * speed check starts at the new position, and the client is told where it is now (BigWorld's forced position).
+   * Moves the client sent from where it was are corrected to there without counting as abuse.
+   */
+  onTeleported(epoch: number, spaceId: number, position: Vec3Tuple, direction: Vec3Tuple, from: string): void {
+    this.frames.notice(epoch, from, () => {
+      if (this.cellState !== "live") return;
+      this.speed.reset(position);
+      this.direction = [...direction];
+      this.spaceId = spaceId;
+      this.#awaitingCorrection = true;
+      this.client?.sendMessage({ id: S2C.forcedPosition, position: [...position], direction: [...direction] });
+    });
+  }
+
   /** The cell entity is gone (its space shut down, or a script destroyed it), as the cellapp at `from` says. */
   onCellDestroyed(reason: string, from: string): void {
     if (this.cellState === "destroying" || this.cellState === "none") return;

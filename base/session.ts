@@ -217,11 +217,15 @@ export class ClientSession implements ClientLink {
     this.#forwardAoi(bytes, aoiFrom, aoiTo);
   }
 
-  /** Checks the framing of a requestUpdate (varint id, varint n, n varint stamps); false when the client was dropped. */
+  /**
+   * Checks the framing of a requestUpdate (varint id, varint life, varint n, n varint stamps); false when the client
+   * was dropped.
+   */
   #requestUpdate(r: ByteReader, at: number): boolean {
     try {
       if (this.state !== "online" || !this.proxy) throw new ProtocolError(ErrorCode.notLoggedIn, "log in first");
       r.varint();
+      if (r.varint() > 0xffff_ffff) throw new ProtocolError(ErrorCode.malformed, "requestUpdate with a life past 2^32");
       const n = r.varint();
       if (n > 32) throw new ProtocolError(ErrorCode.malformed, `requestUpdate with ${n} stamps`);
       for (let i = 0; i < n; i++) r.varint();

@@ -20,6 +20,7 @@ import {
   type MessageDef,
   type OffloadState,
   type SpaceGeometry,
+  type TeleportState,
 } from "../core/wire/mod.ts";
 import type { CellAddress, GhostConfig } from "./ghosts.ts";
 import { type ControllerState, type Movement, type Timer, TimerHeap } from "./controllers.ts";
@@ -52,6 +53,11 @@ export interface CellHost {
    * (sent after this cellapp's last frame for its client).
    */
   cellEntityMoved?(e: Entity, address: string, spaceId?: number): void;
+  /**
+   * Tells the base of `e` that `e` was teleported to where it now is (in `spaceId`), after this cellapp's last frame
+   * for its client from where it was: the client is told, the base's speed check starts there.
+   */
+  entityTeleported?(e: Entity, spaceId: number, position: Vec3): void;
   /** Where the cell of another space containing (x, z) is (for teleports). */
   findCell?(spaceId: number, x: number, z: number): Promise<CellAddress>;
   /** Where a witness restored here sends its client's frames (through the entity's base); none without a base. */
@@ -599,7 +605,7 @@ export class Cell {
   }
 
   /** A real teleporting here (see teleport.ts). */
-  receiveTeleport(state: OffloadState & { hadWitness: boolean }): Entity {
+  receiveTeleport(state: TeleportState): Entity {
     return receiveTeleport(this, state);
   }
 

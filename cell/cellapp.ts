@@ -97,6 +97,10 @@ export class CellApp {
       cellEntityDestroyed: (e, reason) => this.#toBase(e.baseAddress!, BaseMsg.cellEntityDestroyed, e.id, reason),
       cellEntityMoved: (e, address, spaceId = e.cell.spaceId) =>
         this.#toBase(e.baseAddress!, BaseMsg.cellEntityMoved, e.id, spaceId, address, e.epoch),
+      entityTeleported: (e, spaceId, p) => {
+        const position: [number, number, number] = [p.x, p.y, p.z];
+        this.#toBase(e.baseAddress!, BaseMsg.teleported, e.id, e.epoch, spaceId, position, [e.yaw, e.pitch, e.roll]);
+      },
       findCell: (spaceId, x, z) => {
         const ch = this.member.link.channel;
         if (!ch) return Promise.reject(new Error("the cellappmgr is not reachable"));

@@ -15,6 +15,7 @@ import type { Entity } from "./entity.ts";
 import type { CellAddress } from "./ghosts.ts";
 import { witnessOf } from "./witness.ts";
 import { clientCall } from "./calls.ts";
+import { isTeleporting } from "./teleport.ts";
 
 /** An entity as this cellapp holds it. */
 interface Located {
@@ -81,6 +82,8 @@ export class ClientTraffic {
       .on(CellMsg.clientPosition, (ch, id, pos, dir) => {
         const at = this.#locate(id);
         if (!this.#fromBase(ch, at, id, "clientPosition")) return;
+        // Reported from where it was: carried over, it would take the entity back (its base corrects the client).
+        if (at.real && isTeleporting(at.real)) return;
         this.#atReal(ch, at, id, CellMsg.clientPosition, [id, pos, dir], (e) => {
           [e.yaw, e.pitch, e.roll] = dir;
           e.cell.moveEntity(e, pos[0], pos[1], pos[2]);

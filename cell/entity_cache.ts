@@ -28,7 +28,10 @@ export const CACHE_STATES = ["ENTER_PENDING", "REQUEST_PENDING", "CREATE_PENDING
 export const VX = 0, VY = 1, VZ = 2, VYAW = 3, VPITCH = 4, VROLL = 5;
 /** Priority (while out of the heap) and the last priority delta. */
 export const PRIORITY = 6, LAST_DELTA = 7;
-/** The detail level changes only below LOD_IN or beyond LOD_OUT (hysteresis included): a quick test per send. */
+/**
+ * The detail level changes only at or within LOD_IN (the next nearer level's distance) or beyond LOD_OUT (this
+ * level's distance plus its hysteresis): a quick test per send.
+ */
 export const LOD_IN = 8, LOD_OUT = 9;
 /** The type's volatile LoD as distances (Infinity: always; -1: never), looked up once rather than per send. */
 export const POS_DIST = 10, YAW_DIST = 11, PITCH_DIST = 12, ROLL_DIST = 13;
@@ -42,8 +45,10 @@ export const FLAGS = 18;
 export const DEADLINE = 19;
 /** The history's slot in lastSeqs. */
 export const HSEQ = 20;
+/** The life (epoch) of the entity's event numbering that the slot's numbers and the client's enter belong to. */
+export const LIFE = 21;
 /** Numbers per slot. */
-export const F = 21;
+export const F = 22;
 
 /** Left the AoI; the leave is queued (seed 000's GONE flag: the state says what the client was told). */
 export const FLAG_GONE = 1;
@@ -51,6 +56,11 @@ export const FLAG_GONE = 1;
 export const FLAG_TRIGGER = 2, FLAG_MANUAL = 4;
 /** In the witness's heap (or popped this tick and about to go back). */
 export const FLAG_QUEUED = 8;
+/**
+ * The slot now follows another life of the entity (made again with the same id) while the client still holds the
+ * one it was told of: that one leaves first, with the stamps of its life, then the new one enters.
+ */
+export const FLAG_REPLACED = 16;
 
 function lodDistance(lod: true | number | undefined): number {
   return lod === true ? Infinity : typeof lod === "number" ? lod : -1;
@@ -80,6 +90,12 @@ export class CacheTable {
       this.history.push(null);
       this.stamps.push([]);
     }
+    this.init(s, e, h);
+    return s;
+  }
+
+  /** Starts slot `s` afresh for `e`: ENTER_PENDING at its outermost level with nothing sent, no flags, no alias. */
+  init(s: number, e: Entity, h: EventHistory): void {
     this.entity[s] = e;
     this.history[s] = h;
     const outer = e.type.lodLevels.length;
@@ -102,13 +118,57 @@ export class CacheTable {
     f[o + FLAGS] = 0;
     f[o + DEADLINE] = 0;
     f[o + HSEQ] = h.seqSlot;
+    f[o + LIFE] = h.life;
     f[o + POS_DIST] = lodDistance(v.position);
     f[o + ROLL_DIST] = lodDistance(v.roll);
     // A finer direction type carries the coarser angles too.
     f[o + PITCH_DIST] = Math.max(lodDistance(v.pitch), f[o + ROLL_DIST]);
     f[o + YAW_DIST] = Math.max(lodDistance(v.yaw), f[o + PITCH_DIST]);
     this.setDetailLevel(s, outer);
-    return s;
+  }
+
+  /** Points slot `s` at `e` (another copy of the entity it follows) and its history, keeping every number. */
+  rebind(s: number, e: Entity, h: EventHistory): void {
+    this.entity[s] = e;
+    this.history[s] = h;
+    this.f[s * F + HSEQ] = h.seqSlot;
+  }
+
+  /**
+   * Makes slot `s` follow `e`, another copy of the entity id it holds. Of the same life (its numbering went on: a
+   * teleport), every number stays good and the client sees no leave. Of another life, a slot the client was not told
+   * of yet starts afresh; otherwise it is marked FLAG_REPLACED (the client's copy leaves first, then `restart`), and
+   * true is returned. Flags and queue place are kept.
+   */
+  follow(s: number, e: Entity, h: EventHistory): boolean {
+    const f = this.f, o = s * F;
+    if (h.life === f[o + LIFE] && this.entity[s]!.type === e.type) {
+      this.rebind(s, e, h);
+      this.set(s, FLAG_REPLACED, false);
+      return false;
+    }
+    if (f[o + STATE] === ENTER_PENDING) {
+      const flags = f[o + FLAGS], priority = f[o + PRIORITY];
+      this.init(s, e, h);
+      f[o + FLAGS] = flags & ~FLAG_REPLACED;
+      f[o + PRIORITY] = priority;
+      return false;
+    }
+    this.rebind(s, e, h);
+    this.set(s, FLAG_REPLACED, true);
+    return true;
+  }
+
+  /**
+   * Starts a FLAG_REPLACED slot afresh for the entity it follows, once the leave of the client's copy is written:
+   * ENTER_PENDING, its trigger and manual flags kept. Returns the alias it held (NO_ALIAS for none), to be freed.
+   */
+  restart(s: number): number {
+    const f = this.f, o = s * F, alias = f[o + ALIAS];
+    const keep = f[o + FLAGS] & (FLAG_TRIGGER | FLAG_MANUAL);
+    this.init(s, this.entity[s]!, this.history[s]!);
+    f[o + FLAGS] = keep;
+    return alias;
   }
 
   /** Frees a slot. */
@@ -131,7 +191,7 @@ export class CacheTable {
   setDetailLevel(s: number, level: number): void {
     const levels = this.entity[s]!.type.lodLevels, f = this.f, o = s * F;
     f[o + LEVEL] = level;
-    f[o + LOD_IN] = level > 0 ? levels[level - 1].distance - levels[level - 1].hysteresis : -Infinity;
+    f[o + LOD_IN] = level > 0 ? levels[level - 1].distance : -Infinity;
     f[o + LOD_OUT] = level < levels.length ? levels[level].distance + levels[level].hysteresis : Infinity;
   }
 

@@ -15,6 +15,9 @@ import {
   writeChange,
 } from "../core/def/mod.ts";
 import { writeMethodCall } from "../core/def/aoi_protocol.ts";
+import type { HistoryState } from "../core/wire/mod.ts";
+
+export type { HistoryState } from "../core/wire/mod.ts";
 
 /** One recorded event. */
 export interface HistoryEvent {
@@ -62,6 +65,20 @@ function allocSeqSlot(): number {
 }
 
 /**
+ * Life numbers (epochs of event numbering): 1..2^32-1, handed out in turn from a random start, so that two lives of
+ * one entity id (a relog, a restore on another cellapp) are told apart. 0 means "no life": a client with nothing
+ * cached.
+ */
+let nextLife = 1 + Math.floor(Math.random() * 0xffff_fffe);
+
+/** A number for a new life of an entity's event numbering. */
+export function newLife(): number {
+  const l = nextLife;
+  nextLife = l >= 0xffff_ffff ? 1 : l + 1;
+  return l;
+}
+
+/**
  * The event history of one entity; attach it as its cell container's sink (historyOf does). Trimming is seed 001's
  * two-phase trim, run at most once per horizon: each trim drops what was already there at the previous trim, so an
  * event is kept for at least one horizon.
@@ -79,6 +96,12 @@ export class EventHistory implements ChangeSink {
     lastSeqs.a[this.seqSlot] = v;
   }
   #lastSeq = 1;
+  /**
+   * The life of this numbering (its epoch): it changes whenever the numbering restarts (the entity is created,
+   * made again at a relog or a restore), and a ghost and a teleported real go on with their real's. Clients cache
+   * stamps with it, so that stamps of another life are never taken for this one's.
+   */
+  life: number = newLife();
   /** Where lastSeqs mirrors lastSeq. */
   readonly seqSlot: number = allocSeqSlot();
   /** Highest event number trimmed away: a reader whose last event is below it has missed events. */
@@ -200,6 +223,33 @@ export class EventHistory implements ChangeSink {
     }
     return i + 1;
   }
+}
+
+/** The history as plain data: its life, numbers and the events it still holds. */
+export function historyState(h: EventHistory): HistoryState {
+  const events: HistoryState["events"] = [];
+  for (let i = h.head; i < h.events.length; i++) {
+    const ev = h.events[i];
+    if (ev) events.push([ev.seq, ev.prop, ev.level, ev.distance, ev.bytes]);
+  }
+  return { life: h.life, lastSeq: h.lastSeq, trimmedTo: h.trimmedTo, propStamps: [...h.propStamps], events };
+}
+
+/**
+ * Makes a history that has recorded nothing yet go on from `state` (a teleported real's, at its destination): same
+ * life, same numbers, so what observers and cached clients hold of the entity stays good.
+ */
+export function continueHistory(h: EventHistory, state: HistoryState): void {
+  if (h.lastSeq !== 1 || h.events.length > 0) {
+    throw new Error(`the history of a ${h.type.name} already has events; it cannot take over another's numbering`);
+  }
+  if (state.life !== undefined) h.life = state.life;
+  for (const [seq, prop, level, distance, bytes] of state.events) {
+    if (seq > h.lastSeq) h.addRemote({ seq, prop, level, distance, bytes });
+  }
+  h.lastSeq = Math.max(h.lastSeq, state.lastSeq);
+  h.trimmedTo = Math.max(h.trimmedTo, state.trimmedTo);
+  for (let i = 0; i < h.propStamps.length && i < state.propStamps.length; i++) h.propStamps[i] = state.propStamps[i];
 }
 
 const histories = new WeakMap<object, EventHistory>();

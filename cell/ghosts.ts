@@ -156,7 +156,7 @@ export function ghostStateOf(e: Entity, cellId: number, realCellapp: number, rea
     realAddress,
     realCell: e.cell.cellId,
     baseAddress: e.baseAddress,
-    history: { lastSeq: h.lastSeq, trimmedTo: h.trimmedTo, propStamps: [...h.propStamps], events },
+    history: { life: h.life, lastSeq: h.lastSeq, trimmedTo: h.trimmedTo, propStamps: [...h.propStamps], events },
   };
 }
 
@@ -167,6 +167,7 @@ export function loadGhostState(ghost: Entity, state: GhostState): void {
     if (fresh.values[i] !== undefined) ghost.container.load(i, fresh.values[i]);
   }
   const h = historyOf(ghost);
+  if (state.history.life !== undefined) h.life = state.history.life; // the real's numbering, so the real's life
   for (const [seq, prop, level, distance, bytes] of state.history.events) {
     if (seq > h.lastSeq) h.addRemote({ seq, prop, level, distance, bytes });
   }

@@ -4,10 +4,14 @@
  * created directly in the destination cell (no ghost needed there) and
  * removed here once that cell has it, and its client's view is rebuilt: the
  * old view gets a leave for everything, the new witness enters what is there.
+ * Its event numbering goes with it (seed 000's writeOffloadData), so observers
+ * there that held its ghost keep their copy and cached clients stay valid;
+ * its base hears where it landed (its client gets a forced position, its
+ * speed check starts there).
  */
 import { decodeCellBackup } from "../core/def/mod.ts";
 import type { Vec3 } from "../core/script.ts";
-import { CellMsg, type OffloadState } from "../core/wire/mod.ts";
+import { CellMsg, type TeleportState } from "../core/wire/mod.ts";
 import type { Cell } from "./cell.ts";
 import type { ControllerState } from "./controllers.ts";
 import { Entity } from "./entity.ts";
@@ -15,6 +19,18 @@ import { type CellAddress, ghostingOf } from "./ghosts.ts";
 import { offloadStateOf } from "./offload.ts";
 import { MAX_COORD, withinWorld } from "../core/geo/rect.ts";
 import { witnessOf } from "./witness.ts";
+import { continueHistory, historyOf, historyState } from "./event_history.ts";
+
+/** Reals handed to another cell by a teleport right now. */
+const teleporting = new WeakSet<Entity>();
+
+/**
+ * Whether `e` is being teleported to another cell: positions its client reported meanwhile were meant for where it
+ * was, and are dropped rather than carried over (its base corrects the client once it landed).
+ */
+export function isTeleporting(e: Entity): boolean {
+  return teleporting.has(e);
+}
 
 /** Teleports `e` to `pos` in space `spaceId` (its own by default); resolves once it is there. */
 export async function teleport(cell: Cell, e: Entity, pos: Vec3, spaceId = cell.spaceId): Promise<void> {
@@ -31,6 +47,7 @@ export async function teleport(cell: Cell, e: Entity, pos: Vec3, spaceId = cell.
     const { cell: dest, address } = cell.cellAt(pos.x, pos.z);
     if (dest.id === cell.cellId) {
       cell.moveEntity(e, pos.x, pos.y, pos.z);
+      if (e.hasClient && e.baseAddress !== null) cell.host.entityTeleported?.(e, spaceId, pos);
       return;
     }
     if (!address) throw new Error(`teleport: the cellapp of the destination cell is unknown`);
@@ -54,25 +71,36 @@ export async function teleport(cell: Cell, e: Entity, pos: Vec3, spaceId = cell.
   state.entity.position = [pos.x, pos.y, pos.z];
   state.witness = undefined;
   if (spaceId !== cell.spaceId) state.ghosts = [];
+  const history = historyState(historyOf(e));
+  teleporting.add(e);
   try {
-    await gh.ask(target.address, gh.config.offloadTimeoutMs, CellMsg.teleportIn, { ...state, hadWitness });
+    await gh.ask(target.address, gh.config.offloadTimeoutMs, CellMsg.teleportIn, { ...state, hadWitness, history });
   } catch (err) {
     const held = e.offloading.held;
     e.offloading = null;
     cell.resume(e);
     for (const run of held) run(null);
     throw new Error(`teleport of ${e.type.name} ${e.id} failed; it stays where it was: ${(err as Error).message}`);
+  } finally {
+    teleporting.delete(e);
   }
   const held = e.offloading!.held;
   e.offloading = null;
   witness?.closeView();
   cell.removeTeleported(e);
-  if (e.baseAddress !== null) cell.host.cellEntityMoved?.(e, target.address, spaceId);
+  if (e.baseAddress !== null) {
+    // After its last frame from here and before the move marker: in order with this epoch's frames.
+    if (e.hasClient) cell.host.entityTeleported?.(e, spaceId, pos);
+    cell.host.cellEntityMoved?.(e, target.address, spaceId);
+  }
   for (const run of held) run(target);
 }
 
-/** Creates a teleporting real here from its state, replacing a ghost of it if this cell has one. */
-export function receiveTeleport(cell: Cell, state: OffloadState & { hadWitness: boolean }): Entity {
+/**
+ * Creates a teleporting real here from its state, replacing a ghost of it if this cell has one; its event numbering
+ * goes on from where it was, so witnesses here that had the ghost keep their view of it.
+ */
+export function receiveTeleport(cell: Cell, state: TeleportState): Entity {
   const s = state.entity;
   if (cell.entities.has(s.id)) throw new Error(`teleport: entity ${s.id} is already real in space ${cell.spaceId}`);
   const type = cell.host.registry.find(s.type);
@@ -88,6 +116,7 @@ export function receiveTeleport(cell: Cell, state: OffloadState & { hadWitness: 
   e.baseAddress = state.baseAddress;
   e.hasClient = state.hasClient;
   e.epoch = (state.epoch ?? 0) + 1;
+  if (state.history) continueHistory(historyOf(e), state.history);
   cell.addTeleported(e, s.controllers as ControllerState[]);
   if (state.hadWitness) {
     const sink = cell.host.clientSink?.(e);

@@ -11,7 +11,7 @@ import type { Cell } from "./cell.ts";
 import type { Entity } from "./entity.ts";
 import { ALIAS, CACHE_STATES, CacheTable, CREATE_PENDING, DEADLINE, ENTER_PENDING, F } from "./entity_cache.ts";
 import { FLAG_GONE, FLAG_MANUAL, FLAG_QUEUED, FLAG_TRIGGER, FLAGS, LAST_DELTA, PRIORITY } from "./entity_cache.ts";
-import { REQUEST_PENDING, STATE } from "./entity_cache.ts";
+import { FLAG_REPLACED, LIFE, REQUEST_PENDING, STATE } from "./entity_cache.ts";
 import { historyOf, type OwnClientSink } from "./event_history.ts";
 import { SlotHeap } from "./priority_queue.ts";
 import { RANGE_FLAG_AOI, type RangeEntity } from "./range_node.ts";
@@ -227,12 +227,15 @@ export class Witness implements SendContext, OwnClientSink {
     }
   }
 
-  /** Puts an entity in the AoI; `manual` (the game's call) keeps it there whatever the distance. */
+  /**
+   * Puts an entity in the AoI; `manual` (the game's call) keeps it there whatever the distance. An entity whose
+   * type clients never see (no client part) stays out.
+   */
   addToAoI(e: Entity, manual = true): void {
-    if (e === this.entity || this.destroyed || e.destroyed) return;
+    if (e === this.entity || this.destroyed || e.destroyed || !e.type.canBeOnClient) return;
     const t = this.t;
     let s = this.#caches.get(e.id);
-    if (s !== undefined && t.entity[s] !== e) return;
+    if (s !== undefined && t.entity[s] !== e && !this.#follow(s, e)) return;
     const fresh = s === undefined || t.has(s, FLAG_GONE);
     if (s === undefined) {
       s = t.alloc(e, historyOf(e, this.opts.historyHorizonMs));
@@ -243,6 +246,17 @@ export class Witness implements SendContext, OwnClientSink {
     // Back before its leave was sent: the client never needs to know it went.
     t.set(s, FLAG_GONE, false);
     if (fresh) callScript(this.entity, "onEnteredAoI", e);
+  }
+
+  /**
+   * Slot `s` holds another copy of `e`'s id: the ghost a teleported real replaced here, or an entity destroyed and
+   * made again (a relog). Unless that copy is still live in the AoI, the slot follows `e` (see CacheTable.follow).
+   */
+  #follow(s: number, e: Entity): boolean {
+    const t = this.t, old = t.entity[s]!;
+    if (!old.destroyed && !t.has(s, FLAG_GONE)) return false;
+    if (t.follow(s, e, historyOf(e, this.opts.historyHorizonMs)) && !t.has(s, FLAG_QUEUED)) this.#addToSeen(s);
+    return true;
   }
 
   /** Takes an entity out of the AoI; one added both ways stays until both are cleared (seed 000). */
@@ -258,29 +272,35 @@ export class Witness implements SendContext, OwnClientSink {
 
   /** Client input: a frame of client→server AOI messages. Anything else is bad input. */
   receive(frame: Uint8Array): void {
-    const err = readRequestUpdates(frame, (id, stamps) => this.requestEntityUpdate(id, stamps));
+    const err = readRequestUpdates(frame, (id, life, stamps) => this.requestEntityUpdate(id, life, stamps));
     if (err !== null) this.#bad(err);
   }
 
   /**
-   * The client's answer to an enter: the stamps of its cached copy (none: send everything). Seed 000's
-   * requestEntityUpdate, with the stamps checked: extra ones dropped and reported, future ones reported and treated
-   * as 0 (nothing known: everything of that level is sent), and so are ones the history no longer reaches back to.
+   * The client's answer to an enter: the life and stamps of its cached copy (none: send everything). Seed 000's
+   * requestEntityUpdate, with the stamps checked: stamps of another life of the entity (a cache from before it was
+   * made again) are normal and ignored, so it is sent whole; of its life, extra ones are dropped and reported, future
+   * ones reported and treated as 0 (nothing known: everything of that level is sent), and so are ones the history no
+   * longer reaches back to.
    */
-  requestEntityUpdate(id: number, stamps: readonly number[]): void {
+  requestEntityUpdate(id: number, life: number, stamps: readonly number[]): void {
     const t = this.t, c = this.#caches.get(id);
     if (c === undefined) return; // It left before the request arrived; its leave is on the way.
     const type = t.entity[c]!.type, state = t.f[c * F + STATE];
+    if (t.has(c, FLAG_REPLACED)) {
+      // About the life that is leaving: the new one enters next and is asked for again.
+      this.#pending.delete(c);
+      return;
+    }
     if (state !== REQUEST_PENDING) {
       return this.#bad(`update request for ${type.name} ${id}, which is ${CACHE_STATES[state]}`);
     }
     const h = t.history[c]!, st = t.stamps[c], L = st.length;
-    if (stamps.length > L) {
-      this.#bad(`client sent ${stamps.length} LoD stamps for ${type.name} ${id}; it has ${L} levels`);
-    }
+    const n = life === t.f[c * F + LIFE] ? stamps.length : 0;
+    if (n > L) this.#bad(`client sent ${n} LoD stamps for ${type.name} ${id}; it has ${L} levels`);
     let future = false;
     for (let i = 0; i < L; i++) {
-      let s = i < stamps.length ? stamps[i] : 0;
+      let s = i < n ? stamps[i] : 0;
       if (!(Number.isSafeInteger(s) && s >= 0 && s <= h.lastSeq)) {
         future = true;
         s = 0;
@@ -363,7 +383,7 @@ export class Witness implements SendContext, OwnClientSink {
       this.entity.cell.host.log.debug(
         `witness of ${this.entity.id}: no update request for ${e.type.name} ${e.id} in ${this.opts.requestTimeoutMs} ms; creating it whole`,
       );
-      this.requestEntityUpdate(e.id, []);
+      this.requestEntityUpdate(e.id, 0, []);
     }
   }
 
@@ -393,6 +413,18 @@ export class Witness implements SendContext, OwnClientSink {
           }
         }
         this.#delete(s);
+      } else if ((f[o + FLAGS] & FLAG_REPLACED) !== 0) {
+        // The client holds another life of this entity: that one leaves, then this one enters in turn.
+        sendLeave(this, s);
+        if (w.pos > budget && !first) {
+          w.pos = mark;
+          this.#requeue(s, p0);
+          break;
+        }
+        const alias = t.restart(s);
+        if (alias !== NO_ALIAS) this.#freeAliases.push(alias);
+        this.#pending.delete(s);
+        this.#requeue(s, p0);
       } else if (state === ENTER_PENDING) {
         const alias = hasVolatile(t, s) && this.#freeAliases.length > 0 ? this.#freeAliases.pop()! : NO_ALIAS;
         f[o + ALIAS] = alias;

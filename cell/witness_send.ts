@@ -31,6 +31,7 @@ import {
   HSEQ,
   LAST_EVENT,
   LEVEL,
+  LIFE,
   LOD_IN,
   LOD_OUT,
   PITCH_DIST,
@@ -106,9 +107,10 @@ export function hasVolatile(t: CacheTable, s: number): boolean {
   return t.f[s * F + POS_DIST] >= 0 || t.f[s * F + YAW_DIST] >= 0;
 }
 
-/** Seed 000's enterAoI: id and alias. */
+/** Seed 000's enterAoI: id, alias, and the life of the entity's event numbering (the client's cache checks it). */
 export function sendEnter(ctx: SendContext, s: number): void {
-  writeEnter(ctx.w, ctx.t.entity[s]!.id, ctx.t.f[s * F + ALIAS]);
+  const f = ctx.t.f, o = s * F;
+  writeEnter(ctx.w, ctx.t.entity[s]!.id, f[o + ALIAS], f[o + LIFE]);
   ctx.stats.enters++;
 }
 
@@ -172,7 +174,7 @@ export function sendUpdate(ctx: SendContext, s: number, dist: number): void {
     f[o + LAST_EVENT] = h.lastSeq;
   }
   sendVolatile(ctx, s, dist);
-  if (dist < f[o + LOD_IN] || dist > f[o + LOD_OUT]) updateDetail(ctx, s, dist);
+  if (dist <= f[o + LOD_IN] || dist > f[o + LOD_OUT]) updateDetail(ctx, s, dist);
 }
 
 function sendEvents(ctx: SendContext, s: number, dist: number): void {
@@ -194,12 +196,13 @@ function sendEvents(ctx: SendContext, s: number, dist: number): void {
 }
 
 /**
- * Seed 001's updateDetailLevel with the type's hysteresis: moving nearer sends each newly visible level's
- * properties changed since the client last had that level; moving away records the stamps of the levels left.
+ * Seed 001's updateDetailLevel with the type's hysteresis (a level is entered within its distance and left beyond its
+ * distance plus hysteresis): moving nearer sends each newly visible level's properties changed since the client last
+ * had that level; moving away records the stamps of the levels left.
  */
 export function updateDetail(ctx: SendContext, s: number, dist: number): void {
   const t = ctx.t, f = t.f, o = s * F;
-  if (dist >= f[o + LOD_IN] && dist <= f[o + LOD_OUT]) return;
+  if (dist > f[o + LOD_IN] && dist <= f[o + LOD_OUT]) return;
   const old = f[o + LEVEL], e = t.entity[s]!, st = t.stamps[s];
   const nl = e.type.updateDetailLevel(old, dist);
   if (nl === old) return;
@@ -260,18 +263,18 @@ export function sendVolatile(ctx: SendContext, s: number, dist: number): void {
  */
 export function readRequestUpdates(
   frame: Uint8Array,
-  onRequest: (id: number, stamps: number[]) => void,
+  onRequest: (id: number, life: number, stamps: number[]) => void,
 ): string | null {
   const r = new ByteReader(frame);
   try {
     while (r.remaining > 0) {
       const id = r.u8();
       if (id !== AOI_MSG.REQUEST_UPDATE) return `unexpected AOI message id ${id} from the client`;
-      const eid = r.varint(), n = r.varint();
+      const eid = r.varint(), life = r.varint(), n = r.varint();
       if (n > r.remaining) return `entity ${eid}: ${n} stamps exceed the message`;
       const stamps = new Array<number>(n);
       for (let i = 0; i < n; i++) stamps[i] = r.varint();
-      onRequest(eid, stamps);
+      onRequest(eid, life, stamps);
     }
   } catch (e) {
     return `malformed AOI message: ${e instanceof Error ? e.message : e}`;

@@ -5,7 +5,8 @@
  * sent yet and the counters. Everything is numbers, arrays and a Uint8Array, for msgpack.
  *
  * On the new cell each cache is matched with the entity there (a real or a ghost): present, it keeps its record,
- * so the client sees neither a leave nor an enter; absent, the client is told it left. A cache whose entity's
+ * so the client sees neither a leave nor an enter (unless it is another life of the entity there: then the client's
+ * copy leaves and the one here enters); absent, the client is told it left. A cache whose entity's
  * history there no longer reaches back to its last event gets the refresh witness_send.ts already does for a gap
  * (the changed properties, no leave and enter).
  */
@@ -20,9 +21,11 @@ import {
   ENTER_PENDING,
   F,
   FLAG_QUEUED,
+  FLAG_REPLACED,
   FLAGS,
   HSEQ,
   LAST_EVENT,
+  LIFE,
 } from "./entity_cache.ts";
 import { ALIAS, LEVEL, REQUEST_PENDING, STATE } from "./entity_cache.ts";
 import { historyOf } from "./event_history.ts";
@@ -107,21 +110,38 @@ export function restoreWitness(p: WitnessParts, state: WitnessState, cell: Cell,
       if (r[ALIAS] !== NO_ALIAS) p.freeAliases.push(r[ALIAS]);
       continue;
     }
-    const s = t.alloc(e, historyOf(e, horizon));
+    const h = historyOf(e, horizon);
+    const s = t.alloc(e, h);
     const o = s * F, hseq = t.f[o + HSEQ];
     t.f.set(c.record, o);
     t.f[o + HSEQ] = hseq;
     t.f[o + DEADLINE] = c.record[DEADLINE] + now;
-    t.setDetailLevel(s, c.record[LEVEL]);
-    const st = t.stamps[s];
-    st.length = c.stamps.length;
-    for (let i = 0; i < st.length; i++) st[i] = c.stamps[i];
+    let queued = c.queued;
+    if (c.record[LIFE] === h.life) {
+      t.set(s, FLAG_REPLACED, false);
+      t.setDetailLevel(s, c.record[LEVEL]);
+      copyStamps(t.stamps[s], c.stamps);
+    } else if (c.record[STATE] === ENTER_PENDING) {
+      // Nothing told yet: it enters as the life here.
+      t.init(s, e, h);
+      t.f[o + FLAGS] = c.record[FLAGS] & ~FLAG_REPLACED;
+    } else {
+      // The client holds another life of it than the one here: that one leaves first (witness.ts), in turn.
+      t.set(s, FLAG_REPLACED, true);
+      copyStamps(t.stamps[s], c.stamps);
+      if (queued < 0) queued = 0;
+    }
     p.caches.set(c.id, s);
     if (c.record[STATE] === REQUEST_PENDING) p.pending.add(s);
-    if (c.queued >= 0) {
+    if (queued >= 0) {
       t.set(s, FLAG_QUEUED, true);
-      p.heap.push(s, c.queued);
+      p.heap.push(s, queued);
     }
   }
   return { lost };
+}
+
+function copyStamps(to: number[], from: readonly number[]): void {
+  to.length = from.length;
+  for (let i = 0; i < to.length; i++) to[i] = from[i];
 }

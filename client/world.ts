@@ -1,8 +1,8 @@
 /**
  * The client's model of the world around its player (no network): it applies decoded AOI messages to a map of
  * entities, keeps the alias table and the reference position, caches entities that left with their per-level
- * event stamps (and answers an enter with them, so the server sends only what changed since), and tells the game
- * through a small typed emitter.
+ * event stamps and the life those belong to (and answers an enter of the same life with them, so the server sends
+ * only what changed since; a cache of another life is dropped), and tells the game through a small typed emitter.
  */
 import {
   ByteReader,
@@ -39,6 +39,8 @@ export interface ClientEntity {
   roll: number;
   detailLevel: number;
   alias: number;
+  /** The life (epoch) of the entity's event numbering this copy follows. */
+  life: number;
 }
 
 /** What the world tells its listeners. */
@@ -83,11 +85,12 @@ export class Emitter<M> {
   }
 }
 
-/** A left entity kept with its stamps. */
+/** A left entity kept with its stamps, and the life they belong to. */
 interface Cached {
   type: EntityType;
   container: PropertyContainer;
   stamps: number[];
+  life: number;
 }
 
 /** Options of a ClientWorld. */
@@ -101,8 +104,8 @@ export interface ClientWorldOptions {
 /** The client-side AOI model. */
 export class ClientWorld extends Emitter<WorldEvents> implements AoiDecodeContext {
   readonly entities: Map<number, ClientEntity> = new Map();
-  /** Entities that were announced and not created yet: id → alias. */
-  readonly pending: Map<number, number> = new Map();
+  /** Entities that were announced and not created yet: id → alias and life. */
+  readonly pending: Map<number, { alias: number; life: number }> = new Map();
   readonly cache: Map<number, Cached> = new Map();
   readonly reference = { x: 0, y: 0, z: 0 };
   scale = 1;
@@ -171,8 +174,12 @@ export class ClientWorld extends Emitter<WorldEvents> implements AoiDecodeContex
     switch (m.kind) {
       case "enter": {
         if (m.alias !== NO_ALIAS) this.#aliases[m.alias] = m.id;
-        this.pending.set(m.id, m.alias);
-        writeRequestUpdate(this.#out, m.id, this.cache.get(m.id)?.stamps ?? []);
+        this.pending.set(m.id, { alias: m.alias, life: m.life });
+        const cached = this.cache.get(m.id);
+        const usable = cached !== undefined && cached.life === m.life;
+        // A copy of another life of the entity (it was made again): its stamps mean nothing now.
+        if (cached && !usable) this.cache.delete(m.id);
+        writeRequestUpdate(this.#out, m.id, usable ? m.life : 0, usable ? cached.stamps : []);
         return;
       }
       case "create":
@@ -242,11 +249,12 @@ export class ClientWorld extends Emitter<WorldEvents> implements AoiDecodeContex
   }
 
   #create(m: Extract<AoiMessage, { kind: "create" }>): void {
-    const alias = this.pending.get(m.id) ?? NO_ALIAS;
+    const announced = this.pending.get(m.id);
+    const alias = announced?.alias ?? NO_ALIAS, life = announced?.life ?? 0;
     this.pending.delete(m.id);
     const cached = this.cache.get(m.id);
     this.cache.delete(m.id);
-    const fromCache = cached !== undefined && cached.type === m.type;
+    const fromCache = cached !== undefined && cached.type === m.type && cached.life === life;
     const container = fromCache ? cached!.container : new PropertyContainer(m.type, "otherClients", { entityId: m.id });
     const sent = load(container, m.props);
     const e: ClientEntity = {
@@ -260,6 +268,7 @@ export class ClientWorld extends Emitter<WorldEvents> implements AoiDecodeContex
       roll: m.roll,
       detailLevel: m.detailLevel,
       alias,
+      life,
     };
     this.entities.set(m.id, e);
     this.emit("enter", { entity: e, fromCache, sent });
@@ -267,13 +276,13 @@ export class ClientWorld extends Emitter<WorldEvents> implements AoiDecodeContex
 
   #leave(id: number, stamps: number[]): void {
     const e = this.entities.get(id);
-    const alias = e ? e.alias : this.pending.get(id);
+    const alias = e ? e.alias : this.pending.get(id)?.alias;
     if (alias !== undefined && alias !== NO_ALIAS && this.#aliases[alias] === id) this.#aliases[alias] = -1;
     this.pending.delete(id);
     if (!e) return;
     this.entities.delete(id);
     if (stamps.length > 0 && this.#cacheSize > 0) {
-      this.cache.set(id, { type: e.type, container: e.container, stamps });
+      this.cache.set(id, { type: e.type, container: e.container, stamps, life: e.life });
       if (this.cache.size > this.#cacheSize) this.cache.delete(this.cache.keys().next().value!);
     }
     this.emit("leave", { entity: e, stamps });

@@ -5,7 +5,7 @@
  *
  * | id    | dir | message          | payload                                                                    |
  * | ----- | --- | ---------------- | -------------------------------------------------------------------------- |
- * | 32    | S→C | enter            | varint id, u8 alias (255: none)                                            |
+ * | 32    | S→C | enter            | varint id, u8 alias (255: none), varint life                               |
  * | 33    | S→C | create           | varint id, varint type, f32 x y z, f32 yaw pitch roll, u8 level, props     |
  * | 34    | S→C | leave            | varint id, varint n, n × varint stamp (one per detail level, nearest first) |
  * | 35    | S→C | property         | ref, change (core/def writeChange, client index space)                     |
@@ -14,12 +14,17 @@
  * | 38    | S→C | client method    | ref, varint method index, args by their declared types                     |
  * | 39    | S→C | own property     | change, for the player's own entity                                        |
  * | 40    | S→C | own method       | varint method index, args, for the player's own entity                     |
- * | 48    | C→S | request update   | varint id, varint n, n × varint stamp (n = 0: nothing cached)              |
+ * | 48    | C→S | request update   | varint id, varint life, varint n, n × varint stamp (n = 0: nothing cached) |
  * | 64-95 | S→C | volatile         | id = 64 + 16·hasAlias + 4·posType + dirType: alias u8 or varint id, pos, dir |
  *
  * ref = u8 alias, or 255 then varint id. props = varint n, n × (varint client index, value). Volatile pos types:
  * 0 PackedXYZ, 1 PackedXZ (both relative to the reference position), 2 none, 3 full f32 x y z; dir types: 0 yaw
  * pitch roll, 1 yaw pitch, 2 yaw (int8 each), 3 none.
+ *
+ * life: the epoch of the entity's event numbering (1 to 2^32-1), which changes whenever the numbering restarts (the
+ * entity was made again: a relog, a restore). Stamps hold only within one life: a client keeps the life with the
+ * stamps it caches at a leave and offers them again only for an enter of the same life (life 0 and no stamps
+ * otherwise); the server sends the full state for stamps of another life.
  */
 import { ByteReader, ByteWriter } from "./bytes.ts";
 import { readChange } from "./codec.ts";
@@ -62,7 +67,7 @@ export interface PropValue {
 
 /** A decoded AOI message. */
 export type AoiMessage =
-  | { kind: "enter"; id: number; alias: number }
+  | { kind: "enter"; id: number; alias: number; life: number }
   | {
     kind: "create";
     id: number;
@@ -83,7 +88,7 @@ export type AoiMessage =
   | { kind: "method"; id: number; method: MethodDef; args: unknown[] }
   | { kind: "ownProperty"; change: ChangeRecord }
   | { kind: "ownMethod"; method: MethodDef; args: unknown[] }
-  | { kind: "requestUpdate"; id: number; stamps: number[] }
+  | { kind: "requestUpdate"; id: number; life: number; stamps: number[] }
   | {
     kind: "volatile";
     id: number;
@@ -127,11 +132,12 @@ export function writeProps(w: ByteWriter, values: readonly unknown[], props: rea
   }
 }
 
-/** S→C: an entity entered the AoI (the client answers with writeRequestUpdate). */
-export function writeEnter(w: ByteWriter, id: number, alias: number): void {
+/** S→C: an entity of life `life` entered the AoI (the client answers with writeRequestUpdate). */
+export function writeEnter(w: ByteWriter, id: number, alias: number, life: number): void {
   w.u8(AOI_MSG.ENTER);
   w.varint(id);
   w.u8(alias);
+  w.varint(life);
 }
 
 /** S→C: creates an entity at its outermost known detail level with the given properties. */
@@ -244,10 +250,14 @@ export function writeOwnMethod(w: ByteWriter, call: Uint8Array): void {
   w.raw(call);
 }
 
-/** C→S: asks for an entity that entered, with the stamps of a cached copy (none: send everything). */
-export function writeRequestUpdate(w: ByteWriter, id: number, stamps: ArrayLike<number>): void {
+/**
+ * C→S: asks for an entity that entered, with the life and stamps of a cached copy (life 0 and no stamps: send
+ * everything).
+ */
+export function writeRequestUpdate(w: ByteWriter, id: number, life: number, stamps: ArrayLike<number>): void {
   w.u8(AOI_MSG.REQUEST_UPDATE);
   w.varint(id);
+  w.varint(life);
   w.varint(stamps.length);
   for (let i = 0; i < stamps.length; i++) w.varint(stamps[i]);
 }
@@ -362,7 +372,7 @@ function readCall(r: ByteReader, type: EntityType): { method: MethodDef; args: u
 export function readAoiMessage(r: ByteReader, id: number, ctx: AoiDecodeContext): AoiMessage {
   switch (id) {
     case AOI_MSG.ENTER:
-      return { kind: "enter", id: r.varint(), alias: r.u8() };
+      return { kind: "enter", id: r.varint(), alias: r.u8(), life: r.varint() };
     case AOI_MSG.CREATE: {
       const eid = r.varint();
       const type = ctx.registry.byId(r.varint());
@@ -395,7 +405,7 @@ export function readAoiMessage(r: ByteReader, id: number, ctx: AoiDecodeContext)
       if (!ctx.ownType) throw new RangeError("own method call before the player entity exists");
       return { kind: "ownMethod", ...readCall(r, ctx.ownType) };
     case AOI_MSG.REQUEST_UPDATE:
-      return { kind: "requestUpdate", id: r.varint(), stamps: readStamps(r) };
+      return { kind: "requestUpdate", id: r.varint(), life: r.varint(), stamps: readStamps(r) };
   }
   if (id >= AOI_MSG.VOLATILE && id <= 95) return readVolatile(r, id - AOI_MSG.VOLATILE, ctx);
   throw new RangeError(`message id ${id} is not an AOI message`);

@@ -79,6 +79,11 @@ export class EntityType {
   readonly hasBase: boolean;
   readonly hasCell: boolean;
   readonly hasClient: boolean;
+  /**
+   * Whether clients ever see entities of this type (BigWorld's canBeOnClient): it has a client part with properties
+   * or methods a client knows. Others still take part in the cell's range queries and triggers, never in a witness.
+   */
+  readonly canBeOnClient: boolean;
   readonly volatile: VolatileSpec;
   readonly lodLevels: readonly LodLevel[];
   readonly properties: readonly PropertyDef[];
@@ -132,6 +137,7 @@ export class EntityType {
     this.cellMethods = init.cellMethods;
     this.baseMethods = init.baseMethods;
     this.clientMethods = init.clientMethods;
+    this.canBeOnClient = init.hasClient && (this.clientProperties.length > 0 || init.clientMethods.length > 0);
     this.metadata = init.metadata;
     this.source = init.source;
     this.byName = new Map(init.properties.map((p) => [p.name, p]));
@@ -192,18 +198,14 @@ export class EntityType {
   }
 
   /**
-   * The detail level after a move, with hysteresis: a level is entered inside
-   * `distance - hysteresis` and left beyond `distance + hysteresis`.
+   * The detail level after a move, with hysteresis (seed 004's LoDLevels): a
+   * level is entered within its distance and left only beyond its distance
+   * plus its hysteresis, so an observer that stays in between keeps it.
    */
   updateDetailLevel(current: number, distance: number): number {
     const levels = this.lodLevels;
     let level = current;
-    while (
-      level > 0 &&
-      distance < levels[level - 1].distance - levels[level - 1].hysteresis
-    ) {
-      level--;
-    }
+    while (level > 0 && distance <= levels[level - 1].distance) level--;
     while (
       level < levels.length &&
       distance > levels[level].distance + levels[level].hysteresis

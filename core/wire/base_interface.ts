@@ -1,6 +1,6 @@
 /** Messages a baseapp handles (from cellapps), and the data they carry. */
 import { message } from "./catalog.ts";
-import { address, bytes, entityId, int, spaceId, str, tuple } from "./check.ts";
+import { address, bytes, entityId, int, spaceId, str, tuple, vec3 } from "./check.ts";
 
 const epoch = int(0, 2 ** 53);
 
@@ -46,6 +46,17 @@ export const BaseMsg = {
     116,
     "clientError",
     tuple(entityId, int(1, 255), int(0, 255), str(500)),
+    ["cellapp"],
+  ),
+  /**
+   * The real of epoch `epoch` of proxy `entityId` was teleported to `position` in `spaceId`, facing `direction`.
+   * Sent by the cellapp that held it, after its last frame from where it was (before any move marker): the proxy
+   * takes it in order with that epoch's frames, starts its speed check there and tells the client (forcedPosition).
+   */
+  teleported: message<[number, number, number, [number, number, number], [number, number, number]]>(
+    117,
+    "teleported",
+    tuple(entityId, epoch, spaceId, vec3, vec3),
     ["cellapp"],
   ),
 } as const;

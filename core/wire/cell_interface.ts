@@ -55,12 +55,18 @@ export interface GhostState {
   /** The baseapp of the entity's base, if it has one: only it may act for the entity's client. */
   baseAddress: string | null;
   /** The real's recent event history, so an offload onto this ghost needs no refresh. */
-  history: {
-    lastSeq: number;
-    trimmedTo: number;
-    propStamps: number[];
-    events: [number, number, number, number, Uint8Array][];
-  };
+  history: HistoryState;
+}
+
+/** An entity's event history as plain data (cell/event_history.ts): a ghost is made with it, a teleport carries it. */
+export interface HistoryState {
+  /** The life (epoch) its numbers belong to; absent from an older sender, which starts a new life. */
+  life?: number;
+  lastSeq: number;
+  trimmedTo: number;
+  propStamps: number[];
+  /** [seq, prop, level, distance, bytes] of each event still held. */
+  events: [number, number, number, number, Uint8Array][];
 }
 
 /** An entity's whole cell state in one serialised form (offloads, teleports, tests). */
@@ -96,6 +102,14 @@ export interface OffloadState {
   epoch?: number;
   /** The real's witness, when its client is attached (cell/witness_state.ts). */
   witness?: WitnessState;
+}
+
+/** What a teleporting real's cell sends the destination cell: its offload state, and its event history. */
+export interface TeleportState extends OffloadState {
+  /** Whether its client's witness was on (the destination starts a new one). */
+  hadWitness: boolean;
+  /** Its event history, so that its numbering goes on there (absent from an older sender: a new life starts). */
+  history?: HistoryState;
 }
 
 /** One cache of a witness, as plain data. */
@@ -194,6 +208,14 @@ const geometry = spaceGeometry;
 const typeName = str(100);
 const seq = int(0, 2 ** 53);
 const nullableAddress = optional(address);
+/** Checks a HistoryState from the wire. */
+const historyState: Check = obj({
+  life: optional(int(1, 2 ** 32 - 1)),
+  lastSeq: seq,
+  trimmedTo: seq,
+  propStamps: arrayOf(seq, 65_536),
+  events: arrayOf(row(seq, int(0, 65_535), int(0, 255), numIn(0, Infinity), bytes(1024 * 1024)), 100_000),
+});
 /** Checks a GhostState from the wire: ids, position, addresses; the encoded parts are checked where decoded. */
 const ghostState: Check = obj({
   spaceId,
@@ -209,12 +231,7 @@ const ghostState: Check = obj({
   realAddress: address,
   realCell: cellId,
   baseAddress: nullableAddress,
-  history: obj({
-    lastSeq: seq,
-    trimmedTo: seq,
-    propStamps: arrayOf(seq, 65_536),
-    events: arrayOf(row(seq, int(0, 65_535), int(0, 255), numIn(0, Infinity), bytes(1024 * 1024)), 100_000),
-  }),
+  history: historyState,
 });
 const snapshot: Check = obj({
   id: entityId,
@@ -241,8 +258,8 @@ const offloadFields = {
 };
 /** Checks an OffloadState from the wire. */
 const offloadState: Check = obj(offloadFields);
-/** Checks a teleport's state: an OffloadState and whether it had a witness. */
-const teleportState: Check = obj({ ...offloadFields, hadWitness: bool });
+/** Checks a teleport's state: an OffloadState, whether it had a witness, and its event history. */
+const teleportState: Check = obj({ ...offloadFields, hadWitness: bool, history: optional(historyState) });
 
 /** Checks a CellEntitySpec whose spaceId is at least `minSpace` (0 allows "a new space"). */
 export function cellEntitySpec(minSpace: number): (v: unknown) => string | null {
@@ -378,7 +395,7 @@ export const CellMsg = {
    * space or another space: it is created from its state (a ghost of it there
    * is replaced), with a new witness when it had one.
    */
-  teleportIn: message<[OffloadState & { hadWitness: boolean }], boolean>(
+  teleportIn: message<[TeleportState], boolean>(
     100,
     "teleportIn",
     tuple(teleportState),

@@ -62,7 +62,7 @@ Deno.test(
 
     // A cache request for an entity that is not waiting for one.
     const w = new ByteWriter(8);
-    writeRequestUpdate(w, npc.id, [0]);
+    writeRequestUpdate(w, npc.id, 0, [0]);
     bad.sendFrame(w.toBytes());
     await waitFor("the second refusal", () => errors.length === 2);
     assert.deepEqual(errors[1].slice(0, 2), [ErrorCode.malformed, AOI_MSG.REQUEST_UPDATE]);

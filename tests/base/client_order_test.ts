@@ -69,3 +69,19 @@ Deno.test("only the cellapp holding the real of an epoch speaks for it: frames a
   assert.equal(o.stats.foreign, 4);
   assert.equal(log.lines.filter((l) => l.includes("dropped: the real is on")).length, 2, "logged once per sender");
 });
+
+Deno.test("a notice (a teleport) takes effect in order with its epoch's frames, and only from the cellapp holding it", () => {
+  const { o, got } = order();
+  const seen: string[] = [];
+  o.frame(0, f(1), "A");
+  o.notice(1, "B", () => seen.push(`notice after ${got.join(",")}`)); // the new real's, before the old one's marker
+  o.frame(0, f(2), "A");
+  assert.equal(seen.length, 0, "held for the old epoch's marker");
+  o.moved(0, 9, "B", "A");
+  assert.deepEqual(seen, ["notice after 1,2"]);
+  o.notice(1, "A", () => seen.push("foreign")); // A no longer holds it
+  o.notice(0, "B", () => seen.push("stale"));
+  o.notice(1, "B", () => seen.push("now"));
+  assert.deepEqual(seen, ["notice after 1,2", "now"]);
+  assert.equal(o.held, 0);
+});

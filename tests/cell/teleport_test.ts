@@ -17,6 +17,7 @@ const Jumper = defineEntity({
   volatile: { position: true, yaw: true },
   properties: {
     hp: { type: T.INT32, flags: "ALL_CLIENTS", default: 100 },
+    mood: { type: T.UINT8, flags: "OTHER_CLIENTS" },
     ticks: { type: T.INT32, flags: "CELL_PRIVATE" },
   },
 });
@@ -71,4 +72,76 @@ Deno.test("a teleport across the space: the real is made where it lands, its tim
   await there.teleport({ x: 150, y: 0, z: 10 });
   assert.deepEqual([there.x, there.z], [150, 10]);
   await assert.rejects(there.teleport({ x: NaN, y: 0, z: 0 }), /not within/);
+});
+
+Deno.test("observers where a teleport lands that held its ghost keep seeing it, with its changes", async () => {
+  const h = twoCellsOf({ registry, cfg: { ghostRadius: 45 } });
+  for (const c of [h.a, h.b]) configureSpaceAoI(c, { aoiRadius: 30, hysteresis: 5 });
+  const p = h.a.createEntity("Jumper", { x: 95, y: 0, z: 50 }, { hp: 50 });
+  const o = h.b.createEntity("Jumper", { x: 120, y: 0, z: 50 });
+  const world = new ClientWorld(registry, { send: (b) => witnessOf(o)?.receive(b) });
+  world.setPlayer(o.id, o.type);
+  new Witness(o, {}, (f) => world.receive(f));
+  await h.tick(5);
+  assert.ok(h.b.ghosts.has(p.id), "the observer's cell holds its ghost");
+  assert.equal(world.entities.get(p.id)?.props.hp, 50, "seen through the ghost");
+  const seen: string[] = [];
+  world.on("leave", (ev) => seen.push(`leave ${ev.entity.id}`));
+  world.on("enter", (ev) => seen.push(`enter ${ev.entity.id}`));
+  const done = p.teleport({ x: 130, y: 0, z: 60 });
+  await h.tick(1);
+  await done;
+  const there = h.b.entities.get(p.id)!;
+  assert.ok(there?.isReal && !h.b.ghosts.has(p.id));
+  there.props.hp = 7;
+  await h.tick(3);
+  assert.deepEqual(seen, [], "the same life, the same copy: it never left");
+  const copy = world.entities.get(p.id)!;
+  assert.equal(copy.props.hp, 7, "its changes after the teleport arrive");
+  assert.ok(Math.abs(copy.position.x - 130) < 0.1 && Math.abs(copy.position.z - 60) < 0.1, "where it landed");
+  assert.equal(witnessOf(o)!.stateOf(there), "CREATED");
+  there.position = { x: 125, y: 0, z: 55 };
+  there.props.hp = 6;
+  await h.tick(2);
+  assert.ok(Math.abs(copy.position.x - 125) < 0.1);
+  assert.equal(world.entities.get(p.id)!.props.hp, 6);
+});
+
+Deno.test("a client's cached copy of an entity stays true across its teleport (the numbering goes on)", async () => {
+  const h = twoCellsOf({ registry, cfg: { ghostRadius: 45 } });
+  for (const c of [h.a, h.b]) configureSpaceAoI(c, { aoiRadius: 30, hysteresis: 5 });
+  const o = h.b.createEntity("Jumper", { x: 110, y: 0, z: 50 });
+  const p = h.b.createEntity("Jumper", { x: 120, y: 0, z: 50 }, { hp: 50 });
+  const bad: string[] = [];
+  const world = new ClientWorld(registry, { send: (b) => witnessOf(o)?.receive(b) });
+  world.setPlayer(o.id, o.type);
+  new Witness(o, { onBadInput: (w) => bad.push(w) }, (f) => world.receive(f));
+  await h.tick(3);
+  for (let i = 1; i <= 4; i++) {
+    p.props.hp = 50 + i;
+    await h.tick(1);
+  }
+  assert.equal(world.entities.get(p.id)?.props.hp, 54);
+  // Away by a teleport: the client keeps its copy with its stamps.
+  const away = p.teleport({ x: 20, y: 0, z: 50 });
+  await h.tick(1);
+  await away;
+  await h.tick(2);
+  assert.ok(!world.entities.has(p.id) && world.cache.has(p.id), "cached on leaving");
+  // There, near the border (ghosted to the observer's cell, out of its view), hp changes first, then enough else
+  // that a numbering restarted by the teleport would reach past the client's stamps with hp's change below them.
+  const there = h.a.entities.get(p.id)!;
+  there.position = { x: 60, y: 0, z: 50 };
+  await h.tick(2);
+  assert.ok(h.b.ghosts.has(p.id) && !world.entities.has(p.id));
+  there.props.hp = 7;
+  for (let i = 1; i <= 6; i++) there.props.mood = i;
+  await h.tick(1);
+  // It walks back into view, seen through its ghost.
+  there.position = { x: 95, y: 0, z: 50 };
+  await h.tick(4);
+  const copy = world.entities.get(p.id)!;
+  assert.ok(copy, "back in view");
+  assert.deepEqual([copy.props.hp, copy.props.mood], [7, 6], "what changed while away came with the re-entry");
+  assert.deepEqual(bad, []);
 });

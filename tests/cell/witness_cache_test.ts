@@ -32,7 +32,22 @@ const Rock = defineEntity({
   hasClient: true,
   properties: { tag: { type: T.UINT8, flags: "OTHER_CLIENTS" } },
 });
-const registry = createRegistry({ entities: [Hero, Rock] });
+/** Server-only types: no client part at all, and a client part with nothing a client sees. */
+const Spawner = defineEntity({
+  name: "Spawner",
+  hasCell: true,
+  hasClient: false,
+  volatile: { position: true },
+  properties: { next: { type: T.UINT32, flags: "CELL_PUBLIC" } },
+});
+const Marker = defineEntity({
+  name: "Marker",
+  hasCell: true,
+  hasClient: true,
+  volatile: { position: true, yaw: true },
+  properties: { note: { type: T.UINT8, flags: "CELL_PRIVATE" } },
+});
+const registry = createRegistry({ entities: [Hero, Rock, Spawner, Marker] });
 
 function makeCell(): Cell {
   let next = 1;
@@ -296,4 +311,110 @@ Deno.test("an entity added by the game and destroyed out of the AoI trigger's re
   step(cell, 5);
   assert.equal(leaves, 1);
   assert.ok(!c.world.entities.has(far.id) && !c.witness.has(far) && c.witness.aoiSize === 0);
+});
+
+Deno.test("a relog (same id, numbering restarted) refreshes the client's cached copy; its old stamps are no bad input", () => {
+  const cell = makeCell();
+  const me = cell.createEntity("Hero", at(0));
+  const other = cell.createEntity("Hero", at(10), { name: "bob", hp: 50 });
+  const c = attach(me, { aoiRadius: 100, hysteresis: 0 });
+  const enters: { fromCache: boolean; sent: string[] }[] = [];
+  c.world.on("enter", (ev) => void enters.push({ fromCache: ev.fromCache, sent: ev.sent }));
+  step(cell, 4);
+  // Changes enough that the old life's stamps are past anything the new life has numbered.
+  for (let i = 0; i < 5; i++) {
+    other.props.mood = `m${i}`;
+    step(cell);
+  }
+  other.position = at(300);
+  step(cell, 3);
+  const cached = c.world.cache.get(other.id)!;
+  assert.ok(cached.stamps.every((s) => s >= 5), `stamps ${cached.stamps}`);
+  // The player logs out and in again: the same id, a new cell entity whose event numbers start again.
+  const id = other.id;
+  other.destroy();
+  step(cell, 2);
+  const again = cell.createEntity("Hero", at(10), { name: "bob", hp: 7 }, undefined, id);
+  step(cell, 4);
+  assert.equal(enters.length, 2);
+  assert.equal(enters[1].fromCache, false, "a cache of another life is not reused");
+  const seen = c.world.entities.get(id)!;
+  assert.equal(seen.props.hp, 7, "the real's hp, not the cached 50");
+  assert.equal(seen.props.mood, "", "nothing of the old life survives");
+  assert.deepEqual(c.bad, [], "old-life stamps are normal input");
+  // Its changes flow as usual afterwards.
+  again.props.hp = 8;
+  step(cell, 2);
+  assert.equal(seen.props.hp, 8);
+});
+
+Deno.test("an entity made again with the same id before its leave went out leaves, then enters as the new one", () => {
+  const cell = makeCell();
+  const me = cell.createEntity("Hero", at(0));
+  const other = cell.createEntity("Hero", at(10), { name: "bob", hp: 50 });
+  const c = attach(me, { aoiRadius: 100, hysteresis: 0 });
+  step(cell, 4);
+  const seen: string[] = [];
+  c.world.on("leave", (ev) => void seen.push(`leave ${ev.entity.id} hp=${ev.entity.props.hp}`));
+  c.world.on("enter", (ev) => void seen.push(`enter ${ev.entity.id} hp=${ev.entity.props.hp}`));
+  // Destroyed and made again within one tick: the witness still holds the old one's leave.
+  const id = other.id;
+  other.destroy();
+  const again = cell.createEntity("Hero", at(12), { name: "bob", hp: 7 }, undefined, id);
+  step(cell, 4);
+  assert.deepEqual(seen, [`leave ${id} hp=50`, `enter ${id} hp=7`]);
+  assert.ok(c.witness.has(again) && c.witness.stateOf(again) === "CREATED");
+  again.props.hp = 3;
+  step(cell, 2);
+  assert.equal(c.world.entities.get(id)!.props.hp, 3);
+  assert.deepEqual(c.bad, []);
+});
+
+Deno.test("types without a client part never reach a client, but stay in range queries and triggers", () => {
+  const cell = makeCell();
+  assert.ok(!registry.get("Spawner").canBeOnClient && !registry.get("Marker").canBeOnClient);
+  assert.ok(registry.get("Hero").canBeOnClient && registry.get("Rock").canBeOnClient);
+  const me = cell.createEntity("Hero", at(0));
+  const spawner = cell.createEntity("Spawner", at(5));
+  const marker = cell.createEntity("Marker", at(8));
+  const rock = cell.createEntity("Rock", at(9));
+  const c = attach(me, { aoiRadius: 100 });
+  step(cell, 4);
+  spawner.props.next = 3;
+  spawner.position = at(6);
+  marker.position = at(7);
+  c.witness.addToAoI(spawner); // not even by the game's hand
+  step(cell, 4);
+  assert.deepEqual([...c.world.entities.keys()], [rock.id]);
+  assert.equal(c.witness.stats.enters, 1);
+  assert.equal(c.witness.stats.creates, 1);
+  assert.ok(!c.witness.has(spawner) && !c.witness.has(marker) && c.witness.aoiSize === 1);
+  // The server still sees them around the player.
+  const near = me.entitiesInRange(20).map((e) => e.id).sort((a, b) => a - b);
+  assert.deepEqual(near, [spawner.id, marker.id, rock.id].sort((a, b) => a - b));
+});
+
+Deno.test("a witness restored where the entity it showed is another life tells the client: leave, then enter", () => {
+  const cell = makeCell();
+  const me = cell.createEntity("Hero", at(0));
+  const other = cell.createEntity("Hero", at(10), { name: "bob", hp: 50 });
+  const c = attach(me, { aoiRadius: 100, hysteresis: 0 });
+  step(cell, 4);
+  const seen: string[] = [];
+  c.world.on("leave", (ev) => void seen.push(`leave hp=${ev.entity.props.hp}`));
+  c.world.on("enter", (ev) => void seen.push(`enter hp=${ev.entity.props.hp}`));
+  // The witness's state travels (an offload), and where it lands the entity is a new life with the same id.
+  const state = c.witness.offloadData();
+  c.witness.handOver();
+  const id = other.id;
+  other.destroy();
+  cell.createEntity("Hero", at(12), { name: "bob", hp: 7 }, undefined, id);
+  const ref: { w?: Witness } = {};
+  const world = c.world;
+  world.opts.send = (b) => ref.w!.receive(b);
+  ref.w = Witness.restore(me, state, (f) => world.receive(f));
+  step(cell, 4);
+  assert.deepEqual(seen, ["leave hp=50", "enter hp=7"]);
+  assert.equal(world.entities.get(id)!.props.hp, 7);
+  assert.deepEqual(c.bad, []);
 });

@@ -164,12 +164,59 @@ Deno.test("crossing a LoD boundary both ways shows its hysteresis and sends what
   step(cell, 5);
   go(104, 2); // beyond 100 but within its hysteresis (5): still MEDIUM
   go(106, 3); // beyond 105: FAR, outfit no longer sent
-  go(97, 4); // within 100 but not inside 95: still FAR
+  go(101, 4); // back inside 105 but not within 100: still FAR
   assert.deepEqual(got, [2]);
   assert.equal(c.world.entities.get(subject.id)!.props.outfit, 2);
-  go(94, 5); // inside 95: MEDIUM again; the value changed while away came with the level, then the new one
+  go(99, 5); // within 100: MEDIUM again; the value changed while away came with the level, then the new one
   assert.equal(c.world.entities.get(subject.id)!.props.outfit, 5);
   assert.deepEqual(levels, [1, 2, 1]);
+});
+
+Deno.test("a LoD level is entered within its distance and left only beyond distance + hysteresis", () => {
+  const Lod = defineEntity({
+    name: "Lod",
+    hasCell: true,
+    hasClient: true,
+    volatile: { position: true },
+    lodLevels: [{ label: "NEAR", distance: 20, hysteresis: 10 }],
+    properties: { badge: { type: T.UINT8, flags: "OTHER_CLIENTS", detailLevel: "NEAR" } },
+  });
+  const reg = createRegistry({ entities: [Lod] });
+  const host = {
+    registry: reg,
+    scripts: {},
+    log: memoryLogger(),
+    budgetMs: 100,
+    newEntityId: (() => {
+      let n = 1;
+      return () => n++;
+    })(),
+    requestShutDown: () => {},
+    cellGone: () => {},
+    cellEntityDestroyed: () => {},
+  } as unknown as CellHost;
+  const cell = new Cell(host, {
+    spaceId: 1,
+    bounds: [-500, -500, 500, 500],
+    tree: { cell: { id: 1, cellapp: 1 } },
+    isDefault: true,
+  }, 1);
+  const subject = cell.createEntity("Lod", at(0), { badge: 7 });
+  // The observer arrives from afar and stays at 15 m: between 10 and 20 m, where the old rule never gave the level.
+  const o = cell.createEntity("Lod", at(0, 40));
+  const ref: { w?: Witness } = {};
+  const world = new ClientWorld(reg, { send: (b) => ref.w!.receive(b) });
+  world.setPlayer(o.id, o.type);
+  ref.w = new Witness(o, { aoiRadius: 100 }, (f) => world.receive(f));
+  const level = () => world.entities.get(subject.id)?.detailLevel;
+  step(cell, 5);
+  assert.equal(level(), 1, "outer level at 40 m");
+  for (const [z, expect] of [[15, 0], [29, 0], [30, 0], [25, 0], [31, 1], [21, 1], [20, 0]] as const) {
+    o.position = at(0, z);
+    step(cell, 3);
+    assert.equal(level(), expect, `at ${z} m`);
+  }
+  assert.equal(world.entities.get(subject.id)!.props.badge, 7, "the level's properties came with it");
 });
 
 function spinners(dists: number[], opts: WitnessOptions, ticks: number) {

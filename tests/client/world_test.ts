@@ -47,8 +47,8 @@ Deno.test("AOI message ids: 32-95, each message decodes to what was written", ()
   world.setPlayer(1, type);
   const w = new ByteWriter();
   writeReference(w, 100, 0, 200, 0.5);
-  writeEnter(w, 7, 3);
-  writeEnter(w, 8, NO_ALIAS);
+  writeEnter(w, 7, 3, 11);
+  writeEnter(w, 8, NO_ALIAS, 12);
   const c = new PropertyContainer(type, "otherClients");
   c.set("label", "seven");
   c.set("near", 9);
@@ -90,7 +90,8 @@ Deno.test("AOI message ids: 32-95, each message decodes to what was written", ()
   // The two enters were answered with (empty) requests in one frame.
   const reader = new ByteReader(sent[0]);
   const m1 = readAoiMessage(reader, reader.u8(), world);
-  assert.deepEqual(m1, { kind: "requestUpdate", id: 7, stamps: [] });
+  assert.deepEqual(m1, { kind: "requestUpdate", id: 7, life: 0, stamps: [] });
+  assert.equal(world.cache.get(7)!.life, 11, "the stamps are kept with the life the enter named");
   assert.equal(sent.length, 1);
   assert.equal(AOI_MSG.REQUEST_UPDATE, 48);
 });
@@ -102,14 +103,14 @@ Deno.test("the client cache answers a re-entry with its stamps and reuses the ca
   const c = new PropertyContainer(type, "otherClients");
   c.set("label", "x");
   const all = type.propertiesFor("otherClients").filter((p) => p.detailLevel === 1);
-  writeEnter(w, 5, 0);
+  writeEnter(w, 5, 0, 9);
   writeCreate(w, 5, type.id, 0, 0, 0, 0, 0, 0, 1, c.values, all, all.length);
   writeLeave(w, 5, [3, 4], 2);
-  writeEnter(w, 5, 1);
+  writeEnter(w, 5, 1, 9);
   world.receive(w.toBytes());
   const last = sent[sent.length - 1];
-  // One frame: the first (empty) request, then the re-entry with the stamps the leave gave.
-  assert.deepEqual([...last], [AOI_MSG.REQUEST_UPDATE, 5, 0, AOI_MSG.REQUEST_UPDATE, 5, 2, 3, 4]);
+  // One frame: the first (empty) request, then the re-entry with the life and stamps the leave gave.
+  assert.deepEqual([...last], [AOI_MSG.REQUEST_UPDATE, 5, 0, 0, AOI_MSG.REQUEST_UPDATE, 5, 9, 2, 3, 4]);
   const w2 = new ByteWriter();
   writeCreate(w2, 5, type.id, 0, 0, 0, 0, 0, 0, 1, c.values, all, 0);
   let fromCache = false;
@@ -118,4 +119,32 @@ Deno.test("the client cache answers a re-entry with its stamps and reuses the ca
   assert.ok(fromCache);
   assert.equal(world.entities.get(5)!.props.label, "x");
   assert.throws(() => world.receive(new Uint8Array([5])), /not an AOI message/);
+});
+
+Deno.test("a cached copy of another life of the entity is dropped, not offered: the server sends it whole", () => {
+  const sent: Uint8Array[] = [];
+  const world = new ClientWorld(registry, { send: (b) => void sent.push(b) });
+  const w = new ByteWriter();
+  const c = new PropertyContainer(type, "otherClients");
+  c.set("label", "old");
+  const all = type.propertiesFor("otherClients").filter((p) => p.detailLevel === 1);
+  writeEnter(w, 5, 0, 9);
+  writeCreate(w, 5, type.id, 0, 0, 0, 0, 0, 0, 1, c.values, all, all.length);
+  writeLeave(w, 5, [3, 4], 2);
+  // The entity was made again (a relog): its numbering restarted under another life.
+  writeEnter(w, 5, 1, 10);
+  world.receive(w.toBytes());
+  const last = sent[sent.length - 1];
+  assert.deepEqual([...last].slice(-4), [AOI_MSG.REQUEST_UPDATE, 5, 0, 0], "no stamps of the old life");
+  assert.ok(!world.cache.has(5));
+  const c2 = new PropertyContainer(type, "otherClients");
+  c2.set("label", "new");
+  const w2 = new ByteWriter();
+  writeCreate(w2, 5, type.id, 0, 0, 0, 0, 0, 0, 1, c2.values, all, all.length);
+  let fromCache = true;
+  world.on("enter", (ev) => fromCache = ev.fromCache);
+  world.receive(w2.toBytes());
+  assert.ok(!fromCache);
+  assert.equal(world.entities.get(5)!.props.label, "new");
+  assert.equal(world.entities.get(5)!.life, 10);
 });

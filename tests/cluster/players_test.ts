@@ -269,3 +269,41 @@ Deno.test("bots: every bot connected, counters seen in order and without gaps", 
   assert.equal(loads.length, 2, JSON.stringify(loads));
   for (const [role, load] of loads) assert.ok(load > 0 && load < 2, `${role} reports a load of ${load}`);
 });
+
+Deno.test(
+  "a player who relogs is seen afresh: the observer's cache of its old life is refreshed, not an error",
+  opts,
+  async () => {
+    await using procs = new Procs();
+    const cluster = await startCluster(procs);
+    const { clientUrl } = await startBaseProcess(procs, cluster, ["--max-speed=1000"]);
+    const observer = await player(clientUrl, { name: "observer", position: { x: 0, y: 0, z: 0 } });
+    const errors: string[] = [];
+    observer.on("error", (code, message) => errors.push(`${code} ${message}`));
+    const enters: boolean[] = [];
+    let heroId = 0;
+    observer.world!.on("enter", (ev) => ev.entity.id === heroId && enters.push(ev.fromCache));
+    const hero = await player(clientUrl, { name: "relogger", position: { x: 10, y: 0, z: 0 } });
+    heroId = hero.player.id;
+    await cellReady(observer);
+    await cellReady(hero);
+    const first = await seen(observer, heroId);
+    for (let i = 0; i < 3; i++) hero.callCell(null, "raiseCounter");
+    await waitFor("the observer to see the counter at 3", () => first.props.counter === 3);
+    await hero.logout();
+    await unseen(observer, heroId);
+    assert.ok(observer.world!.cache.has(heroId), "the observer keeps its copy with its stamps");
+    // The same account again: the same entity id, a new cell entity whose event numbers start again.
+    const back = await player(clientUrl, { name: "relogger" });
+    assert.equal(back.player.id, heroId);
+    await cellReady(back);
+    const again = await seen(observer, heroId);
+    assert.equal(again.props.counter, 0, "the new life's counter (not persistent), not the cached 3");
+    assert.deepEqual(enters, [false, false], "a copy of another life is not reused");
+    back.callCell(null, "raiseCounter");
+    await waitFor("the new life's changes", () => again.props.counter === 1);
+    assert.deepEqual(errors, [], "the old life's stamps are no bad input");
+    back.close();
+    observer.close();
+  },
+);

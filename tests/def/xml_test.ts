@@ -75,7 +75,8 @@ Deno.test("seed 004 Seat.def: older spellings, LoD levels, DetailLevel, DetailDi
   assert.equal(seat.detailLevelAt(1000), 3);
   assert.equal(seat.updateDetailLevel(0, 22), 0, "hysteresis keeps NEAR until 24 m");
   assert.equal(seat.updateDetailLevel(0, 25), 1);
-  assert.equal(seat.updateDetailLevel(1, 17), 1, "re-entering NEAR needs < 16 m");
+  assert.equal(seat.updateDetailLevel(1, 21), 1, "NEAR is entered within its 20 m");
+  assert.equal(seat.updateDetailLevel(1, 17), 0, "within 20 m: NEAR again, though inside the hysteresis band");
   assert.equal(seat.updateDetailLevel(3, 10), 0);
 });
 

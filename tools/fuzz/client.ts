@@ -68,7 +68,12 @@ function message(r: Rng, self: number): Uint8Array {
     m = { id: C2S.enableEntities };
   } else if (roll < 0.8) {
     const w = new ByteWriter(16);
-    writeRequestUpdate(w, intIn(r, 1, 400), Array.from({ length: intIn(r, 0, 4) }, () => intIn(r, 0, 1000)));
+    writeRequestUpdate(
+      w,
+      intIn(r, 1, 400),
+      intIn(r, 0, 3),
+      Array.from({ length: intIn(r, 0, 4) }, () => intIn(r, 0, 1000)),
+    );
     return r() < 0.2 ? mutateBytes(r, w.toBytes()) : w.toBytes();
   } else if (roll < 0.82) {
     m = {
