@@ -213,6 +213,7 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
             `--abuse-limit=${cfg.abuseLimit}`,
             `--move-rate=${cfg.moveRate}`,
             `--login-rate=${cfg.loginRate}`,
+            ...(cfg.clientSpawn ? ["--client-spawn"] : []),
             ...common,
           ],
           env,
