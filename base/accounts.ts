@@ -8,6 +8,7 @@
  */
 
 import { withKvRetry } from "./kv_retry.ts";
+import { holdId } from "./held_ids.ts";
 import { HashQueue, QueueFullError } from "./hash_queue.ts";
 import {
   DEFAULT_LOGIN_LIMITS,
@@ -164,7 +165,7 @@ export class Accounts {
         };
         // Two first logins at once: only one creates, the other checks against it.
         const res = await withKvRetry(() =>
-          this.#kv.atomic().check({ key, versionstamp: null }).set(key, record).commit()
+          holdId(this.#kv.atomic().check({ key, versionstamp: null }).set(key, record), record.entityId).commit()
         );
         if (res.ok) return [{ ok: true, entityId: record.entityId, type: record.type, created: true }, "ok"];
       }

@@ -4,7 +4,7 @@ import { type MemberProcess, startMember } from "../core/member_process.ts";
 import { openKv } from "../core/kv.ts";
 import { EntityIdPool } from "../core/id_pool.ts";
 import { BusyMeter } from "../core/busy.ts";
-import { BaseMsg, type CellEntitySpec, MgrMsg } from "../core/wire/mod.ts";
+import { BaseMsg } from "../core/wire/mod.ts";
 import {
   decodePersistentState,
   encodeOwnClientState,
@@ -13,9 +13,12 @@ import {
   PropertyContainer,
 } from "../core/def/mod.ts";
 import { type C2S, type ClientMessage, S2C, type Vec3Tuple } from "../core/def/client_protocol.ts";
+import { placeLogin, type Placement, type PlacementHook, serverPlacement } from "../core/placement.ts";
 import { registry as gameRegistry } from "../entities/mod.ts";
 import { Accounts, type LoginCheck, type LoginLimits } from "./accounts.ts";
 import { CellRoute } from "./cell_route.ts";
+import { requestCellEntity } from "./cell_request.ts";
+import { heldIdHighWater } from "./held_ids.ts";
 import { type ClientEndpoint, serveClients } from "./client_endpoint.ts";
 import { Proxy, type ProxyHost } from "./proxy.ts";
 import type { BaseScripts } from "./scripts.ts";
@@ -33,8 +36,12 @@ export interface BaseAppOptions {
   checkLogin?: LoginCheck | null;
   /** The entity type of a new account (default "Avatar"). */
   playerType?: string;
-  /** The space a login goes to when the client names none (default 1, the default space). */
+  /** The space of a new account's first login, and where a player goes whose space is gone (default 1). */
   defaultSpaceId?: number;
+  /** Where in `defaultSpaceId` a new account's player first appears (default [0, 0, 0]). */
+  spawnPoint?: Vec3Tuple;
+  /** The game's say on where a login goes (core/placement.ts); the default lets a client choose nothing. */
+  placement?: PlacementHook;
   /** Top speed of client-controlled movement in m/s (default 10). */
   maxSpeed?: number;
   /** Moves per second a client is expected to send (default 10); twice as many are dropped as abuse. */
@@ -76,13 +83,13 @@ export class BaseApp implements SessionHost {
   readonly proxies: Map<number, Proxy> = new Map();
   readonly sessions: Set<ClientSession> = new Set();
   readonly #endpoint: ClientEndpoint;
-  readonly #loading = new Map<number, Promise<Proxy>>();
+  readonly #loading = new Map<number, Promise<{ proxy: Proxy; placement: Placement }>>();
   /** Busy share of wall time: client traffic, relaying, storage. */
   readonly #busy = new BusyMeter();
   readonly #opts: Required<Omit<BaseAppOptions, "limits" | "registry" | "checkLogin" | "clientPort" | "loginLimits">>;
   readonly #proxyHost: ProxyHost;
 
-  private constructor(cfg: Config, log: Logger, kv: Deno.Kv, opts: BaseAppOptions) {
+  private constructor(cfg: Config, log: Logger, kv: Deno.Kv, opts: BaseAppOptions, heldIds: number) {
     this.kv = kv;
     this.log = log;
     this.registry = opts.registry ?? gameRegistry;
@@ -91,6 +98,8 @@ export class BaseApp implements SessionHost {
       autoCreateAccounts: opts.autoCreateAccounts ?? true,
       playerType: opts.playerType ?? "Avatar",
       defaultSpaceId: opts.defaultSpaceId ?? 1,
+      spawnPoint: opts.spawnPoint ?? [0, 0, 0],
+      placement: opts.placement ?? serverPlacement,
       maxSpeed: opts.maxSpeed ?? 10,
       moveRate: opts.moveRate ?? 10,
       disconnectGraceMs: opts.disconnectGraceMs ?? 30_000,
@@ -102,7 +111,9 @@ export class BaseApp implements SessionHost {
     this.#endpoint = serveClients(cfg.host, opts.clientPort ?? 0, (ws, remote) => {
       this.sessions.add(new ClientSession(ws, remote, this));
     }, { headerTimeoutMs: cfg.headerTimeoutMs, publicHost: cfg.publicHost, log });
-    this.ids = new EntityIdPool(() => this.member.link.channel, log);
+    this.ids = new EntityIdPool(() => this.member.link.channel, log, undefined, () => this.member.link.connected());
+    // Ids this database holds are reported with the registration, so a cellappmgr never hands them out again.
+    this.ids.noteHeld(heldIds);
     this.member = startMember(
       "baseapp",
       cfg,
@@ -111,6 +122,10 @@ export class BaseApp implements SessionHost {
       () => this.#endpoint.url,
       () => this.ids.highWater,
     );
+    // A reserve of ids, so that first logins go on while the cellappmgr is away.
+    this.member.link.onRegistered = () => {
+      this.ids.ensure().catch((e) => log.warn(`could not get entity ids: ${(e as Error).message}`));
+    };
     this.store = new EntityStore(kv);
     this.accounts = new Accounts(kv, {
       autoCreate: this.#opts.autoCreateAccounts,
@@ -128,7 +143,7 @@ export class BaseApp implements SessionHost {
       moveRate: this.#opts.moveRate,
       disconnectGraceMs: this.#opts.disconnectGraceMs,
       scripts: this.#opts.baseScripts,
-      createCellEntity: (spec) => this.#createCellEntity(spec),
+      createCellEntity: (spec, signal) => requestCellEntity(this.member.link, spec, signal, log),
       save: (id, e) => this.store.save(id, e),
       removed: (p) => {
         if (this.proxies.get(p.id) === p) this.proxies.delete(p.id);
@@ -141,7 +156,7 @@ export class BaseApp implements SessionHost {
   static async start(cfg: Config, log: Logger, opts: BaseAppOptions = {}): Promise<BaseApp> {
     const kv = await openKv(cfg.kv);
     log.info(`Deno KV open at ${cfg.kv}`);
-    const app = new BaseApp(cfg, log, kv, opts);
+    const app = new BaseApp(cfg, log, kv, opts, await heldIdHighWater(kv));
     log.info(`serving clients at ${app.clientUrl}`);
     return app;
   }
@@ -179,15 +194,6 @@ export class BaseApp implements SessionHost {
       .on(BaseMsg.toClient, (ch, id, epoch, bytes) => this.proxies.get(id)?.fromCell(epoch, bytes, ch.peer.address));
   }
 
-  async #createCellEntity(spec: CellEntitySpec): Promise<{ spaceId: number; cellappAddress: string }> {
-    const ch = this.member.link.channel;
-    if (!ch) throw new Error("the cellappmgr is not reachable");
-    // The cellappmgr drops a process that sends it nonsense: a bad value a client caused must not leave.
-    const bad = MgrMsg.createCellEntity.check([spec]);
-    if (bad) throw new Error(`not asking for the cell entity: ${bad}`);
-    return await ch.requestWithin(15_000, MgrMsg.createCellEntity, spec);
-  }
-
   /** SessionHost: checks the login and attaches the session to the account's proxy. */
   async login(session: ClientSession, m: Extract<ClientMessage, { id: typeof C2S.login }>): Promise<string | null> {
     const res = await this.accounts.login({ name: m.name, password: m.password, remote: session.remote });
@@ -197,17 +203,17 @@ export class BaseApp implements SessionHost {
       await proxy.logout().catch(() => {});
       proxy = undefined;
     }
-    let fresh = false;
+    let placement: Placement | null = null;
     if (!proxy) {
       let loading = this.#loading.get(res.entityId);
+      const fresh = !loading;
       if (!loading) {
-        fresh = true;
-        loading = this.#load(res.entityId, res.type, m.name, m.position).finally(() =>
-          this.#loading.delete(res.entityId)
-        );
+        loading = this.#load(res.entityId, res.type, m).finally(() => this.#loading.delete(res.entityId));
         this.#loading.set(res.entityId, loading);
       }
-      proxy = await loading;
+      const loaded = await loading;
+      proxy = loaded.proxy;
+      if (fresh) placement = loaded.placement;
     }
     session.proxy = proxy;
     session.state = session.state === "closed" ? "closed" : "online";
@@ -219,14 +225,36 @@ export class BaseApp implements SessionHost {
     });
     if (session.state === "closed") proxy.detach(session);
     this.log.info(`${m.name} logged in as ${proxy.type.name} ${proxy.id}${res.created ? " (new account)" : ""}`);
-    if (fresh) proxy.createCell(m.spaceId ?? this.#opts.defaultSpaceId);
+    if (placement) {
+      const spawn = this.#spawn();
+      proxy.createCell(placement.spaceId, placement.spaceId === spawn.spaceId ? null : spawn);
+    }
     return null;
   }
 
-  async #load(id: number, typeName: string, account: string, position: Vec3Tuple | null): Promise<Proxy> {
+  /** Where a new account's player appears, and a player goes whose space is gone. */
+  #spawn(): Placement {
+    return { spaceId: this.#opts.defaultSpaceId, position: [...this.#opts.spawnPoint] };
+  }
+
+  /** Loads (or makes) the account's entity as a proxy where the server (or the game's placement hook) puts it. */
+  async #load(
+    id: number,
+    typeName: string,
+    login: Extract<ClientMessage, { id: typeof C2S.login }>,
+  ): Promise<{ proxy: Proxy; placement: Placement }> {
+    const account = login.name;
     const stored = await this.store.load(id);
     const type: EntityType = this.registry.get(stored?.type ?? typeName);
     if (!type.proxy) throw new Error(`entity ${id} is a ${type.name}, which is not a proxy`);
+    const placement = await placeLogin(this.#opts.placement, {
+      account,
+      entityId: id,
+      saved: stored !== null,
+      // A saved entity that never had a cell (space 0) starts where a new one does.
+      server: stored?.spaceId ? { spaceId: stored.spaceId, position: stored.position } : this.#spawn(),
+      asked: { spaceId: login.spaceId, position: login.position },
+    });
     const cellProps = new PropertyContainer(type, "cell", { entityId: id });
     const proxy = new Proxy(
       id,
@@ -235,7 +263,7 @@ export class BaseApp implements SessionHost {
       cellProps,
       new CellRoute(this.member.peers, this.log),
       this.#proxyHost,
-      position ?? stored?.position ?? [0, 0, 0],
+      placement.position,
       stored?.direction ?? [0, 0, 0],
     );
     if (stored) {
@@ -251,7 +279,7 @@ export class BaseApp implements SessionHost {
       }
     }
     this.proxies.set(id, proxy);
-    return proxy;
+    return { proxy, placement };
   }
 
   /** SessionHost: a session ended. */

@@ -23,7 +23,8 @@ import {
   type ServerMessage,
   type Vec3Tuple,
 } from "../core/def/client_protocol.ts";
-import { type CellEntitySpec, CellMsg, sameAddress } from "../core/wire/mod.ts";
+import { type CellEntitySpec, CellMsg, RemoteError, sameAddress } from "../core/wire/mod.ts";
+import type { Placement } from "../core/placement.ts";
 import type { Logger } from "../core/log.ts";
 import { withinWorld, wrapAngle } from "../core/geo/rect.ts";
 import type { CellRoute } from "./cell_route.ts";
@@ -56,7 +57,8 @@ export interface ProxyHost {
   /** Milliseconds a proxy stays after its client went away, before it logs out. */
   readonly disconnectGraceMs: number;
   readonly scripts: BaseScripts;
-  createCellEntity(spec: CellEntitySpec): Promise<{ spaceId: number; cellappAddress: string }>;
+  /** Asks the cellappmgr for the cell entity (waiting while it is away); gives up waiting when `signal` aborts. */
+  createCellEntity(spec: CellEntitySpec, signal: AbortSignal): Promise<{ spaceId: number; cellappAddress: string }>;
   save(id: number, e: StoredEntity): Promise<void>;
   /** The proxy logged out and is gone. */
   removed(p: Proxy): void;
@@ -83,6 +85,8 @@ export class Proxy implements BaseEntityApi, ChangeSink {
   #movesAt = performance.now();
   #grace: ReturnType<typeof setTimeout> | undefined;
   #loggingOut: Promise<void> | null = null;
+  /** The cell entity request under way, and how to stop it waiting for the cellappmgr. */
+  #creating: { done: Promise<void>; abort: AbortController } | null = null;
   #log: Logger;
 
   constructor(
@@ -162,11 +166,46 @@ export class Proxy implements BaseEntityApi, ChangeSink {
     }, this.host.disconnectGraceMs);
   }
 
-  /** Asks the cellappmgr for the cell entity in `spaceId` (0 = a new space). */
-  async createCell(spaceId: number): Promise<void> {
-    if (!this.type.hasCell || this.cellState !== "none") return;
+  /**
+   * Asks the cellappmgr for the cell entity in `spaceId` (0 = a new space)
+   * at the proxy's position. When the cellappmgr refuses it there (the space
+   * is gone, ...), `fallback` is where it goes instead.
+   */
+  createCell(spaceId: number, fallback: Placement | null = null): Promise<void> {
+    if (!this.type.hasCell || this.cellState !== "none") return Promise.resolve();
     this.cellState = "creating";
-    const spec: CellEntitySpec = {
+    const abort = new AbortController();
+    const done = this.#createCell(spaceId, fallback, abort.signal).finally(() => (this.#creating = null));
+    this.#creating = { done, abort };
+    return done;
+  }
+
+  async #createCell(spaceId: number, fallback: Placement | null, signal: AbortSignal): Promise<void> {
+    try {
+      let where;
+      try {
+        where = await this.host.createCellEntity(this.#cellSpec(spaceId), signal);
+      } catch (e) {
+        if (!fallback || !(e instanceof RemoteError) || this.cellState !== "creating") throw e;
+        this.#log.warn(
+          `no cell entity in space ${spaceId || "(new)"} (${e.message}); going to space ${fallback.spaceId}`,
+        );
+        this.speed.reset(fallback.position);
+        where = await this.host.createCellEntity(this.#cellSpec(fallback.spaceId), signal);
+      }
+      if (this.cellState === "creating") this.onCellLocated(where.spaceId, where.cellappAddress);
+    } catch (e) {
+      if (this.cellState !== "creating") return;
+      this.cellState = "none";
+      if (signal.aborted) return; // Logging out: nothing to tell.
+      const why = `could not create the cell entity in space ${spaceId || "(new)"}: ${(e as Error).message}`;
+      this.#log.warn(why);
+      this.client?.error(ErrorCode.noCell, 0, why);
+    }
+  }
+
+  #cellSpec(spaceId: number): CellEntitySpec {
+    return {
       spaceId,
       entityId: this.id,
       type: this.type.name,
@@ -176,16 +215,6 @@ export class Proxy implements BaseEntityApi, ChangeSink {
       baseAddress: this.host.address,
       hasClient: true,
     };
-    try {
-      const where = await this.host.createCellEntity(spec);
-      if (this.cellState === "creating") this.onCellLocated(where.spaceId, where.cellappAddress);
-    } catch (e) {
-      if (this.cellState !== "creating") return;
-      this.cellState = "none";
-      const why = `could not create the cell entity in space ${spaceId || "(new)"}: ${(e as Error).message}`;
-      this.#log.warn(why);
-      this.client?.error(ErrorCode.noCell, 0, why);
-    }
   }
 
   /** The cell entity is (now) on the cellapp at `address`. */
@@ -347,6 +376,12 @@ export class Proxy implements BaseEntityApi, ChangeSink {
 
   async #logout(): Promise<void> {
     clearTimeout(this.#grace);
+    // A cell entity still asked for: stop waiting for the cellappmgr, and let an answer under way arrive so that
+    // what it made is destroyed below rather than left behind.
+    if (this.#creating) {
+      this.#creating.abort.abort(new Error(`${this.type.name} ${this.id} is logging out`));
+      await this.#creating.done;
+    }
     const hadCell = this.cellState === "live";
     this.cellState = "destroying";
     let cellState: Uint8Array | null = null;

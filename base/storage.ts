@@ -4,10 +4,12 @@
  * name) split into chunks below KV's value limit; a save writes all of them
  * in one atomic commit, so a reader never sees half of a logout.
  *
- * Keys: ["entity", id, "meta"], ["entity", id, "base", n], ["entity", id, "cell", n].
+ * Keys: ["entity", id, "meta"], ["entity", id, "base", n], ["entity", id, "cell", n]; a save also raises the
+ * database's held-id mark (held_ids.ts).
  */
 
 import { withKvRetry } from "./kv_retry.ts";
+import { holdId } from "./held_ids.ts";
 
 /** What is stored per entity. */
 export interface StoredEntity {
@@ -104,7 +106,7 @@ export class EntityStore {
         cellChunks: cell.length,
         savedAt: Date.now(),
       };
-      const op = this.kv.atomic().check(old).set(metaKey, meta);
+      const op = holdId(this.kv.atomic().check(old).set(metaKey, meta), id);
       base.forEach((c, i) => op.set(["entity", id, "base", i], c));
       cell.forEach((c, i) => op.set(["entity", id, "cell", i], c));
       for (let i = base.length; i < (old.value?.baseChunks ?? 0); i++) op.delete(["entity", id, "base", i]);

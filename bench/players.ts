@@ -46,6 +46,8 @@ async function startCluster(dir: string): Promise<{ child: Deno.ChildProcess; ad
       "--log-level=warn",
       // Every bot logs in from this one host.
       "--login-rate=1000",
+      // The bots spread over the default space, each where it asks to be.
+      "--client-spawn",
     ],
     stdin: "piped",
     stdout: "piped",

@@ -40,6 +40,8 @@ export async function run(args: string[]): Promise<void> {
       "--log-level=warn",
       // Every bot logs in from this one host.
       "--login-rate=1000",
+      // The bots enter the scenario's space, each where it asks to be.
+      "--client-spawn",
     ],
     { cellapps: 2, baseapp: true },
   );

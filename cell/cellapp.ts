@@ -72,7 +72,15 @@ export class CellApp {
     this.#game = game;
     this.periodMs = 1000 / tickHz;
     this.ids = new EntityIdPool(() => this.member.link.channel, log);
-    this.member = startMember("cellapp", cfg, log, () => this.#busy.sample(), undefined, () => this.ids.highWater);
+    this.member = startMember(
+      "cellapp",
+      cfg,
+      log,
+      () => this.#busy.sample(),
+      undefined,
+      () => this.ids.highWater,
+      () => this.#spaces(),
+    );
     this.#loopback = new Loopback((def, args) => {
       const handler = this.member.handlers.get(def.kind);
       if (!handler) throw new Error(`${def.name} is not served here`);
@@ -133,9 +141,6 @@ export class CellApp {
     });
     this.#serve();
     this.member.link.onRegistered = () => {
-      const ch = this.member.link.channel;
-      const spaces = new Map([...this.cells.values()].map((c) => [c.spaceId, c.geometry]));
-      if (ch && spaces.size > 0) ch.send(MgrMsg.adoptSpaces, [...spaces.values()]);
       this.ids.ensure().catch((e) => log.warn(`could not get entity ids: ${e.message}`));
     };
     this.#lastTickAt = this.#nextTickAt = performance.now();
@@ -146,7 +151,9 @@ export class CellApp {
   #serve(): void {
     this.#clients.serve(this.member.handlers);
     this.member.handlers
-      .on(CellMsg.createCell, (_ch, g) => {
+      .on(CellMsg.createCell, async (_ch, g) => {
+        // The registration's reply may have come in the same read, its continuation not yet run.
+        if (this.member.link.id === null) await this.member.link.registered;
         this.#applyGeometry(g, true);
         return true;
       })
@@ -173,6 +180,13 @@ export class CellApp {
         return req.count;
       })
       .on(CellMsg.createCellEntity, (_ch, spec) => {
+        // Asked again after the first answer was lost with its cellappmgr: the entity made then is the one.
+        for (const c of cellsOfSpace(this.cells, spec.spaceId)) {
+          const e = c.entities.get(spec.entityId);
+          if (e?.isReal && e.baseAddress === spec.baseAddress) {
+            return { spaceId: spec.spaceId, cellapp: this.member.link.id ?? 0 };
+          }
+        }
         const cell = cellAt(this.cells, spec.spaceId, spec.position[0], spec.position[2]);
         cell.createBaseEntity(spec);
         return { spaceId: spec.spaceId, cellapp: this.member.link.id ?? 0 };
@@ -257,6 +271,13 @@ export class CellApp {
       this.cells.set(cellKey(g.spaceId, c.id), cell);
       this.#log.info(`cell ${c.id} of space ${g.spaceId} created`);
     }
+  }
+
+  /** The geometry of each space this cellapp runs cells of (not those shutting down), for a (re-)registration. */
+  #spaces(): SpaceGeometry[] {
+    const spaces = new Map<number, SpaceGeometry>();
+    for (const c of this.cells.values()) if (!c.shuttingDown) spaces.set(c.spaceId, c.geometry);
+    return [...spaces.values()];
   }
 
   /** Sends to a baseapp (see #toPeer). */

@@ -214,6 +214,7 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
             `--move-rate=${cfg.moveRate}`,
             `--login-rate=${cfg.loginRate}`,
             ...(cfg.publicHost ? [`--public-host=${cfg.publicHost}`] : []),
+            ...(cfg.clientSpawn ? ["--client-spawn"] : []),
             ...common,
           ],
           env,

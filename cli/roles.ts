@@ -8,7 +8,8 @@ import { CellApp } from "../cell/mod.ts";
 import { BaseApp } from "../base/mod.ts";
 import { formatAddress } from "../core/wire/mod.ts";
 import { openKv } from "../core/kv.ts";
-import { cellScripts, registry } from "../entities/mod.ts";
+import { cellScripts, placement, registry } from "../entities/mod.ts";
+import { clientPlacement } from "../core/placement.ts";
 
 /** A failure to start that names the flag to change. */
 export class StartError extends Error {
@@ -37,6 +38,7 @@ export async function runRole(cfg: Config): Promise<void> {
       moveRate: cfg.moveRate,
       limits: { abuseLimit: cfg.abuseLimit },
       loginLimits: { addressRefillPerSec: cfg.loginRate, addressBurst: 4 * cfg.loginRate },
+      placement: cfg.clientSpawn ? clientPlacement : placement,
     }));
   announceReady({ role, pid: Deno.pid, address: app.address, mgr: cfg.mgr, kv: cfg.kv, clientUrl: app.clientUrl });
   return stopOn(app.member.stopRequested, (why) => app.close(why), log);

@@ -15,7 +15,11 @@ export interface BotOptions {
   count: number;
   /** Seconds measured after the warm-up. */
   duration: number;
-  /** The space to enter (default 1, the default space). */
+  /**
+   * The space to enter (default 1, the default space) at a random point of
+   * the square: asked for at login, granted by baseapps with
+   * `--client-spawn`; elsewhere a bot walks from where the server put it.
+   */
   space?: number;
   /** Side of the spawn and walk square in metres, centred on the space (default: the space's bounds). */
   side?: number;
@@ -101,6 +105,7 @@ export async function runBots(o: BotOptions): Promise<BotReport> {
   let errors = 0;
   let leftInRange = 0;
   let violations = 0;
+  let placedElsewhere = 0;
   const errorLines = new Map<string, number>();
   const fail = (what: string) => {
     errors++;
@@ -117,6 +122,7 @@ export async function runBots(o: BotOptions): Promise<BotReport> {
       y: 0,
       z: area.minZ + Math.random() * (area.maxZ - area.minZ),
     };
+    const walk = { ...area };
     let c: Client | null = null;
     // A baseapp throttles logins from one address and queues their hashing: many bots from one host wait their turn.
     for (let attempt = 0; !c; attempt++) {
@@ -163,17 +169,24 @@ export async function runBots(o: BotOptions): Promise<BotReport> {
     });
     c.on("forcedPosition", (p) => Object.assign(pos, p));
     await new Promise<void>((r) => c.player.spaceId ? r() : c.on("cellReady", () => r()));
+    if (c.player.spaceId !== space || Math.hypot(c.player.position.x - pos.x, c.player.position.z - pos.z) > 0.01) {
+      placedElsewhere++;
+      // The server chose: walk from there, in a square of the same size around it.
+      Object.assign(pos, c.player.position);
+      const [w, d] = [area.maxX - area.minX, area.maxZ - area.minZ];
+      Object.assign(walk, { minX: pos.x - w / 2, maxX: pos.x + w / 2, minZ: pos.z - d / 2, maxZ: pos.z + d / 2 });
+    }
     let heading = Math.random() * 2 * Math.PI;
     const step = speed / moveHz;
     timers.push(setInterval(() => {
       if (c.closed) return;
       heading += (Math.random() - 0.5) * 0.6;
       let nx = pos.x + Math.sin(heading) * step, nz = pos.z + Math.cos(heading) * step;
-      if (nx < area.minX || nx > area.maxX) {
+      if (nx < walk.minX || nx > walk.maxX) {
         heading = -heading;
         nx = pos.x;
       }
-      if (nz < area.minZ || nz > area.maxZ) {
+      if (nz < walk.minZ || nz > walk.maxZ) {
         heading = Math.PI - heading;
         nz = pos.z;
       }
@@ -197,6 +210,12 @@ export async function runBots(o: BotOptions): Promise<BotReport> {
       for (let i = queue.shift(); i !== undefined; i = queue.shift()) await start(i);
     }),
   );
+  if (placedElsewhere > 0) {
+    log(
+      `${placedElsewhere} bots were placed by the server, not where they asked; they walk from there ` +
+        `(baseapps started with --client-spawn let them choose)`,
+    );
+  }
   log(`${clients.length} logged in; warming up for ${warmup} s`);
   await sleep(warmup * 1000);
   await o.onMeasure?.("start");

@@ -17,6 +17,8 @@ const USAGE = `Usage: deno task bots --admin URL --count N --duration S [options
   --duration S       seconds to measure after the warm-up, 1-3600 (required)
   --space ID         space to enter [1]
   --side M           side of the square the bots spawn and walk in, metres [the space's bounds]
+                     (bots ask for a space and a spawn point; baseapps grant that with
+                     --client-spawn, else the bots walk from where the server put them)
   --speed V          walking speed, m/s [5]
   --move-hz H        position updates per second [10]
   --prop-every S     seconds between counter raises [5]

@@ -26,11 +26,16 @@ import {
 import { type ClientEvents, Emitter, type EntityView, type Vec3 } from "./events.ts";
 import { ClientWorld } from "./world.ts";
 
-/** Account name, password, and where to appear. */
+/** Account name, password, and where the player would like to appear. */
 export interface Credentials {
   name: string;
   password: string;
-  /** The space to enter (0 = a new one); the server's default space when absent. */
+  /**
+   * A space to enter and a position in it: a request the server grants only
+   * when the game lets clients choose (or with a baseapp's
+   * `--client-spawn`); otherwise the server decides (the saved place,
+   * else the default space's spawn point). `cellReady` says where it was.
+   */
   spaceId?: number;
   position?: Vec3;
 }

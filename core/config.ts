@@ -69,6 +69,8 @@ export interface Config {
   headerTimeoutMs: number;
   /** Baseapps: login attempts per second from one address (four times that in a burst). */
   loginRate: number;
+  /** Baseapps: let a client choose an existing space and its position at login (tests and load generators). */
+  clientSpawn: boolean;
 }
 
 /** Seed 004's offload hysteresis: a real moves cell once this far outside its rect (m). */
@@ -225,6 +227,7 @@ const SPECS: Record<string, Spec> = {
   "move-rate": { env: "SEAMLESS_MOVE_RATE", parse: integer(1, 1000, "a number of moves per second") },
   "header-timeout": { env: "SEAMLESS_HEADER_TIMEOUT", parse: integer(100, 600_000, "a time in milliseconds") },
   "login-rate": { env: "SEAMLESS_LOGIN_RATE", parse: integer(1, 100_000, "a number of logins per second") },
+  "client-spawn": { env: "SEAMLESS_CLIENT_SPAWN", parse: bool, flag: true },
   "aoi-radius": { env: "SEAMLESS_AOI_RADIUS", parse: integer(1, 100_000, "a radius in metres") },
   "ghost-radius": { env: "SEAMLESS_GHOST_RADIUS", parse: integer(1, 100_000, "a radius in metres") },
   "max-speed": {
@@ -267,6 +270,7 @@ const KEY_OF: Record<string, keyof Config> = {
   "move-rate": "moveRate",
   "header-timeout": "headerTimeoutMs",
   "login-rate": "loginRate",
+  "client-spawn": "clientSpawn",
 };
 
 /** Usage text printed by --help. */
@@ -315,6 +319,9 @@ Flags (each also read from the environment variable shown):
                        [10000]
   --login-rate=N       baseapp: login attempts per second from one address  SEAMLESS_LOGIN_RATE
                        (a burst of four times that) [5]
+  --client-spawn       baseapp: a client may choose an existing space and   SEAMLESS_CLIENT_SPAWN
+                       its position at login (tests, bots); without it the
+                       server or the game's placement hook decides
   --config=FILE        JSON file with any of the above (camelCase keys)     SEAMLESS_CONFIG
   --help               this text
 `;
@@ -407,6 +414,7 @@ export function parseCommand(
     moveRate: (got.moveRate as number) ?? 0,
     headerTimeoutMs: (got.headerTimeoutMs as number) ?? 10_000,
     loginRate: (got.loginRate as number) ?? 5,
+    clientSpawn: (got.clientSpawn as boolean) ?? false,
   };
   config.moveRate ||= config.tickHz;
   const minGhost = config.aoiRadius + AOI_HYSTERESIS + OFFLOAD_HYSTERESIS;

@@ -1,4 +1,4 @@
-import type { Channel } from "./wire/channel.ts";
+import { type Channel, ChannelClosedError } from "./wire/channel.ts";
 import { MgrMsg } from "./wire/mgr_interface.ts";
 import type { Logger } from "./log.ts";
 
@@ -16,14 +16,21 @@ export class EntityIdPool {
   #ranges: [number, number][] = [];
   #available = 0;
   #requesting = false;
-  /** The highest id ever received, reported when registering again. */
+  /** The highest id ever received or held (see `noteHeld`), reported when registering again. */
   highWater = 0;
 
   constructor(
     private readonly channel: () => Channel | null,
     private readonly log: Logger,
     private readonly batch = 1000,
+    /** The channel once the cellappmgr is back; without it `next` fails while the cellappmgr is away. */
+    private readonly reconnected?: () => Promise<Channel>,
   ) {}
+
+  /** Counts ids this process holds from elsewhere (a baseapp's database) into the high-water mark it reports. */
+  noteHeld(highWater: number): void {
+    this.highWater = Math.max(this.highWater, highWater);
+  }
 
   /** Ids left before the pool must ask again. */
   get available(): number {
@@ -40,9 +47,21 @@ export class EntityIdPool {
     this.#topUp();
   }
 
-  /** The next unused id, waiting for the cellappmgr when the pool is empty (concurrent callers each get one). */
+  /**
+   * The next unused id, waiting for the cellappmgr when the pool is empty
+   * (concurrent callers each get one), also while it is away when the pool
+   * was given `reconnected`.
+   */
   async next(): Promise<number> {
-    while (this.#available < 1) await this.ensure(1);
+    while (this.#available < 1) {
+      if (this.reconnected && !this.channel()) await this.reconnected();
+      try {
+        await this.ensure(1);
+      } catch (e) {
+        // The cellappmgr went away between the two: wait for it again.
+        if (!this.reconnected || !(e instanceof NoIdsError || e instanceof ChannelClosedError)) throw e;
+      }
+    }
     return this.take();
   }
 

@@ -1,6 +1,6 @@
 import type { Config } from "./config.ts";
 import type { Logger } from "./log.ts";
-import { Handlers, MgrLink, Peers, ProcMsg, WireServer } from "./wire/mod.ts";
+import { Handlers, MgrLink, Peers, ProcMsg, type SpaceGeometry, WireServer } from "./wire/mod.ts";
 
 /** The parts every cellapp and baseapp has: a peer listener and the link to the cellappmgr. */
 export interface MemberProcess {
@@ -24,6 +24,7 @@ export function startMember(
   load: () => number,
   clientUrl?: () => string | null,
   entityIdHighWater?: () => number,
+  spaces?: () => SpaceGeometry[],
 ): MemberProcess {
   let requestStop!: (reason: string) => void;
   const stopRequested = new Promise<string>((r) => (requestStop = r));
@@ -56,6 +57,7 @@ export function startMember(
     load,
     clientUrl,
     entityIdHighWater,
+    spaces,
   });
   return {
     server,

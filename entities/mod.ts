@@ -9,6 +9,7 @@ import { NPC } from "./npc.ts";
 import { NPCCell } from "./npc_cell.ts";
 import { AvatarCell } from "./avatar_cell.ts";
 import type { CellScriptClass } from "../core/script.ts";
+import { type PlacementHook, serverPlacement } from "../core/placement.ts";
 
 export { Account, Avatar, InventoryItem, NPC };
 
@@ -27,3 +28,11 @@ export const cellScripts: Readonly<Record<string, CellScriptClass>> = {
   NPC: NPCCell as unknown as CellScriptClass,
   Avatar: AvatarCell as unknown as CellScriptClass,
 };
+
+/**
+ * Where a player appears at login: this game lets the server decide (the
+ * saved place, else the default space's spawn point), whatever the client
+ * asks for; a game that lets players pick a realm or make an instance says
+ * so here.
+ */
+export const placement: PlacementHook = serverPlacement;

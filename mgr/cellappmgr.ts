@@ -26,7 +26,8 @@ import {
 } from "../core/views.ts";
 import { type Member, Registry } from "./registry.ts";
 import { IdAllocator } from "./ids.ts";
-import { Spaces } from "./spaces.ts";
+import { DEFAULT_SPACE_ID, Spaces } from "./spaces.ts";
+import { adoptClaims, dropMissingCellApps, REJOIN_WINDOW_MS, RejoinWindow } from "./rejoin.ts";
 import { cellViews, spaceSummary } from "./views.ts";
 import { rectFromArray } from "../core/geo/rect.ts";
 import { cellIndexAt } from "../core/geo/bsp.ts";
@@ -51,6 +52,8 @@ export interface CellAppMgrOptions {
   spawnLimit?: number;
   /** Most entities the cluster may hold after an admin spawn request (default 100,000). */
   entityLimit?: number;
+  /** How long members of a previous run get to register again before spaces and ids are decided (REJOIN_WINDOW_MS). */
+  rejoinWindowMs?: number;
 }
 
 /** How long a process gets to stop on request before the cellappmgr moves on. */
@@ -73,7 +76,9 @@ export class CellAppMgr {
   #ids: IdAllocator;
   #opts: CellAppMgrOptions;
   #shuttingDown = false;
-  #creatingDefault = false;
+  /** The default space being made, which cell entities for it wait for. */
+  #creatingDefault: Promise<void> | null = null;
+  #rejoin: RejoinWindow;
   /** Entities of admin spawns under way, counted against the entity limit until they exist. */
   #spawning = 0;
   #resolveShutdown!: () => void;
@@ -85,6 +90,7 @@ export class CellAppMgr {
     this.registry = new Registry(opts.log);
     this.spaces = new Spaces(this.registry, opts.log, (n) => this.#ids.allocate(n));
     this.shutdownDone = new Promise((r) => (this.#resolveShutdown = r));
+    this.#rejoin = new RejoinWindow(opts.rejoinWindowMs ?? REJOIN_WINDOW_MS, () => this.#rejoined());
     this.registry.onChange = (m, event) => {
       if (m.role !== "cellapp" || this.#shuttingDown) return;
       if (event === "left") this.spaces.onCellAppLeft(m.id);
@@ -92,7 +98,7 @@ export class CellAppMgr {
       setTimeout(() => this.#ensureDefaultSpace(), 0);
     };
     const handlers = new Handlers()
-      .on(MgrMsg.register, (ch, info) => {
+      .on(MgrMsg.register, async (ch, info) => {
         if (this.#shuttingDown) throw new Error("the cluster is shutting down");
         const peer = ch.peer;
         if (info.role !== peer.role || info.pid !== peer.pid || !sameAddress(info.address, peer.address)) {
@@ -102,17 +108,27 @@ export class CellAppMgr {
           );
           throw new Error("registration does not match the connection");
         }
+        if (info.spaces && info.role !== "cellapp") {
+          ch.drop(`registers as a ${info.role} that runs spaces`);
+          throw new Error("only a cellapp runs spaces");
+        }
         const far = this.#ids.observe(info.entityIdHighWater);
         if (far) {
           ch.drop(`registers with ${far}`);
           throw new Error(far);
         }
+        // A process new to the cluster gets its id once the returning ones have theirs back.
+        if (info.previousId === null) await this.#rejoin.wait();
+        if (this.#shuttingDown) throw new Error("the cluster is shutting down");
+        if (!ch.isOpen) throw new Error("the connection closed before the registration");
         const m = this.registry.register(ch, info);
+        if (info.spaces?.length) adoptClaims(this.spaces, m, info.spaces, this.#log);
         return { id: m.id, mgrPid: Deno.pid };
       })
-      .on(MgrMsg.allocateIds, (ch, count) => {
+      .on(MgrMsg.allocateIds, async (ch, count) => {
         this.#member(ch, "allocateIds");
-        return this.#ids.allocate(count);
+        await this.#rejoin.wait();
+        return await this.#ids.allocate(count);
       })
       .on(MgrMsg.requestShutDownSpace, (ch, spaceId, why) => {
         const m = this.#member(ch, "requestShutDownSpace");
@@ -149,18 +165,15 @@ export class CellAppMgr {
         }
         return this.#createCellEntity(spec);
       })
-      .on(MgrMsg.findCell, (ch, spaceId, x, z) => {
+      .on(MgrMsg.findCell, async (ch, spaceId, x, z) => {
         this.#member(ch, "findCell");
+        await this.#rejoin.wait();
         const space = this.spaces.all.get(spaceId);
         if (!space || space.shuttingDown) throw new Error(`no space ${spaceId}`);
         const cell = space.cells()[cellIndexAt(space.tree, x, z)];
         const m = this.registry.members.get(cell.cellapp);
         if (!m) throw new Error(`the cellapp ${cell.cellapp} of space ${spaceId} is gone`);
         return { cellapp: m.id, address: m.address, cell: cell.id };
-      })
-      .on(MgrMsg.adoptSpaces, (ch, geometries) => {
-        const m = this.#member(ch, "adoptSpaces");
-        this.spaces.adopt(m.id, geometries);
       });
     this.server = new WireServer({
       host: opts.host,
@@ -199,6 +212,8 @@ export class CellAppMgr {
    * createEntityInNewSpace), on the cellapp whose cell contains its position.
    */
   async #createCellEntity(spec: CellEntitySpec): Promise<{ spaceId: number; cellapp: number; cellappAddress: string }> {
+    await this.#rejoin.wait();
+    if (spec.spaceId === DEFAULT_SPACE_ID) await this.#ensureDefaultSpace();
     const [x, , z] = spec.position;
     const space = spec.spaceId === 0
       ? await this.spaces.create({
@@ -206,7 +221,13 @@ export class CellAppMgr {
         cells: 1,
       })
       : this.spaces.all.get(spec.spaceId);
-    if (!space) throw new Error(`no space ${spec.spaceId}`);
+    if (!space) {
+      throw new Error(
+        `no space ${spec.spaceId}${
+          spec.spaceId === DEFAULT_SPACE_ID ? " (the default space is made once a cellapp has registered)" : ""
+        }`,
+      );
+    }
     if (space.shuttingDown) throw new Error(`space ${space.id} is shutting down`);
     const cell = space.cells()[cellIndexAt(space.tree, x, z)];
     const m = this.registry.members.get(cell.cellapp);
@@ -216,11 +237,20 @@ export class CellAppMgr {
     return { spaceId: space.id, cellapp: m.id, cellappAddress: m.address };
   }
 
-  /** Creates the default space on the first cellapp, and again if its cellapp died. */
-  async #ensureDefaultSpace(): Promise<void> {
-    if (this.#creatingDefault || this.#shuttingDown || this.spaces.all.has(1)) return;
-    if (this.registry.withRole("cellapp").length === 0) return;
-    this.#creatingDefault = true;
+  /**
+   * Creates the default space on the best cellapp once the rejoin window is
+   * over and no cellapp reported it, and again if its cellapp died; resolves
+   * when it exists (or could not be made, which is logged).
+   */
+  #ensureDefaultSpace(): Promise<void> {
+    if (this.#creatingDefault) return this.#creatingDefault;
+    if (this.#shuttingDown || this.#rejoin.isOpen || this.spaces.all.has(DEFAULT_SPACE_ID)) return Promise.resolve();
+    if (this.registry.withRole("cellapp").length === 0) return Promise.resolve();
+    this.#creatingDefault = this.#createDefaultSpace().finally(() => (this.#creatingDefault = null));
+    return this.#creatingDefault;
+  }
+
+  async #createDefaultSpace(): Promise<void> {
     try {
       const { bounds, npcs } = this.#opts.defaultSpace;
       await this.spaces.create({
@@ -230,10 +260,25 @@ export class CellAppMgr {
         entities: npcs > 0 ? [{ type: "NPC", count: npcs }] : [],
       });
     } catch (e) {
-      this.#log.error(`could not create the default space: ${(e as Error).message}`);
-    } finally {
-      this.#creatingDefault = false;
+      const why = `could not create the default space: ${(e as Error).message}`;
+      // A cellapp that reported it meanwhile runs it: nothing is missing.
+      if (this.spaces.all.has(DEFAULT_SPACE_ID)) this.#log.info(why);
+      else this.#log.error(why);
     }
+  }
+
+  /** The rejoin window is over: what the members reported is all there is; the default space is made if missing. */
+  #rejoined(): void {
+    const missing = dropMissingCellApps(this.spaces, this.registry);
+    const spaces = [...this.spaces.all.keys()].sort((a, b) => a - b);
+    this.#log.info(
+      `rejoin window over: ${this.registry.withRole("cellapp").length} cellapp(s) and ` +
+        `${this.registry.withRole("baseapp").length} baseapp(s) back, ` +
+        `${spaces.length ? `space(s) ${spaces.join(", ")} adopted` : "no space to adopt"}` +
+        `${missing.length ? `, cellapp(s) ${missing.join(", ")} missing` : ""}; ` +
+        `entity ids go on from ${this.#ids.next}`,
+    );
+    void this.#ensureDefaultSpace();
   }
 
   /** GET /api/health. */
@@ -277,6 +322,7 @@ export class CellAppMgr {
   /** POST /api/spaces (the body is validated by the admin API). */
   async createSpace(body: CreateSpaceBody): Promise<{ id: number }> {
     if (this.#shuttingDown) throw new RequestError("unavailable", "the cluster is shutting down");
+    await this.#rejoin.wait();
     const entities = body.entities ?? [];
     // Initial values are checked here, against the definitions, so a bad one is the caller's 400, naming it.
     entities.forEach((e, i) => {
@@ -402,6 +448,7 @@ export class CellAppMgr {
 
   /** Stops serving: closes every channel and the listener. */
   close(): void {
+    this.#rejoin.dispose();
     this.server.close("cellappmgr stopping");
   }
 }

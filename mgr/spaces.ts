@@ -120,6 +120,10 @@ export class Spaces {
     } catch (e) {
       throw new RequestError("unavailable", `no entity ids for ${total} entities: ${(e as Error).message}`);
     }
+    // A cellapp may have reported the default space while the ids were reserved: it is the one.
+    if (spec.isDefault && this.all.has(DEFAULT_SPACE_ID)) {
+      throw new RequestError("conflict", `the default space exists already (a cellapp reported it)`);
+    }
     const placement = Array.from({ length: spec.cells }, (_, i) => apps[i % apps.length].id);
     const id = spec.isDefault ? DEFAULT_SPACE_ID : this.#nextId++;
     const space = new Space(
@@ -239,22 +243,49 @@ export class Spaces {
     }
   }
 
-  /** Adopts the spaces a re-registering cellapp still hosts (after a cellappmgr restart). */
-  adopt(cellapp: number, geometries: readonly SpaceGeometry[]): void {
+  /**
+   * Adopts the spaces a (re-)registering cellapp runs (after a cellappmgr
+   * restart). A claim on a space known here with the same geometry is one
+   * more cellapp of it; a claim whose tree gives the cellapp no cell, or on
+   * a space id known here with another geometry, cannot stand: the space
+   * known first stays. Returns those refused claims, with why.
+   */
+  adopt(cellapp: number, geometries: readonly SpaceGeometry[]): { spaceId: number; why: string }[] {
+    const refused: { spaceId: number; why: string }[] = [];
     for (const g of geometries) {
       const bounds = rectFromArray(g.bounds);
-      if (!cellRects(g.tree, bounds).some((c) => c.cellapp === cellapp)) {
-        this.log.warn(`cellapp ${cellapp} claims space ${g.spaceId}, whose tree gives it no cell; ignored`);
+      const name = `space ${g.spaceId}${g.isDefault ? " (default)" : ""}`;
+      if (g.isDefault !== (g.spaceId === DEFAULT_SPACE_ID)) {
+        refused.push({ spaceId: g.spaceId, why: `claims ${name}, but the default space is space ${DEFAULT_SPACE_ID}` });
         continue;
       }
-      if (!this.all.has(g.spaceId)) {
-        const space = new Space(g.spaceId, bounds, g.tree, g.isDefault, null);
-        space.hasHadEntities = true;
-        this.all.set(g.spaceId, space);
-        this.log.info(`space ${g.spaceId} adopted from cellapp ${cellapp}`);
-      }
+      // Even a refused claim's id stays unused here: its cells live on until they have shut down.
       this.#nextId = Math.max(this.#nextId, g.spaceId + 1);
+      if (!cellRects(g.tree, bounds).some((c) => c.cellapp === cellapp)) {
+        refused.push({ spaceId: g.spaceId, why: `claims ${name}, whose tree gives it no cell` });
+        continue;
+      }
+      const known = this.all.get(g.spaceId);
+      if (known) {
+        const same = known.isDefault === g.isDefault && JSON.stringify(rectToArray(known.bounds)) ===
+            JSON.stringify(g.bounds) &&
+          JSON.stringify(known.tree) === JSON.stringify(g.tree);
+        if (!same) {
+          refused.push({
+            spaceId: g.spaceId,
+            why: `claims ${name}, which this cellappmgr already runs on cellapp(s) ${
+              known.cellapps().join(", ")
+            } with another geometry (the space known first stays)`,
+          });
+        }
+        continue;
+      }
+      const space = new Space(g.spaceId, bounds, g.tree, g.isDefault, null);
+      space.hasHadEntities = true;
+      this.all.set(g.spaceId, space);
+      this.log.info(`${name} adopted from cellapp ${cellapp}`);
     }
+    return refused;
   }
 
   /**

@@ -1,6 +1,7 @@
 import { type Channel, type ChannelOptions, type Handlers } from "./channel.ts";
 import { dial } from "./endpoint.ts";
 import { MAX_LOAD, MgrMsg } from "./mgr_interface.ts";
+import type { SpaceGeometry } from "./cell_interface.ts";
 import type { Logger } from "../log.ts";
 
 /** How a cellapp or baseapp joins the cluster. */
@@ -14,14 +15,23 @@ export interface MemberOptions extends Omit<ChannelOptions, "role" | "heartbeatP
   handlers: Handlers;
   /** The load reported with every heartbeat. */
   load: () => number;
-  /** The highest entity id this process was ever given, reported when (re-)registering. */
+  /** The highest entity id this process holds or was ever given, reported when (re-)registering. */
   entityIdHighWater?: () => number;
+  /** A cellapp's spaces, reported when (re-)registering so that a restarted cellappmgr learns them back. */
+  spaces?: () => SpaceGeometry[];
   /** The client WebSocket URL, for baseapps that serve clients. */
   clientUrl?: () => string | null;
   log: Logger;
-  /** Longest wait between two attempts to reach the cellappmgr. */
+  /** Longest wait between two attempts to reach the cellappmgr (default RETRY_MAX_MS). */
   maxRetryMs?: number;
 }
+
+/**
+ * Longest wait between two attempts to reach the cellappmgr: a restarted
+ * cellappmgr hears from every live member within this (plus a connection's
+ * set-up) and waits a little longer before it decides what is missing.
+ */
+export const RETRY_MAX_MS = 250;
 
 /**
  * The link from a cellapp or baseapp to the cellappmgr: registers, heartbeats
@@ -41,6 +51,8 @@ export class MgrLink {
   #wake: (() => void) | null = null;
   #registered: Promise<number>;
   #resolveRegistered!: (id: number) => void;
+  /** Callers of `connected` waiting for the next registration. */
+  #waiting = new Set<(ch: Channel | null) => void>();
 
   constructor(opts: MemberOptions) {
     this.#o = opts;
@@ -53,9 +65,40 @@ export class MgrLink {
     return this.#registered;
   }
 
+  /**
+   * The channel to the cellappmgr once this process is registered on it: at
+   * once when it is, else after the next (re-)registration. Rejects when
+   * `signal` aborts first or the link is closed.
+   */
+  connected(signal?: AbortSignal): Promise<Channel> {
+    if (this.channel) return Promise.resolve(this.channel);
+    if (this.#stopped) return Promise.reject(new Error("the link to the cellappmgr is closed"));
+    return new Promise<Channel>((resolve, reject) => {
+      const abort = () => {
+        this.#waiting.delete(done);
+        reject(signal!.reason ?? new Error("aborted"));
+      };
+      const done = (ch: Channel | null) => {
+        signal?.removeEventListener("abort", abort);
+        if (ch) resolve(ch);
+        else reject(new Error("the link to the cellappmgr is closed"));
+      };
+      if (signal?.aborted) return abort();
+      signal?.addEventListener("abort", abort, { once: true });
+      this.#waiting.add(done);
+    });
+  }
+
+  #wakeWaiting(ch: Channel | null): void {
+    const waiting = [...this.#waiting];
+    this.#waiting.clear();
+    for (const w of waiting) w(ch);
+  }
+
   /** Stops reconnecting and closes the channel once what is queued on it is written. */
   async close(reason = "process stopping"): Promise<void> {
     this.#stopped = true;
+    this.#wakeWaiting(null);
     this.#wake?.();
     const ch = this.channel;
     if (!ch) return;
@@ -88,6 +131,7 @@ export class MgrLink {
           clientUrl: o.clientUrl?.() ?? null,
           startedAt: this.#startedAt,
           entityIdHighWater: o.entityIdHighWater?.() ?? 0,
+          ...(o.spaces ? { spaces: o.spaces() } : {}),
         });
         this.id = reply.id;
         this.channel = ch;
@@ -102,6 +146,7 @@ export class MgrLink {
         } catch (e) {
           o.log.error(`after registering: ${(e as Error).message}`);
         }
+        this.#wakeWaiting(ch);
         const reason = await ch.closed;
         this.channel = null;
         if (!this.#stopped) {
@@ -122,7 +167,7 @@ export class MgrLink {
           r();
         };
       });
-      delay = Math.min(delay * 2, o.maxRetryMs ?? 1000);
+      delay = Math.min(delay * 2, o.maxRetryMs ?? RETRY_MAX_MS);
     }
   }
 }

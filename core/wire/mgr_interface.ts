@@ -30,8 +30,13 @@ export interface RegisterInfo {
   clientUrl: string | null;
   /** Milliseconds since the epoch when the process started. */
   startedAt: number;
-  /** The highest entity id this process was ever given (0 for none), so a restarted cellappmgr never reuses one. */
+  /**
+   * The highest entity id this process holds or was ever given (0 for none; a baseapp counts the ids in its
+   * database), so a restarted cellappmgr never reuses one.
+   */
   entityIdHighWater: number;
+  /** A cellapp's spaces (those it runs cells of), so a restarted cellappmgr learns them back with the registration. */
+  spaces?: SpaceGeometry[];
 }
 
 /** The cellappmgr's answer to a registration. */
@@ -117,6 +122,7 @@ export const MgrMsg = {
       ),
       startedAt: int(0, 4_102_444_800_000),
       entityIdHighWater: int(0, MAX_ENTITY_ID),
+      spaces: optional(arrayOf(spaceGeometry, 10_000)),
     })),
     ["cellapp", "baseapp"],
   ),
@@ -141,8 +147,6 @@ export const MgrMsg = {
     tuple(obj({ load, peerBytesOut: optional(int(0, 2 ** 53)), cells: arrayOf(cellReport, 10_000) })),
     ["cellapp"],
   ),
-  /** After (re-)registering, a cellapp tells which spaces it hosts cells of, so a restarted cellappmgr knows them again. */
-  adoptSpaces: message<[SpaceGeometry[]]>(20, "adoptSpaces", tuple(arrayOf(spaceGeometry, 10_000)), ["cellapp"]),
   /** Where the cell of `spaceId` containing (x, z) is: for teleports into another space. */
   findCell: message<[number, number, number], { cellapp: number; address: string; cell: number }>(
     22,

@@ -5,8 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { ErrorCode } from "../../core/def/client_protocol.ts";
+import { clientPlacement, NEW_SPACE, type PlacementHook, serverPlacement } from "../../core/placement.ts";
 import { decodePersistentState, encodePersistentState, PropertyContainer } from "../../core/def/mod.ts";
-import { type Client, connect, LoginError } from "../../client/mod.ts";
+import { type Client, LoginError } from "../../client/mod.ts";
 import type { ClusterView, SpaceSummaryView } from "../../core/views.ts";
 import { login, startBase, testRegistry } from "./fixtures.ts";
 import { api } from "../helpers/procs.ts";
@@ -112,28 +113,97 @@ Deno.test(
 );
 
 Deno.test(
-  "a new space when the client asks for space 0; a failed creation is reported to the client",
+  "the server decides where a login goes: a new account at the spawn point, a returning one where it was saved; " +
+    "what the client asks for is ignored and makes no space",
   opts,
   async () => {
-    await using b = await startBase();
-    const c = await login(b.app, { name: "pioneer", spaceId: 0 });
-    const space = await cellReady(c);
-    assert.ok(space > 1, `a new space ${space}`);
-    const spaces = (await api(b.admin, "/api/spaces")).body as { spaces: SpaceSummaryView[] };
-    assert.ok(spaces.spaces.some((s) => s.id === space && !s.isDefault));
+    await using b = await startBase({ placement: serverPlacement, spawnPoint: [5, 0, 7] });
+    const made = await api(b.admin, "/api/spaces", post({ bounds: [-50, -50, 50, 50], cells: 1 }));
+    const other = (made.body as { id: number }).id;
+    const spaceIds = async () =>
+      ((await api(b.admin, "/api/spaces")).body as { spaces: SpaceSummaryView[] }).spaces.map((s) => s.id);
+    const before = await spaceIds();
 
-    const errors: string[] = [];
-    const d = await connect(b.app.clientUrl, { name: "unlucky", password: "pw", spaceId: 999_999 }, {
-      registry: testRegistry,
-    });
-    d.on("error", (code, msg) => errors.push(`${code} ${msg}`));
-    await waitFor("a noCell error", () => errors.find((e) => e.startsWith(`${ErrorCode.noCell} `)));
-    assert.match(errors[0], /no space 999999/);
-    assert.equal(d.player.spaceId, 0);
-    c.close();
-    d.close();
+    const c = await login(b.app, { name: "newcomer", spaceId: other, position: { x: 10, y: 0, z: -3 } });
+    assert.equal(await cellReady(c), 1, "not the space it asked for: the default space");
+    assert.deepEqual((await entityAt(b.admin, c.player.id))!.position, [5, 0, 7], "at the spawn point");
+    c.move({ x: 6, y: 0, z: 7 });
+    await waitForPosition(b.admin, c.player.id, 6, 7);
+    await c.logout();
+
+    const again = await login(b.app, { name: "newcomer", spaceId: 0, position: { x: 100, y: 0, z: 100 } });
+    assert.equal(await cellReady(again), 1);
+    assert.deepEqual((await entityAt(b.admin, again.player.id))!.position, [6, 0, 7], "where it was saved");
+    assert.deepEqual(await spaceIds(), before, "asking for space 0 made no space");
+    again.close();
   },
 );
+
+Deno.test(
+  "a game's placement hook lets a client choose among allowed spaces, or make one; a space that is gone sends " +
+    "the player to the spawn point",
+  opts,
+  async () => {
+    let allowed = -1;
+    const hook: PlacementHook = ({ account, server, asked }) => {
+      if (account === "pioneer" && asked.spaceId === NEW_SPACE) {
+        return { spaceId: NEW_SPACE, position: server.position };
+      }
+      if (asked.spaceId === allowed) return { spaceId: allowed, position: asked.position ?? server.position };
+      return server;
+    };
+    await using b = await startBase({ placement: hook });
+    const made = await api(b.admin, "/api/spaces", post({ bounds: [-50, -50, 50, 50], cells: 1 }));
+    allowed = (made.body as { id: number }).id;
+
+    const pioneer = await login(b.app, { name: "pioneer", spaceId: 0 });
+    const space = await cellReady(pioneer);
+    assert.ok(space > allowed, `a new space ${space}`);
+    const spaces = (await api(b.admin, "/api/spaces")).body as { spaces: SpaceSummaryView[] };
+    assert.ok(spaces.spaces.some((s) => s.id === space && !s.isDefault));
+    const settler = await login(b.app, { name: "settler", spaceId: 0 });
+    assert.equal(await cellReady(settler), 1, "the hook lets only the pioneer make a space");
+
+    const visitor = await login(b.app, { name: "visitor", spaceId: allowed, position: { x: 10, y: 0, z: -3 } });
+    assert.equal(await cellReady(visitor), allowed, "an allowed space");
+    assert.deepEqual((await entityAt(b.admin, visitor.player.id))!.position, [10, 0, -3]);
+    await visitor.logout();
+    // Emptied, it may already be shutting down by itself.
+    const del = await api(b.admin, `/api/spaces/${allowed}`, { method: "DELETE", headers: post({}).headers });
+    assert.ok([202, 404].includes(del.status), JSON.stringify(del.body));
+    await waitFor("the space gone", async () => (await api(b.admin, `/api/spaces/${allowed}`)).status === 404);
+    allowed = -1;
+    const back = await login(b.app, { name: "visitor" });
+    assert.equal(await cellReady(back), 1, "its saved space is gone: the default space");
+    assert.deepEqual((await entityAt(b.admin, back.player.id))!.position, [0, 0, 0], "at the spawn point");
+    pioneer.close();
+    settler.close();
+    back.close();
+  },
+);
+
+Deno.test(
+  "a client that may choose asks for a space that does not exist: it goes to the spawn point",
+  opts,
+  async () => {
+    await using b = await startBase({ placement: clientPlacement });
+    const lost = await login(b.app, { name: "lost", spaceId: 999_999, position: { x: 3, y: 0, z: 3 } });
+    assert.equal(await cellReady(lost), 1);
+    assert.deepEqual((await entityAt(b.admin, lost.player.id))!.position, [0, 0, 0]);
+    lost.close();
+  },
+);
+
+Deno.test("a placement hook that fails or answers nonsense fails the login, naming the entity", opts, async () => {
+  await using b = await startBase({
+    placement: ({ account, server }) => {
+      if (account === "thrower") throw new Error("no realm");
+      return { ...server, position: [NaN, 0, 0] };
+    },
+  });
+  await assert.rejects(login(b.app, { name: "thrower" }), /the placement hook failed for entity \d+: no realm/);
+  await assert.rejects(login(b.app, { name: "nonsense" }), /the placement hook gave entity \d+ .*within the world/);
+});
 
 Deno.test("wrong password and forbidden account creation are refused with a reason", opts, async () => {
   await using b = await startBase({ autoCreateAccounts: false });

@@ -16,7 +16,10 @@ Deno.test("a player logs in through the clientUrl, gets a cell entity, logs out 
   const mgr = await procs.start(["--role=mgr", "--port=0", "--admin-port=0"]);
   const admin = mgr.ready.admin!;
   await procs.start(["--role=cell", "--port=0", `--mgr=${mgr.ready.address}`]);
-  await procs.start(["--role=base", "--port=0", `--mgr=${mgr.ready.address}`], { env: { SEAMLESS_KV: kvPath } });
+  // This test puts its player where it wants it: the baseapp lets clients choose (never a new space).
+  await procs.start(["--role=base", "--port=0", `--mgr=${mgr.ready.address}`, "--client-spawn"], {
+    env: { SEAMLESS_KV: kvPath },
+  });
   const url = await waitFor("the baseapp's clientUrl in /api/cluster", async () => {
     const c = (await api(admin, "/api/cluster")).body as ClusterView;
     return c.processes.find((p) => p.role === "baseapp")?.clientUrl;
@@ -32,14 +35,11 @@ Deno.test("a player logs in through the clientUrl, gets a cell entity, logs out 
   const where = (await api(admin, `/api/entities/${id}`)).body as { position?: number[] };
   assert.deepEqual(where.position, [12, 0, -7], JSON.stringify(where));
 
+  // A client cannot make a space: asking for space 0 puts it in the default space.
   const other = await connect(url, { name: "e2e-new-space", password: "pw", spaceId: 0 }, { registry });
-  const newSpace = await waitFor(
-    "a cell entity in a new space",
-    () => other.player.spaceId > 1 && other.player.spaceId,
-    10_000,
-  );
+  await waitFor("a cell entity in the default space", () => other.player.spaceId === 1, 10_000);
   const spaces = (await api(admin, "/api/spaces")).body as { spaces: SpaceSummaryView[] };
-  assert.ok(spaces.spaces.some((s) => s.id === newSpace));
+  assert.deepEqual(spaces.spaces.map((s) => s.id), [1]);
 
   c.move({ x: 13, y: 0, z: -7 }, [0.5, 0, 0]);
   await waitFor("the move on the cell", async () => {

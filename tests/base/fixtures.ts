@@ -5,6 +5,7 @@
 import { createRegistry, type EntityRegistry, T } from "../../core/def/mod.ts";
 import { Account, Avatar, NPC } from "../../entities/mod.ts";
 import { BaseApp, type BaseAppOptions } from "../../base/mod.ts";
+import { clientPlacement } from "../../core/placement.ts";
 import { type Client, connect, type Credentials } from "../../client/mod.ts";
 import type { Config } from "../../core/config.ts";
 import { memoryLogger } from "../helpers/log.ts";
@@ -42,8 +43,9 @@ export interface TestBase extends AsyncDisposable {
 }
 
 /**
- * Starts a cellappmgr and a cellapp (or uses `cluster`), then a BaseApp in this process with fast hashing and a
- * `say` base script (gold + 1, echoes through onChat).
+ * Starts a cellappmgr and a cellapp (or uses `cluster`), then a BaseApp in this process with fast hashing, a
+ * `say` base script (gold + 1, echoes through onChat), and clients choosing where they appear (clientPlacement)
+ * unless `opts` says otherwise.
  */
 export async function startBase(
   opts: BaseAppOptions = {},
@@ -56,6 +58,7 @@ export async function startBase(
     const app = await BaseApp.start(baseConfig(cluster.mgrAddress, over.config), log, {
       registry: testRegistry,
       passwordIterations: 1000,
+      placement: clientPlacement,
       baseScripts: {
         Avatar: {
           say(self, text: string) {

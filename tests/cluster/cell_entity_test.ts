@@ -62,6 +62,12 @@ Deno.test(
       };
       const where = await toMgr.request(MgrMsg.createCellEntity, spec);
       assert.equal(where.spaceId, 1);
+      // Asked again (as a base does when its first answer was lost with a cellappmgr that died): the same entity.
+      assert.deepEqual(await toMgr.request(MgrMsg.createCellEntity, spec), where);
+      const listed = (await api(admin, `/api/cellapps/${where.cellapp}/cells/1`)).body as {
+        entities: CellEntityView[];
+      };
+      assert.equal(listed.entities.filter((e) => e.id === spec.entityId).length, 1, "made once");
       const found = (await api(admin, `/api/entities/${spec.entityId}`)).body as EntityView;
       assert.deepEqual([found.type, found.spaceId, found.cellapp, found.position], ["Avatar", 1, where.cellapp, [
         10,

@@ -43,6 +43,8 @@ class Fake implements Disposable {
       role: this.role,
       address: this.server.address,
       handlers: this.handlers,
+      // Honest heartbeats, so that only what a test sends on purpose gets the fake dropped.
+      heartbeatPayload: () => ({ load: 0 }),
       ...extra,
     });
     this.channels.push(ch);

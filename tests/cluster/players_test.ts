@@ -7,11 +7,21 @@ import { type Client, connect, type Credentials } from "../../client/mod.ts";
 import { runBots } from "../../client/bot_runner.ts";
 import { registry } from "../../entities/mod.ts";
 import { WITNESS_DEFAULTS } from "../../cell/witness_options.ts";
-import { Accounts, EntityStore } from "../../base/mod.ts";
+import { BaseApp, EntityStore } from "../../base/mod.ts";
 import { decodePersistentState, encodePersistentState, PropertyContainer } from "../../core/def/mod.ts";
 import { api, Procs } from "../helpers/procs.ts";
 import type { ClusterView } from "../../core/views.ts";
-import { cellReady, entityAt, seen, startBaseProcess, startCluster, unseen } from "../helpers/players.ts";
+import {
+  baseConfig,
+  cellReady,
+  entityAt,
+  type LocalCluster,
+  seen,
+  startBaseProcess,
+  startCluster,
+  unseen,
+} from "../helpers/players.ts";
+import { memoryLogger } from "../helpers/log.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -20,16 +30,24 @@ const R = WITNESS_DEFAULTS.aoiRadius;
 const H = WITNESS_DEFAULTS.hysteresis;
 const near = (a: number, b: number): boolean => Math.abs(a - b) < 0.05;
 
-/** Writes a returning player's account ("hero", password "pw") and saved state into the KV file at `path`. */
-async function seedHero(path: string, id: number): Promise<void> {
+/**
+ * A returning player in the KV file at `path`: the account "hero" (password "pw") made through a baseapp of
+ * `cluster`, so that its entity id comes from the cellappmgr like any player's, then its saved state. Returns its id.
+ */
+async function seedHero(cluster: LocalCluster, path: string): Promise<number> {
+  const seeder = await BaseApp.start(baseConfig(cluster.mgrAddress, { kv: path }), memoryLogger(), {
+    registry,
+    passwordIterations: 1000,
+  });
+  let id: number;
+  try {
+    const acct = await seeder.accounts.login({ name: "hero", password: "pw", remote: "test" });
+    assert.ok(acct.ok);
+    id = acct.entityId;
+  } finally {
+    await seeder.close("hero made");
+  }
   using kv = await Deno.openKv(path);
-  const acct = await new Accounts(kv, {
-    entityType: "Avatar",
-    iterations: 1000,
-    newEntityId: () => Promise.resolve(id),
-  })
-    .login({ name: "hero", password: "pw", remote: "test" });
-  assert.ok(acct.ok && acct.entityId === id);
   const base = new PropertyContainer(avatar, "base");
   base.set("gold", 5);
   const cell = new PropertyContainer(avatar, "cell");
@@ -45,6 +63,7 @@ async function seedHero(path: string, id: number): Promise<void> {
     direction: [0, 0, 0],
     spaceId: 1,
   });
+  return id;
 }
 
 function player(url: string, creds: Partial<Credentials> & { name: string }): Promise<Client> {
@@ -157,8 +176,7 @@ Deno.test(
     const dir = await Deno.makeTempDir();
     await using _cleanup = { [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }).catch(() => {}) };
     const kvPath = `${dir}/players.kv`;
-    const id = 900_001; // far above the ids the cellappmgr hands out in this short test
-    await seedHero(kvPath, id);
+    const id = await seedHero(cluster, kvPath);
     const first = await startBaseProcess(procs, cluster, ["--max-speed=1000"], { SEAMLESS_KV: kvPath });
 
     const observer = await player(first.clientUrl, { name: "observer", position: { x: 0, y: 0, z: 10 } });
@@ -222,10 +240,10 @@ Deno.test({
     const dir = await Deno.makeTempDir();
     await using _cleanup = { [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }).catch(() => {}) };
     const kvPath = `${dir}/players.kv`;
-    const id = 900_002;
-    await seedHero(kvPath, id);
+    const id = await seedHero(cluster, kvPath);
     const { clientUrl } = await startBaseProcess(procs, cluster, [], { SEAMLESS_KV: kvPath });
     const hero = await player(clientUrl, { name: "hero" });
+    assert.equal(hero.player.id, id);
     const errors: string[] = [];
     hero.on("error", (code, message) => errors.push(`${code} ${message}`));
     await cellReady(hero);

@@ -18,7 +18,12 @@ Deno.test("a cell cannot shut down a space that never had entities; once it has 
   // A cellapp of our own, so that the test decides what its cells report and ask.
   const handlers = new Handlers().on(CellMsg.createCell, () => true).on(CellMsg.shutDownSpace, () => {});
   const server = new WireServer({ host: "127.0.0.1", port: 0, role: "cellapp", handlers });
-  const ch = await dial(mgr.ready.address!, { role: "cellapp", address: server.address, handlers });
+  const ch = await dial(mgr.ready.address!, {
+    role: "cellapp",
+    address: server.address,
+    handlers,
+    heartbeatPayload: () => ({ load: 0 }),
+  });
   try {
     const { id: cellapp } = await ch.request(MgrMsg.register, {
       role: "cellapp",

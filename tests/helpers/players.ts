@@ -38,15 +38,26 @@ export async function startCluster(
   return { mgr, admin, mgrAddress, cellapps };
 }
 
-/** Starts a baseapp process (`flags` added, e.g. `--max-speed=1000`) and waits until the cellappmgr lists it. */
+/**
+ * Starts a baseapp process (`flags` added, e.g. `--max-speed=1000`) and waits until the cellappmgr lists it. Tests
+ * put their players where they need them: the baseapp runs with `--client-spawn` unless `serverPlaced`.
+ */
 export async function startBaseProcess(
   procs: Procs,
   cluster: LocalCluster,
   flags: string[] = [],
   env: Record<string, string> = {},
+  serverPlaced = false,
 ): Promise<{ proc: Proc; clientUrl: string }> {
   const proc = await procs.start(
-    ["--role=base", "--port=0", "--client-port=0", `--mgr=${cluster.mgrAddress}`, ...flags],
+    [
+      "--role=base",
+      "--port=0",
+      "--client-port=0",
+      `--mgr=${cluster.mgrAddress}`,
+      ...(serverPlaced ? [] : ["--client-spawn"]),
+      ...flags,
+    ],
     { env },
   );
   const clientUrl = proc.ready.clientUrl as string;

@@ -1,0 +1,80 @@
+/**
+ * The rejoin window of a cellappmgr that starts. A restarted cellappmgr
+ * knows nothing, while its members keep running: they reach it again on
+ * their own within RETRY_MAX_MS and register with their old ids, the
+ * highest entity id they hold and (cellapps) the spaces they run. Until the
+ * window closes the cellappmgr decides nothing that depends on what they
+ * hold: it makes no space (the default one included) and hands out no
+ * entity id, and a process that registers for the first time gets its id
+ * after every returning one has its own back.
+ */
+import { CellMsg, RETRY_MAX_MS, type SpaceGeometry } from "../core/wire/mod.ts";
+import type { Logger } from "../core/log.ts";
+import type { Member, Registry } from "./registry.ts";
+import type { Spaces } from "./spaces.ts";
+
+/** How long a starting cellappmgr waits for the members of a previous run: their retry period and set-up time. */
+export const REJOIN_WINDOW_MS = RETRY_MAX_MS * 4;
+
+/** A window that closes once, `ms` after it opened. */
+export class RejoinWindow {
+  #open = true;
+  #timer: ReturnType<typeof setTimeout>;
+  #closed: Promise<void>;
+
+  /** `onClose` runs when the window closes, before anything waiting for it goes on. */
+  constructor(ms: number, onClose: () => void) {
+    let resolve!: () => void;
+    this.#closed = new Promise((r) => (resolve = r));
+    this.#timer = setTimeout(() => {
+      this.#open = false;
+      try {
+        onClose();
+      } finally {
+        resolve();
+      }
+    }, ms);
+  }
+
+  /** True until the window closes. */
+  get isOpen(): boolean {
+    return this.#open;
+  }
+
+  /** Resolves once the window is closed (at once when it is). */
+  wait(): Promise<void> {
+    return this.#closed;
+  }
+
+  /** Stops the timer (the cellappmgr is stopping); what waits for the window keeps waiting. */
+  dispose(): void {
+    clearTimeout(this.#timer);
+  }
+}
+
+/**
+ * Takes the spaces a (re-)registering cellapp runs (Spaces.adopt); a claim
+ * that cannot stand (its space is known here with another geometry, or its
+ * tree gives the cellapp no cell) has its cells shut down on that cellapp,
+ * with a log line saying why.
+ */
+export function adoptClaims(spaces: Spaces, m: Member, geometries: readonly SpaceGeometry[], log: Logger): void {
+  for (const { spaceId, why } of spaces.adopt(m.id, geometries)) {
+    log.warn(`cellapp ${m.id} ${why}: it is told to shut its cells of space ${spaceId} down`);
+    m.channel.send(CellMsg.shutDownSpace, spaceId);
+  }
+}
+
+/**
+ * At the end of the rejoin window: the cells of cellapps named in adopted
+ * trees that did not come back go, as if those cellapps had died now (their
+ * neighbours cover the area). Returns their ids.
+ */
+export function dropMissingCellApps(spaces: Spaces, registry: Registry): number[] {
+  const missing = new Set<number>();
+  for (const s of spaces.all.values()) {
+    for (const a of s.cellapps()) if (registry.members.get(a)?.role !== "cellapp") missing.add(a);
+  }
+  for (const a of missing) spaces.onCellAppLeft(a);
+  return [...missing];
+}
