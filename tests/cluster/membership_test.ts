@@ -55,7 +55,7 @@ Deno.test(
     for (const p of list) {
       assert.equal(typeof p.id, "number");
       assert.ok(p.uptimeS >= 0 && p.uptimeS < 60, `uptime ${p.uptimeS}`);
-      assert.equal(p.load, 0);
+      assert.ok(p.load >= 0 && p.load < 2, `load ${p.load} is a busy share of wall time`);
     }
 
     // SIGKILL closes the socket: the cellappmgr drops the cellapp at once.
