@@ -255,6 +255,7 @@ function ghostState(): GhostState {
     isOnGround: true,
     props: bytesOf(600, 3),
     syncSeq: 81234,
+    epoch: 2,
     realCellapp: 3,
     realAddress: "10.0.0.12:41234",
     realCell: 1,

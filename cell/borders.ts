@@ -1,41 +1,60 @@
 /**
  * A cell's borders (seeds 002 and 004): the ghosts its reals keep in
- * neighbouring cells, the ghosts it holds of theirs, and offloading a real
- * that crossed into a neighbour onto the ghost waiting there.
+ * neighbouring cells, and the ghosts it holds of theirs, kept in step with
+ * their reals wherever those go. Offloading a real that crossed into a
+ * neighbour is offload.ts's.
  */
 import { PropertyContainer } from "../core/def/mod.ts";
-import { cellIndexAt } from "../core/geo/bsp.ts";
-import { rectDistanceOutside } from "../core/geo/rect.ts";
-import { CellMsg, type GhostOp, type GhostState, type OffloadState, type WitnessState } from "../core/wire/mod.ts";
+import { rectContains } from "../core/geo/rect.ts";
+import { CellMsg, type GhostOp, type GhostState, type OffloadState } from "../core/wire/mod.ts";
 import type { Cell } from "./cell.ts";
-import type { ControllerState } from "./controllers.ts";
 import { Entity } from "./entity.ts";
 import {
+  applyPending,
   type CellAddress,
+  type GhostConfig,
   GhostInfo,
   ghostingOf,
   type GhostLink,
   ghostStateOf,
+  isStale,
   loadGhostState,
+  noteAnnounced,
+  type RealGhosting,
   receiveBatch,
+  resyncAsked,
+  resyncDue,
   takeBatch,
   wantedGhosts,
 } from "./ghosts.ts";
-import { becomeGhost, becomeReal, offloadStateOf } from "./offload.ts";
-import { Witness, witnessOf } from "./witness.ts";
+import { applyHandOverWrites, type FencedWrite } from "./handover_fence.ts";
+import { CellOffloads } from "./offload.ts";
+
+/** Where the real of an entity that left this cell went (as far as the cell knew), and until when that is kept. */
+interface Departed extends CellAddress {
+  spaceId: number;
+  until: number;
+}
 
 /** The ghost and offload logic of one cell. */
 export class CellBorders {
   /** Reals of the cell that have at least one ghost. */
   readonly ghosted: Set<Entity> = new Set();
+  readonly #offloads: CellOffloads;
+  /** Entities that left the cell (teleported away, or whose ghost went), for messages about them still on the way. */
+  readonly #departed = new Map<number, Departed>();
 
-  constructor(private readonly cell: Cell) {}
+  constructor(private readonly cell: Cell) {
+    this.#offloads = new CellOffloads(cell);
+  }
 
   /**
    * The periodic ghost check (seed 002's check_ghost_create_destroy): each
    * real gets a ghost in every neighbour cell whose rect grown by the ghost
    * radius contains it, and loses ghosts outside that area once they lived
    * the minimum time; creations per pass are capped, unanswered ones retried.
+   * Each real tells its ghosts its latest batch number, and each ghost held
+   * here that is behind asks its real for a resync.
    */
   checkGhosts(): void {
     const gh = this.cell.host.ghosting;
@@ -44,6 +63,8 @@ export class CellBorders {
     const now = this.cell.time;
     let created = 0;
     for (const e of this.cell.entities.values()) {
+      // A real being handed over keeps the ghosts it was sent with: the new real takes them over as they are.
+      if (e.offloading) continue;
       const wanted = wantedGhosts(e);
       const g = e.ghosting;
       if (g) {
@@ -53,10 +74,11 @@ export class CellBorders {
           const unwanted = !want && link.state === "live" && now - link.since >= cfg.minLifetimeMs;
           if (stale || unwanted || (want && (link.address !== want.address || link.cellapp !== want.cellapp))) {
             g.links.delete(cell);
-            this.cell.host.ghosting!.send(link.address, CellMsg.deleteGhost, this.cell.spaceId, cell, e.id);
+            gh.send(link.address, CellMsg.deleteGhost, this.cell.spaceId, cell, e.id, e.epoch);
           }
         }
         if (g.links.size === 0) this.ghosted.delete(e);
+        else this.#announce(e, g);
       }
       for (const [cell, where] of wanted) {
         if (e.ghosting?.links.has(cell) || created >= cfg.maxCreatesPerPass) continue;
@@ -64,26 +86,88 @@ export class CellBorders {
         this.#createGhostAt(e, where);
       }
     }
+    this.#checkHeldGhosts(now, cfg);
+    for (const [id, d] of this.#departed) if (d.until <= now) this.#departed.delete(id);
+  }
+
+  /**
+   * Entity `id` left this cell for cell `to` of space `spaceId`: messages about it that arrive later (sent before
+   * their senders knew) are sent on there, for as long as a request may take (offloadTimeoutMs).
+   */
+  noteDeparted(id: number, to: CellAddress, spaceId: number): void {
+    const until = this.cell.time + (this.cell.host.ghosting?.config.offloadTimeoutMs ?? 0);
+    this.#departed.set(id, { cell: to.cell, cellapp: to.cellapp, address: to.address, spaceId, until });
+  }
+
+  /** Where entity `id`, which is neither real nor a ghost here, went when it left, if that is recent. */
+  departedTo(id: number): (CellAddress & { spaceId: number }) | undefined {
+    return this.#departed.get(id);
+  }
+
+  /** Tells the ghosts of `e` its latest batch number, when it changed since: one that lost a batch then knows. */
+  #announce(e: Entity, g: RealGhosting): void {
+    if (g.announcedSeq === g.seq) return;
+    g.announcedSeq = g.seq;
+    for (const l of g.links.values()) {
+      this.cell.host.ghosting!.send(l.address, CellMsg.ghostSeq, this.cell.spaceId, l.cell, e.id, e.epoch, g.seq);
+    }
+  }
+
+  /** Each ghost held here that has been behind its real long enough asks it for a resync (again, until answered). */
+  #checkHeldGhosts(now: number, cfg: GhostConfig): void {
+    for (const ghost of this.cell.ghosts.values()) {
+      const info = ghost.ghostInfo!;
+      if (resyncDue(info, now, cfg)) this.#askResync(ghost);
+      else if (info.behind && info.resyncTries === cfg.resyncMaxTries && now >= info.nextResyncAt) {
+        info.resyncTries++; // said once
+        this.cell.host.log.error(
+          `ghost ${ghost.type.name} ${ghost.id} in space ${this.cell.spaceId} cell ${this.cell.cellId} stays behind ` +
+            `its real (batch ${info.seq} of ${info.knownSeq}): ${cfg.resyncMaxTries} resync requests to cell ` +
+            `${info.realCell} (cellapp ${info.realCellapp}) went unanswered`,
+        );
+      }
+    }
+  }
+
+  #askResync(ghost: Entity): void {
+    const info = ghost.ghostInfo!;
+    const gh = this.cell.host.ghosting!;
+    resyncAsked(info, this.cell.time, gh.config);
+    this.cell.host.log.warn(
+      `ghost ${ghost.type.name} ${ghost.id} is missing updates after ${info.seq} (the real is at ${info.knownSeq} or ` +
+        `more); asking its real in cell ${info.realCell} for a resync (request ${info.resyncTries})`,
+    );
+    gh.send(info.realAddress, CellMsg.ghostResync, this.cell.spaceId, info.realCell, ghost.id, this.cell.cellId);
   }
 
   #createGhostAt(e: Entity, where: CellAddress): void {
     const g = ghostingOf(e);
     const gh = this.cell.host.ghosting!;
     // Batches still queued this tick were not in the state: send them first, numbered, to the existing ghosts.
-    this.#sendBatch(e);
-    const link: GhostLink = { ...where, state: "creating", since: this.cell.time };
+    this.sendBatchOf(e);
+    const link: GhostLink = {
+      cell: where.cell,
+      cellapp: where.cellapp,
+      address: where.address,
+      state: "creating",
+      since: this.cell.time,
+    };
     g.links.set(where.cell, link);
     this.ghosted.add(e);
     const state = ghostStateOf(e, where.cell, this.cell.cellappId, gh.address);
     gh.ask(where.address, gh.config.createTimeoutMs, CellMsg.createGhost, state).then(
       () => {
-        if (g.links.get(where.cell) === link) {
-          link.state = "live";
-          link.since = this.cell.time;
-        }
+        if (g.links.get(where.cell) !== link) return;
+        link.state = "live";
+        link.since = this.cell.time;
+        // Batches sent meanwhile may have reached the cell before the ghost: it hears the latest number again.
+        if (g.seq !== state.syncSeq) g.announcedSeq = -1;
       },
       (err) => {
-        if (g.links.get(where.cell) === link) g.links.delete(where.cell);
+        if (g.links.get(where.cell) !== link) return;
+        g.links.delete(where.cell);
+        // In case it was made after all: a ghost the real does not keep in step must not stay.
+        gh.send(where.address, CellMsg.deleteGhost, this.cell.spaceId, where.cell, e.id, e.epoch);
         this.cell.host.log.warn(
           `ghost of ${e.type.name} ${e.id} in cell ${where.cell} (cellapp ${where.cellapp}) not created: ${
             (err as Error).message
@@ -93,21 +177,52 @@ export class CellBorders {
     );
   }
 
-  /** A ghost in cell `cell` lost updates: create it again. */
-  resyncGhost(id: number, cell: number): void {
+  /**
+   * A ghost of entity `id` in cell `ghostCell` lost batches: the real creates
+   * it again. A request that reaches a cell the real has left goes on to where
+   * the real went (a real being handed over answers once it settles).
+   */
+  resyncGhost(id: number, ghostCell: number): void {
+    const gh = this.cell.host.ghosting!;
+    const spaceId = this.cell.spaceId;
     const e = this.cell.entities.get(id);
-    const link = e?.ghosting?.links.get(cell);
-    if (!e || !link) return;
-    e.ghosting!.links.delete(cell);
-    this.#createGhostAt(e, { cell: link.cell, cellapp: link.cellapp, address: link.address });
+    if (e?.offloading) {
+      e.offloading.held.push((moved) =>
+        moved
+          ? gh.send(moved.address, CellMsg.ghostResync, spaceId, moved.cell, id, ghostCell)
+          : this.resyncGhost(id, ghostCell)
+      );
+      return;
+    }
+    if (e) {
+      const link = e.ghosting?.links.get(ghostCell);
+      if (link?.state === "creating") return; // a fresh state is on its way
+      if (link) {
+        e.ghosting!.links.delete(ghostCell);
+        return this.#createGhostAt(e, link);
+      }
+      // The real keeps no ghost there (the ghost outlived a delete it never got): make it one, or end it.
+      const area = this.cell.ghostAreas.find((a) => a.cell === ghostCell);
+      if (!area) return;
+      if (rectContains(area.area, e.x, e.z)) return this.#createGhostAt(e, area);
+      gh.send(area.address, CellMsg.deleteGhost, spaceId, ghostCell, id, e.epoch);
+      return;
+    }
+    const info = this.cell.ghosts.get(id)?.ghostInfo;
+    if (info) return gh.send(info.realAddress, CellMsg.ghostResync, spaceId, info.realCell, id, ghostCell);
+    const gone = this.#departed.get(id);
+    // Only within the space: a real in another space keeps no ghost here.
+    if (gone?.spaceId === spaceId) return gh.send(gone.address, CellMsg.ghostResync, spaceId, gone.cell, id, ghostCell);
+    this.cell.host.log.debug(`resync of entity ${id} for cell ${ghostCell} dropped: no such entity in cell here`);
   }
 
-  /** Sends each ghosted real's batch of this tick to its ghosts. */
+  /** Sends each ghosted real's batch of this tick to its ghosts (a real being handed over sends nothing). */
   sendBatches(): void {
-    for (const e of this.ghosted) this.#sendBatch(e);
+    for (const e of this.ghosted) if (!e.offloading) this.sendBatchOf(e);
   }
 
-  #sendBatch(e: Entity): void {
+  /** Sends `e`'s batch of changes so far to its ghosts, if it has one. */
+  sendBatchOf(e: Entity): void {
     const ops = takeBatch(e);
     if (!ops) return;
     const seq = e.ghosting!.seq;
@@ -116,124 +231,60 @@ export class CellBorders {
     }
   }
 
-  /** Tells every ghost of `e` to go (its real is destroyed). */
+  /** Tells every ghost of `e` to go (its real is destroyed, or left the space). */
   dropGhosts(e: Entity): void {
     const g = e.ghosting;
     if (!g) return;
     for (const link of g.links.values()) {
-      this.cell.host.ghosting!.send(link.address, CellMsg.deleteGhost, this.cell.spaceId, link.cell, e.id);
+      this.cell.host.ghosting!.send(link.address, CellMsg.deleteGhost, this.cell.spaceId, link.cell, e.id, e.epoch);
     }
     g.links.clear();
     this.ghosted.delete(e);
   }
 
-  /**
-   * Seed 004's offload check, every tick: a real more than the hysteresis
-   * outside this cell's rect moves to the cell containing it, provided that
-   * cell already holds its ghost (the ghost check sees to that).
-   */
+  /** The offload check; see CellOffloads. */
   checkOffloads(): void {
-    const gh = this.cell.host.ghosting;
-    if (!gh) return;
-    for (const e of this.cell.entities.values()) {
-      // A JavaScript continuation cannot move between processes: an entity awaiting answers stays until they settle.
-      if (e.offloading || e.destroyed || e.offloadRetryAt > this.cell.time || e.pendingCalls > 0) continue;
-      if (rectDistanceOutside(this.cell.rect, e.x, e.z) <= gh.config.offloadHysteresis) continue;
-      const target = this.cell.layout[cellIndexAt(this.cell.geometry.tree, e.x, e.z)];
-      const link = target && target.id !== this.cell.cellId ? e.ghosting?.links.get(target.id) : undefined;
-      if (link?.state === "live") this.#offload(e, link);
-    }
+    this.#offloads.check();
   }
 
-  #offload(e: Entity, link: GhostLink): void {
-    const gh = this.cell.host.ghosting!;
-    this.#sendBatch(e); // everything before the hand-over reaches every ghost first
-    // Its client gets this tick's frame from here; the witness's state travels from that point on.
-    witnessOf(e)?.update();
-    e.offloading = { cell: link.cell, cellapp: link.cellapp, address: link.address, held: [] };
-    this.cell.callScript(e, "onLeavingCell");
-    const state = offloadStateOf(e, link.cell, this.cell.cellappId, gh.address, this.cell.time);
-    gh.ask(link.address, gh.config.offloadTimeoutMs, CellMsg.offload, state).then(
-      () => this.#offloaded(e, link),
-      (err) => this.#offloadFailed(e, link, err as Error),
-    );
-  }
-
-  #offloaded(e: Entity, link: GhostLink): void {
-    const held = e.offloading!.held;
-    e.offloading = null;
-    this.cell.offloadsOut++;
-    const gh = this.cell.host.ghosting!;
-    const others = [...e.ghosting!.links.values()].filter((l) => l.cell !== link.cell);
-    const seq = e.ghosting!.seq;
-    this.cell.entities.delete(e.id);
-    this.ghosted.delete(e);
-    this.cell.pause(e);
-    // Its witness went along (the new cell restored it): it ends here without a word to the client.
-    witnessOf(e)?.handOver();
-    const to: CellAddress = { cell: link.cell, cellapp: link.cellapp, address: link.address };
-    becomeGhost(e, to, seq);
-    this.cell.ghosts.set(e.id, e);
-    for (const l of others) {
-      gh.send(l.address, CellMsg.realMoved, this.cell.spaceId, l.cell, e.id, to.cellapp, to.address, to.cell);
-    }
-    if (e.baseAddress !== null) this.cell.host.cellEntityMoved?.(e, link.address);
-    for (const run of held) run(to);
-  }
-
-  #offloadFailed(e: Entity, link: GhostLink, err: Error): void {
-    const held = e.offloading!.held;
-    e.offloading = null;
-    this.cell.host.log.warn(
-      `${e.type.name} ${e.id} stays real in space ${this.cell.spaceId}: offload to cellapp ${link.cellapp} failed (cell ${link.cell}): ${err.message}`,
-    );
-    // A ghost that cannot take over is recreated by the next ghost check, if its cell is still there.
-    e.ghosting?.links.delete(link.cell);
-    e.offloadRetryAt = this.cell.time + this.cell.host.ghosting!.config.checkMs;
-    this.cell.resume(e);
-    this.cell.callScript(e, "onStayedInCell");
-    for (const run of held) run(null);
-  }
-
-  /** Makes the ghost here of an offloading real the real (seed 002's migrate_in). */
+  /** Makes the ghost here of an offloading real the real; see CellOffloads. */
   receiveOffload(state: OffloadState): void {
-    const id = state.entity.id;
-    const ghost = this.cell.ghosts.get(id);
-    if (!ghost) throw new Error(`space ${this.cell.spaceId} holds no ghost of entity ${id} here to make real`);
-    // Decodes the state before anything changes: a state that does not decode leaves the ghost a ghost.
-    becomeReal(ghost, state);
-    this.cell.ghosts.delete(id);
-    const [x, y, z] = state.entity.position;
-    [ghost.yaw, ghost.pitch, ghost.roll] = state.entity.direction;
-    ghost.isOnGround = state.entity.isOnGround;
-    ghost.y = y;
-    this.cell.rangeList.move(ghost, x, z);
-    this.cell.entities.set(id, ghost);
-    this.cell.hasHadEntities = true;
-    this.ghosted.add(ghost);
-    this.cell.attachScript(ghost);
-    this.cell.restoreControllers(ghost, state.entity.controllers as ControllerState[]);
-    if (state.witness) this.#restoreWitness(ghost, state.witness);
-    this.cell.offloadsIn++;
-    this.cell.callScript(ghost, "onEnteredCell");
+    this.#offloads.receive(state);
   }
 
-  #restoreWitness(e: Entity, state: WitnessState): void {
-    const sink = this.cell.host.clientSink?.(e);
-    if (sink) Witness.restore(e, state, sink);
-    else this.cell.host.log.warn(`${e.type.name} ${e.id} came with a witness, but this cell cannot reach its client`);
-  }
-
-  /** A ghost's real moved to another cell. */
-  realMoved(id: number, to: CellAddress): void {
+  /**
+   * What was done to entity `id` while it was handed over to this cell: done
+   * again here, or sent on to where the real went since.
+   */
+  receiveHandOverWrites(id: number, writes: FencedWrite[]): void {
+    const e = this.cell.entities.get(id);
+    if (e) return applyHandOverWrites(this.cell, e, writes);
+    const gh = this.cell.host.ghosting!;
     const info = this.cell.ghosts.get(id)?.ghostInfo;
-    if (!info) return;
+    if (info) return gh.send(info.realAddress, CellMsg.handOverWrites, this.cell.spaceId, info.realCell, id, writes);
+    const gone = this.#departed.get(id);
+    if (gone) return gh.send(gone.address, CellMsg.handOverWrites, gone.spaceId, gone.cell, id, writes);
+    this.cell.host.log.warn(
+      `${writes.length} changes made to entity ${id} during its hand-over to cell ${this.cell.cellId} of space ` +
+        `${this.cell.spaceId} are dropped: the entity is no longer there (destroyed)`,
+    );
+  }
+
+  /** A ghost's real moved to another cell (as of `epoch`); older news is ignored. */
+  realMoved(id: number, to: CellAddress, epoch: number): void {
+    const info = this.cell.ghosts.get(id)?.ghostInfo;
+    if (!info || epoch <= info.epoch) return;
+    info.epoch = epoch;
     info.realCellapp = to.cellapp;
     info.realAddress = to.address;
     info.realCell = to.cell;
   }
 
-  /** Creates (or refreshes) the ghost of a real of a neighbouring cell. */
+  /**
+   * Creates (or refreshes) the ghost of a real of a neighbouring cell. A state
+   * older than the one the ghost has (sent from a cell the real has left
+   * since) changes nothing.
+   */
   createGhost(state: GhostState): Entity {
     if (this.cell.entities.has(state.id)) {
       throw new Error(`entity ${state.id} is real in space ${this.cell.spaceId} here`);
@@ -241,55 +292,74 @@ export class CellBorders {
     const type = this.cell.host.registry.find(state.type);
     if (!type) throw new Error(`unknown entity type "${state.type}" for ghost ${state.id}`);
     const [x, y, z] = state.position;
+    const info = new GhostInfo(state.realCellapp, state.realAddress, state.realCell, state.syncSeq, state.epoch);
     let ghost = this.cell.ghosts.get(state.id);
     if (!ghost) {
       const container = new PropertyContainer(type, "ghost", { entityId: state.id, readOnly: true });
       ghost = new Entity(state.id, type, this.cell, { x, y, z }, container);
       ghost.isReal = false;
-      ghost.ghostInfo = new GhostInfo(state.realCellapp, state.realAddress, state.realCell, state.syncSeq);
+      ghost.ghostInfo = info;
       // A state that does not decode leaves nothing behind: the ghost is known only once it is whole.
       loadGhostState(ghost, state);
       this.cell.ghosts.set(state.id, ghost);
       this.cell.rangeList.add(ghost);
     } else {
-      ghost.ghostInfo = new GhostInfo(state.realCellapp, state.realAddress, state.realCell, state.syncSeq);
+      const old = ghost.ghostInfo!;
+      if (isStale(old, state.epoch, state.syncSeq)) return ghost;
       loadGhostState(ghost, state);
+      // Batches of the same real newer than the state, which came ahead of it, still apply after it.
+      if (state.epoch === old.epoch) {
+        for (const [s, ops] of old.pending) if (s > state.syncSeq) info.pending.set(s, ops);
+        info.knownSeq = Math.max(old.knownSeq, state.syncSeq);
+      }
+      ghost.ghostInfo = info;
       ghost.y = y;
       this.cell.rangeList.move(ghost, x, z);
     }
     [ghost.yaw, ghost.pitch, ghost.roll] = state.direction;
     ghost.isOnGround = state.isOnGround;
     ghost.baseAddress = state.baseAddress ?? null;
+    applyPending(ghost, this.cell.time);
     return ghost;
   }
 
-  /** Applies a real's batch to its ghost here; asks for a resync when updates went missing. */
+  /**
+   * Applies a real's batch to its ghost here; a ghost missing many asks for a
+   * resync at once. Batches from the new real that overtake the answer to
+   * this cell's hand-over of it apply once the old real here is its ghost.
+   */
   receiveGhostSync(id: number, seq: number, ops: GhostOp[]): void {
     const ghost = this.cell.ghosts.get(id);
-    if (!ghost) return;
-    if (receiveBatch(ghost, seq, ops, this.cell.time, this.cell.host.ghosting!.config)) {
-      const info = ghost.ghostInfo!;
-      this.cell.host.log.warn(
-        `ghost ${ghost.type.name} ${id} is missing updates after ${info.seq}; asking its real for a resync`,
-      );
-      this.cell.host.ghosting!.send(
-        info.realAddress,
-        CellMsg.ghostResync,
-        this.cell.spaceId,
-        info.realCell,
-        id,
-        this.cell.cellId,
-      );
-    }
+    if (!ghost) return this.#whenGhost(id, () => this.receiveGhostSync(id, seq, ops));
+    if (receiveBatch(ghost, seq, ops, this.cell.time, this.cell.host.ghosting!.config)) this.#askResync(ghost);
   }
 
-  /** The real no longer needs its ghost here. */
-  deleteGhost(id: number): void {
+  /** The real of ghost `id`, at `epoch`, says its latest batch is `seq`. */
+  receiveGhostSeq(id: number, epoch: number, seq: number): void {
     const ghost = this.cell.ghosts.get(id);
-    if (!ghost) return;
+    if (!ghost) return this.#whenGhost(id, () => this.receiveGhostSeq(id, epoch, seq));
+    if (epoch >= ghost.ghostInfo!.epoch) noteAnnounced(ghost.ghostInfo!, seq, this.cell.time);
+  }
+
+  /**
+   * The real (as of `epoch`; any, when not given) no longer needs its ghost
+   * here. A delete from a real older than the one the ghost knows is ignored.
+   */
+  deleteGhost(id: number, epoch = Infinity): void {
+    const ghost = this.cell.ghosts.get(id);
+    if (!ghost) return this.#whenGhost(id, () => this.deleteGhost(id, epoch));
+    const info = ghost.ghostInfo!;
+    if (isStale(info, epoch)) return;
+    const to = { cell: info.realCell, cellapp: info.realCellapp, address: info.realAddress };
+    this.noteDeparted(id, to, this.cell.spaceId);
     this.cell.ghosts.delete(id);
     ghost.destroyed = true;
     this.cell.disableWitness(ghost);
     this.cell.rangeList.remove(ghost);
+  }
+
+  /** Runs `run` once entity `id`, being handed over from here, is a ghost here (dropped if it stays real). */
+  #whenGhost(id: number, run: () => void): void {
+    this.cell.entities.get(id)?.offloading?.held.push((moved) => moved && run());
   }
 }

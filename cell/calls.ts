@@ -75,6 +75,9 @@ export async function runEntityCall(
   if (target && !target.destroyed) return await invoke(target, callerId, method, args);
   const info = cell.ghosts.get(targetId)?.ghostInfo;
   if (info) return await forward(cell, info.realAddress, info.realCell, targetId, callerId, method, args);
+  // Gone from here a moment ago (a call sent before its sender knew): it goes where the real went.
+  const gone = cell.borders.departedTo(targetId);
+  if (gone) return await forward(cell, gone.address, gone.cell, targetId, callerId, method, args, gone.spaceId);
   throw new Error(`${method} on entity ${targetId}: no such entity in space ${cell.spaceId} (destroyed or gone)`);
 }
 
@@ -86,6 +89,7 @@ function forward(
   callerId: number,
   method: string,
   args: unknown[],
+  spaceId: number = cell.spaceId,
 ): Promise<unknown> {
   const gh = cell.host.ghosting;
   if (!gh) {
@@ -95,7 +99,7 @@ function forward(
     address,
     gh.config.callTimeoutMs,
     CellMsg.entityCall,
-    cell.spaceId,
+    spaceId,
     realCell,
     targetId,
     callerId,

@@ -268,6 +268,8 @@ export class Cell {
    */
   destroyEntity(e: Entity, reason = "destroyed by its script", tellBase = true): void {
     if (e.destroyed) return;
+    // Being handed over: the new real is destroyed instead, or this one if it stays (handover_fence.ts).
+    if (e.offloading) return e.offloading.fence.destroyed(reason, tellBase);
     this.#callScript(e, "onDestroy");
     e.destroyed = true;
     for (const t of e.timers.values()) t.cancelled = true;
@@ -437,9 +439,10 @@ export class Cell {
       ty = m.dest.y;
       tz = m.dest.z;
     } else {
-      const target = this.entities.get(m.targetId);
+      // A target in a neighbouring cell is followed through its ghost here.
+      const target = this.entities.get(m.targetId) ?? this.ghosts.get(m.targetId);
       if (!target) {
-        // The target is gone from this cell: the movement ends without arriving.
+        // The target is gone from this cell's view (destroyed, or beyond the ghost area): the movement ends.
         e.movement = null;
         this.#movers.delete(e);
         return;
@@ -479,6 +482,8 @@ export class Cell {
     const s = e.script as unknown as Record<string, ((...a: unknown[]) => unknown) | undefined> | null;
     const fn = s?.[name];
     if (!fn || e.destroyed) return;
+    // Its state went with its hand-over: the new real has callbacks of its own; this copy hears them if it stays.
+    if (e.offloading) return void e.offloading.held.push((moved) => moved || this.#callScript(e, name, ...args));
     try {
       const r = fn.apply(s, args);
       // An async callback that fails later is contained too: an unhandled rejection would stop the process.
@@ -579,9 +584,9 @@ export class Cell {
     this.borders.receiveOffload(state);
   }
 
-  /** A ghost's real moved to another cell. */
-  realMoved(id: number, to: CellAddress): void {
-    this.borders.realMoved(id, to);
+  /** A ghost's real moved to another cell (as of its `epoch`). */
+  realMoved(id: number, to: CellAddress, epoch: number): void {
+    this.borders.realMoved(id, to, epoch);
   }
 
   /** Creates (or refreshes) the ghost of a real of a neighbouring cell. */
@@ -594,9 +599,9 @@ export class Cell {
     this.borders.receiveGhostSync(id, seq, ops);
   }
 
-  /** The real no longer needs its ghost here. */
-  deleteGhost(id: number): void {
-    this.borders.deleteGhost(id);
+  /** The real (as of `epoch`; any when not given) no longer needs its ghost here. */
+  deleteGhost(id: number, epoch?: number): void {
+    this.borders.deleteGhost(id, epoch);
   }
 
   /** Teleports `e` (see teleport.ts); resolves once it is there. */

@@ -210,7 +210,23 @@ export class CellApp {
         (_ch, spaceId, cellId, id, seq, ops) =>
           this.cells.get(cellKey(spaceId, cellId))?.receiveGhostSync(id, seq, ops),
       )
-      .on(CellMsg.deleteGhost, (_ch, spaceId, cellId, id) => this.cells.get(cellKey(spaceId, cellId))?.deleteGhost(id))
+      .on(
+        CellMsg.deleteGhost,
+        (_ch, spaceId, cellId, id, epoch) => this.cells.get(cellKey(spaceId, cellId))?.deleteGhost(id, epoch),
+      )
+      .on(
+        CellMsg.ghostSeq,
+        (_ch, spaceId, cellId, id, epoch, seq) =>
+          this.cells.get(cellKey(spaceId, cellId))?.borders.receiveGhostSeq(id, epoch, seq),
+      )
+      .on(CellMsg.handOverWrites, (_ch, spaceId, cellId, id, writes) => {
+        const cell = this.cells.get(cellKey(spaceId, cellId));
+        if (cell) return cell.borders.receiveHandOverWrites(id, writes);
+        this.#log.warn(
+          `${writes.length} changes made to entity ${id} during its hand-over are dropped: ` +
+            `this cellapp has no cell ${cellId} of space ${spaceId} any more`,
+        );
+      })
       .on(
         CellMsg.ghostResync,
         (_ch, spaceId, cellId, id, ghostCell) => this.cells.get(cellKey(spaceId, cellId))?.resyncGhost(id, ghostCell),
@@ -225,8 +241,8 @@ export class CellApp {
       })
       .on(
         CellMsg.realMoved,
-        (_ch, spaceId, cellId, id, cellapp, address, cell) =>
-          this.cells.get(cellKey(spaceId, cellId))?.realMoved(id, { cell, cellapp, address }),
+        (_ch, spaceId, cellId, id, cellapp, address, cell, epoch) =>
+          this.cells.get(cellKey(spaceId, cellId))?.realMoved(id, { cell, cellapp, address }, epoch),
       )
       .on(CellMsg.describeCell, (_ch, spaceId) => {
         const cells = cellsOfSpace(this.cells, spaceId);

@@ -9,7 +9,7 @@ import type { ControllerState, Movement, Timer } from "./controllers.ts";
 import type { Cell } from "./cell.ts";
 import type { RangeNode } from "./range_node.ts";
 import type { GhostInfo, RealGhosting } from "./ghosts.ts";
-import type { Offloading } from "./offload.ts";
+import type { Offloading } from "./handover_fence.ts";
 import { type ClientCaller, clientsOf } from "./witness_clients.ts";
 import { witnessOf } from "./witness.ts";
 import type { EntitySnapshot } from "../core/wire/mod.ts";

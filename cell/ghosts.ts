@@ -31,9 +31,14 @@ export interface GhostConfig {
   maxCreatesPerPass: number;
   /** A creation without an answer is dropped after this long and tried again. */
   createTimeoutMs: number;
-  /** A ghost missing an update this long, or holding this many early batches, asks for a resync. */
+  /** A ghost behind its real this long (a batch missing), or holding this many early batches, asks for a resync. */
   resyncAfterMs: number;
   resyncAfterBatches: number;
+  /**
+   * A ghost asks this many times, waiting longer each time (from resyncAfterMs, doubling up to 8 times it), then
+   * gives up and says so.
+   */
+  resyncMaxTries: number;
   /** A real moves cell once this far outside its rect (seed 004: about 10 m). */
   offloadHysteresis: number;
   /** How long the old cell waits for the new one to take a real over. */
@@ -51,6 +56,7 @@ export const GHOST_DEFAULTS: GhostConfig = {
   createTimeoutMs: 10_000,
   resyncAfterMs: 2000,
   resyncAfterBatches: 32,
+  resyncMaxTries: 6,
   offloadHysteresis: 10,
   offloadTimeoutMs: 30_000,
   callTimeoutMs: 5000,
@@ -76,6 +82,8 @@ export class RealGhosting {
   readonly links: Map<number, GhostLink> = new Map();
   /** Number of the last batch sent. */
   seq = 0;
+  /** The number the ghosts were last told is the latest (at a ghost check, when it changed). */
+  announcedSeq = 0;
   /** This tick's changes, sent at the end of the tick. */
   ops: GhostOp[] = [];
   lastX = NaN;
@@ -90,16 +98,30 @@ export class RealGhosting {
 export class GhostInfo {
   /** Early batches by number. */
   readonly pending: Map<number, GhostOp[]> = new Map();
-  /** Cell time when the oldest early batch arrived (NaN when none wait). */
-  waitingSince = NaN;
-  resyncAsked = false;
+  /** The highest batch number known to exist: the latest that arrived, or that the real announced. */
+  knownSeq: number;
+  /** Cell time since when the ghost has been behind `knownSeq` (NaN while up to date). */
+  behindSince = NaN;
+  /** Resync requests sent since it fell behind, and the cell time before which it does not ask again. */
+  resyncTries = 0;
+  nextResyncAt = 0;
 
   constructor(
     public realCellapp: number,
     public realAddress: string,
     public realCell: number,
+    /** The last batch applied. */
     public seq: number,
-  ) {}
+    /** How many times the real had moved cell when this was learnt: older news about the real is ignored. */
+    public epoch: number,
+  ) {
+    this.knownSeq = seq;
+  }
+
+  /** Whether batches the real sent are missing here. */
+  get behind(): boolean {
+    return this.seq < this.knownSeq;
+  }
 }
 
 const scratch = new ByteWriter(256);
@@ -152,6 +174,7 @@ export function ghostStateOf(e: Entity, cellId: number, realCellapp: number, rea
     isOnGround: e.isOnGround,
     props: encodeGhostState(e.container),
     syncSeq: g.seq,
+    epoch: e.epoch,
     realCellapp,
     realAddress,
     realCell: e.cell.cellId,
@@ -185,7 +208,9 @@ export function takeBatch(e: Entity): GhostOp[] | null {
   if (!g) return null;
   if (g.links.size === 0) {
     // Its last ghost went before they were sent: a ghost made later starts from the state then, and these
-    // changes, older than that state, must not reach it.
+    // changes, older than that state, must not reach it. They still take a number, so that a ghost that went (and
+    // is made again) cannot take the batch after them for the one after what it has.
+    if (g.ops.length > 0) g.seq++;
     g.ops.length = 0;
     return null;
   }
@@ -210,32 +235,81 @@ export function takeBatch(e: Entity): GhostOp[] | null {
 
 /**
  * Applies a batch to a ghost in order: the next one at once (then any early
- * ones it unblocks), a later one buffered, an old one dropped. Returns true
- * when the ghost should ask its real for a resync.
+ * ones it unblocks), a later one buffered, an old or repeated one dropped.
+ * Returns true when so many early batches wait that the ghost should ask its
+ * real for a resync now rather than at its next check (resyncDue).
  */
 export function receiveBatch(ghost: Entity, seq: number, ops: GhostOp[], now: number, cfg: GhostConfig): boolean {
   const info = ghost.ghostInfo!;
+  if (seq > info.knownSeq) info.knownSeq = seq;
   if (seq <= info.seq) return false;
   if (seq > info.seq + 1) {
-    info.pending.set(seq, ops);
-    if (Number.isNaN(info.waitingSince)) info.waitingSince = now;
-    const stuck = info.pending.size >= cfg.resyncAfterBatches || now - info.waitingSince >= cfg.resyncAfterMs;
-    if (stuck && !info.resyncAsked) {
-      info.resyncAsked = true;
-      return true;
-    }
-    return false;
+    if (!info.pending.has(seq)) info.pending.set(seq, ops);
+    if (Number.isNaN(info.behindSince)) info.behindSince = now;
+    return info.pending.size >= cfg.resyncAfterBatches && now >= info.nextResyncAt &&
+      info.resyncTries < cfg.resyncMaxTries;
   }
   applyOps(ghost, ops);
   info.seq = seq;
+  applyPending(ghost, now);
+  return false;
+}
+
+/** Applies the early batches that now follow on (after a batch or a fresh state), and drops those it passed. */
+export function applyPending(ghost: Entity, now: number): void {
+  const info = ghost.ghostInfo!;
   for (let next = info.pending.get(info.seq + 1); next; next = info.pending.get(info.seq + 1)) {
     info.pending.delete(info.seq + 1);
     applyOps(ghost, next);
     info.seq++;
   }
   for (const s of info.pending.keys()) if (s <= info.seq) info.pending.delete(s);
-  info.waitingSince = info.pending.size > 0 ? now : NaN;
-  return false;
+  // Progress: a ghost still behind gets the full wait again before it asks.
+  if (info.behind) info.behindSince = now;
+  else caughtUp(info);
+}
+
+/** The real announced `seq` as its latest batch: a ghost short of it has lost one, even if no later batch comes. */
+export function noteAnnounced(info: GhostInfo, seq: number, now: number): void {
+  if (seq <= info.knownSeq) return;
+  info.knownSeq = seq;
+  if (Number.isNaN(info.behindSince)) info.behindSince = now;
+}
+
+/**
+ * Whether a ghost should ask its real for a resync now: it has been behind
+ * for resyncAfterMs, its last request had its time to be answered, and it has
+ * tries left. A ghost up to date is reset.
+ */
+export function resyncDue(info: GhostInfo, now: number, cfg: GhostConfig): boolean {
+  if (!info.behind) {
+    caughtUp(info);
+    return false;
+  }
+  if (Number.isNaN(info.behindSince)) info.behindSince = now;
+  return now - info.behindSince >= cfg.resyncAfterMs && now >= info.nextResyncAt &&
+    info.resyncTries < cfg.resyncMaxTries;
+}
+
+/** Counts a resync request sent now; the next waits longer (doubling, up to 8 times resyncAfterMs). */
+export function resyncAsked(info: GhostInfo, now: number, cfg: GhostConfig): void {
+  info.resyncTries++;
+  info.nextResyncAt = now + cfg.resyncAfterMs * Math.min(2 ** (info.resyncTries - 1), 8);
+}
+
+function caughtUp(info: GhostInfo): void {
+  info.behindSince = NaN;
+  info.resyncTries = 0;
+  info.nextResyncAt = 0;
+}
+
+/**
+ * Whether news about a real, sent when it was at (`epoch`, batch `seq`), is
+ * older than what the ghost already has: a message from a cell the real has
+ * since left, overtaken by one from where it went.
+ */
+export function isStale(info: GhostInfo, epoch: number, seq = Infinity): boolean {
+  return epoch < info.epoch || (epoch === info.epoch && seq < info.seq);
 }
 
 function applyOps(ghost: Entity, ops: GhostOp[]): void {

@@ -2,21 +2,22 @@
  * Offloading (seeds 002 and 004): a real that left its cell's rect by more
  * than the hysteresis moves to the cell containing it, onto the ghost that
  * cell already holds. The old real becomes a ghost of the new one; nothing is
- * lost or doubled: the old cell freezes the entity while the new one takes it,
- * and keeps it real if the transfer fails.
+ * lost or doubled: the old cell fences the entity while the new one takes it
+ * (handover_fence.ts), and keeps it real if the transfer fails.
  */
 import { decodeCellBackup, PropertyContainer } from "../core/def/mod.ts";
-import type { OffloadState } from "../core/wire/mod.ts";
+import { cellIndexAt } from "../core/geo/bsp.ts";
+import { rectDistanceOutside } from "../core/geo/rect.ts";
+import { CellMsg, type OffloadState, type WitnessState } from "../core/wire/mod.ts";
+import type { Cell } from "./cell.ts";
+import type { ControllerState } from "./controllers.ts";
 import type { Entity } from "./entity.ts";
-import { type CellAddress, GhostInfo, installGhosting, RealGhosting } from "./ghosts.ts";
+import { type CellAddress, GhostInfo, type GhostLink, installGhosting, RealGhosting } from "./ghosts.ts";
 import { historyOf } from "./event_history.ts";
-import { witnessOf } from "./witness.ts";
+import { beginHandOver, settleHandOver } from "./handover_fence.ts";
+import { Witness, witnessOf } from "./witness.ts";
 
-/** What the old cell remembers while a transfer to the cell it names is in flight. */
-export interface Offloading extends CellAddress {
-  /** Calls for the entity that arrived meanwhile, run or forwarded (to where the real went) once the transfer settles. */
-  held: ((movedTo: CellAddress | null) => void)[];
-}
+export type { Offloading } from "./handover_fence.ts";
 
 /** Everything cell `to` needs to make its ghost of `e` real. */
 export function offloadStateOf(
@@ -43,11 +44,14 @@ export function offloadStateOf(
 
 /**
  * Turns a real into a ghost of its new real, in place, so that its node on the
- * range list (and every witness's view of it) stays as it was.
+ * range list (and every witness's view of it) stays as it was. The ghost
+ * starts from the state the new real started from (`state`), as every other
+ * ghost does: what was done to the old real since reaches it from the new one.
  */
-export function becomeGhost(e: Entity, real: CellAddress, seq: number): void {
+export function becomeGhost(e: Entity, real: CellAddress, state: OffloadState): void {
+  const sent = decodeCellBackup(e.type, state.entity.props, e.id);
   const ghost = new PropertyContainer(e.type, "ghost", { entityId: e.id, readOnly: true });
-  for (const p of e.type.properties) if (ghost.holds(p)) ghost.load(p.index, e.container.values[p.index]);
+  for (const p of e.type.properties) if (ghost.holds(p)) ghost.load(p.index, sent.values[p.index]);
   e.container = ghost;
   e.script = null;
   for (const t of e.timers.values()) t.cancelled = true;
@@ -57,7 +61,12 @@ export function becomeGhost(e: Entity, real: CellAddress, seq: number): void {
   e.triggers.clear();
   e.ghosting = null;
   e.isReal = false;
-  e.ghostInfo = new GhostInfo(real.cellapp, real.address, real.cell, seq);
+  e.ghostInfo = new GhostInfo(real.cellapp, real.address, real.cell, state.syncSeq, (state.epoch ?? 0) + 1);
+  const [x, y, z] = state.entity.position;
+  [e.yaw, e.pitch, e.roll] = state.entity.direction;
+  e.isOnGround = state.entity.isOnGround;
+  e.y = y;
+  e.cell.rangeList.move(e, x, z);
 }
 
 /**
@@ -77,12 +86,131 @@ export function becomeReal(e: Entity, state: OffloadState): void {
   e.epoch = (state.epoch ?? 0) + 1;
   e.nextControllerId = state.entity.nextControllerId;
   const g = new RealGhosting();
-  g.seq = state.syncSeq;
+  g.seq = g.announcedSeq = state.syncSeq;
   const now = e.cell.time;
+  // Every ghost in the list exists: a real does not hand over while one of its ghosts is still being created.
   for (const [cellapp, address, cell] of state.ghosts) {
     if (cell !== e.cell.cellId) g.links.set(cell, { cell, cellapp, address, state: "live", since: now });
   }
   const [fromCellapp, fromAddress, fromCell] = state.from;
   g.links.set(fromCell, { cell: fromCell, cellapp: fromCellapp, address: fromAddress, state: "live", since: now });
   installGhosting(e, g);
+}
+
+/** The offloads of one cell: its reals going to neighbour cells, and theirs coming here. */
+export class CellOffloads {
+  constructor(private readonly cell: Cell) {}
+
+  /**
+   * Seed 004's offload check, every tick: a real more than the hysteresis
+   * outside this cell's rect moves to the cell containing it, provided that
+   * cell already holds its ghost (the ghost check sees to that) and none of
+   * its ghosts is still being created (the new real could not know whether
+   * it exists).
+   */
+  check(): void {
+    const gh = this.cell.host.ghosting;
+    if (!gh) return;
+    for (const e of this.cell.entities.values()) {
+      // A JavaScript continuation cannot move between processes: an entity awaiting answers stays until they settle.
+      if (e.offloading || e.destroyed || e.offloadRetryAt > this.cell.time || e.pendingCalls > 0) continue;
+      if (rectDistanceOutside(this.cell.rect, e.x, e.z) <= gh.config.offloadHysteresis) continue;
+      const target = this.cell.layout[cellIndexAt(this.cell.geometry.tree, e.x, e.z)];
+      const link = target && target.id !== this.cell.cellId ? e.ghosting?.links.get(target.id) : undefined;
+      if (link?.state === "live" && !creatingGhosts(e)) this.#offload(e, link);
+    }
+  }
+
+  #offload(e: Entity, link: GhostLink): void {
+    const gh = this.cell.host.ghosting!;
+    this.cell.callScript(e, "onLeavingCell");
+    // The script may have sent it elsewhere, destroyed it, or made a call it must be here to hear the answer of.
+    if (e.offloading || e.destroyed || e.pendingCalls > 0) return;
+    this.cell.borders.sendBatchOf(e); // everything before the hand-over, onLeavingCell's changes included, goes first
+    // Its client gets this tick's frame from here; the witness's state travels from that point on.
+    witnessOf(e)?.update();
+    const to: CellAddress = { cell: link.cell, cellapp: link.cellapp, address: link.address };
+    beginHandOver(e, to, this.cell.spaceId);
+    this.cell.pause(e); // its movement and onTick go on where it goes (or here again, if it stays)
+    const state = offloadStateOf(e, link.cell, this.cell.cellappId, gh.address, this.cell.time);
+    gh.ask(link.address, gh.config.offloadTimeoutMs, CellMsg.offload, state).then(
+      () => this.#offloaded(e, to, state),
+      (err) => this.#offloadFailed(e, to, err as Error),
+    );
+  }
+
+  #offloaded(e: Entity, to: CellAddress, state: OffloadState): void {
+    const gh = this.cell.host.ghosting!;
+    const others = [...e.ghosting!.links.values()].filter((l) => l.cell !== to.cell);
+    this.cell.offloadsOut++;
+    this.cell.entities.delete(e.id);
+    this.cell.borders.ghosted.delete(e);
+    this.cell.pause(e);
+    // Its witness went along (the new cell restored it): it ends here without a word to the client.
+    witnessOf(e)?.handOver();
+    const held = settleHandOver(this.cell, e, true);
+    becomeGhost(e, to, state);
+    this.cell.ghosts.set(e.id, e);
+    const epoch = e.ghostInfo!.epoch;
+    for (const l of others) {
+      gh.send(l.address, CellMsg.realMoved, this.cell.spaceId, l.cell, e.id, to.cellapp, to.address, to.cell, epoch);
+    }
+    if (e.baseAddress !== null) this.cell.host.cellEntityMoved?.(e, to.address);
+    for (const run of held) run(to);
+  }
+
+  #offloadFailed(e: Entity, to: CellAddress, err: Error): void {
+    this.cell.host.log.warn(
+      `${e.type.name} ${e.id} stays real in space ${this.cell.spaceId}: offload to cellapp ${to.cellapp} failed (cell ${to.cell}): ${err.message}`,
+    );
+    // Its ghost there stays a ghost, in step: batches go on to it as to the others (a cell that is gone loses its
+    // link at the ghost check, once the geometry no longer has it).
+    e.offloadRetryAt = this.cell.time + this.cell.host.ghosting!.config.checkMs;
+    this.cell.resume(e);
+    const held = settleHandOver(this.cell, e, false);
+    this.cell.callScript(e, "onStayedInCell");
+    for (const run of held) run(null);
+  }
+
+  /** Makes the ghost here of an offloading real the real (seed 002's migrate_in). */
+  receive(state: OffloadState): void {
+    const id = state.entity.id;
+    const ghost = this.cell.ghosts.get(id);
+    if (!ghost) throw new Error(`space ${this.cell.spaceId} holds no ghost of entity ${id} here to make real`);
+    const info = ghost.ghostInfo!;
+    // Its history must reach the real's: taking over with events missing would number new ones twice.
+    if (info.seq !== state.syncSeq) {
+      throw new Error(
+        `the ghost of ${ghost.type.name} ${id} in cell ${this.cell.cellId} has batch ${info.seq} of ${state.syncSeq}: it takes over once it has them all`,
+      );
+    }
+    // Decodes the state before anything changes: a state that does not decode leaves the ghost a ghost.
+    becomeReal(ghost, state);
+    this.cell.ghosts.delete(id);
+    const [x, y, z] = state.entity.position;
+    [ghost.yaw, ghost.pitch, ghost.roll] = state.entity.direction;
+    ghost.isOnGround = state.entity.isOnGround;
+    ghost.y = y;
+    this.cell.rangeList.move(ghost, x, z);
+    this.cell.entities.set(id, ghost);
+    this.cell.hasHadEntities = true;
+    this.cell.borders.ghosted.add(ghost);
+    this.cell.attachScript(ghost);
+    this.cell.restoreControllers(ghost, state.entity.controllers as ControllerState[]);
+    if (state.witness) this.#restoreWitness(ghost, state.witness);
+    this.cell.offloadsIn++;
+    this.cell.callScript(ghost, "onEnteredCell");
+  }
+
+  #restoreWitness(e: Entity, state: WitnessState): void {
+    const sink = this.cell.host.clientSink?.(e);
+    if (sink) Witness.restore(e, state, sink);
+    else this.cell.host.log.warn(`${e.type.name} ${e.id} came with a witness, but this cell cannot reach its client`);
+  }
+}
+
+/** Whether a ghost of `e` has been asked for and not confirmed yet. */
+function creatingGhosts(e: Entity): boolean {
+  for (const l of e.ghosting!.links.values()) if (l.state === "creating") return true;
+  return false;
 }

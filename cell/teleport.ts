@@ -17,6 +17,7 @@ import type { ControllerState } from "./controllers.ts";
 import { Entity } from "./entity.ts";
 import { type CellAddress, ghostingOf } from "./ghosts.ts";
 import { offloadStateOf } from "./offload.ts";
+import { beginHandOver, settleHandOver } from "./handover_fence.ts";
 import { MAX_COORD, withinWorld } from "../core/geo/rect.ts";
 import { witnessOf } from "./witness.ts";
 import { continueHistory, historyOf, historyState } from "./event_history.ts";
@@ -61,7 +62,7 @@ export async function teleport(cell: Cell, e: Entity, pos: Vec3, spaceId = cell.
   // The hand-over of an offload, without a ghost at the destination.
   ghostingOf(e);
   cell.borders.sendBatches();
-  e.offloading = { ...target, held: [] };
+  beginHandOver(e, target, spaceId);
   cell.pause(e);
   const witness = witnessOf(e);
   const hadWitness = witness !== undefined;
@@ -76,18 +77,17 @@ export async function teleport(cell: Cell, e: Entity, pos: Vec3, spaceId = cell.
   try {
     await gh.ask(target.address, gh.config.offloadTimeoutMs, CellMsg.teleportIn, { ...state, hadWitness, history });
   } catch (err) {
-    const held = e.offloading.held;
-    e.offloading = null;
     cell.resume(e);
+    const held = settleHandOver(cell, e, false);
     for (const run of held) run(null);
     throw new Error(`teleport of ${e.type.name} ${e.id} failed; it stays where it was: ${(err as Error).message}`);
   } finally {
     teleporting.delete(e);
   }
-  const held = e.offloading!.held;
-  e.offloading = null;
+  const held = settleHandOver(cell, e, true);
   witness?.closeView();
   cell.removeTeleported(e);
+  cell.borders.noteDeparted(e.id, target, spaceId);
   if (e.baseAddress !== null) {
     // After its last frame from here and before the move marker: in order with this epoch's frames.
     if (e.hasClient) cell.host.entityTeleported?.(e, spaceId, pos);
@@ -117,6 +117,9 @@ export function receiveTeleport(cell: Cell, state: TeleportState): Entity {
   e.hasClient = state.hasClient;
   e.epoch = (state.epoch ?? 0) + 1;
   if (state.history) continueHistory(historyOf(e), state.history);
+  // Its batches go on from the old real's number, so that one of the old real's arriving late is known as old.
+  const g = ghostingOf(e);
+  g.seq = g.announcedSeq = state.syncSeq;
   cell.addTeleported(e, s.controllers as ControllerState[]);
   if (state.hadWitness) {
     const sink = cell.host.clientSink?.(e);

@@ -54,7 +54,11 @@ export interface CellEntityApi<P = Record<string, unknown>> extends EntityRef {
   addTimer(initial: number, repeat?: number, userArg?: number): number;
   /** Moves in a straight line at `speed` m/s; calls onMove(id, userArg) on arrival. */
   moveToPoint(dest: Vec3, speed: number, opts?: MoveOptions): number;
-  /** Follows another entity until within `range` metres; calls onMove(id, userArg) on arrival. */
+  /**
+   * Follows another entity until within `range` metres; calls onMove(id, userArg) on arrival. A target in a
+   * neighbouring cell is followed through its ghost; the movement ends (without onMove) once the target is gone from
+   * view (destroyed, or beyond the ghost area).
+   */
   moveToEntity(targetId: number, speed: number, range?: number, opts?: MoveOptions): number;
   /** Cancels a timer, a movement or a range trigger. */
   cancel(controllerId: number): void;

@@ -48,6 +48,8 @@ export interface GhostState {
   props: Uint8Array;
   /** The last sync batch number sent to ghosts; the next batch is one more. */
   syncSeq: number;
+  /** How many times the real has moved cell: a ghost ignores a state older than what it has. */
+  epoch: number;
   /** The cellapp of the real, its address, and the real's cell. */
   realCellapp: number;
   realAddress: string;
@@ -227,6 +229,7 @@ const ghostState: Check = obj({
   isOnGround: bool,
   props: bytes(1024 * 1024),
   syncSeq: seq,
+  epoch: seq,
   realCellapp: processId,
   realAddress: address,
   realCell: cellId,
@@ -348,8 +351,16 @@ export const CellMsg = {
     tuple(spaceId, cellId, entityId, seq, arrayOf(arrayOf(any, 16), 100_000)),
     CELL,
   ),
-  /** The real no longer needs its ghost in that cell: [spaceId, cellId, id]. */
-  deleteGhost: message<[number, number, number]>(95, "deleteGhost", tuple(spaceId, cellId, entityId), CELL),
+  /**
+   * The real no longer needs its ghost in that cell: [spaceId, cellId, id, the real's epoch]; ignored by a ghost
+   * that already heard from a later real.
+   */
+  deleteGhost: message<[number, number, number, number]>(
+    95,
+    "deleteGhost",
+    tuple(spaceId, cellId, entityId, seq),
+    CELL,
+  ),
   /**
    * A ghost that lost updates asks its real to create it again:
    * [spaceId, the real's cell, id, the ghost's cell].
@@ -364,12 +375,12 @@ export const CellMsg = {
   offload: message<[OffloadState], boolean>(97, "offload", tuple(offloadState), CELL),
   /**
    * The real of a ghost in a cell here moved to another cell:
-   * [spaceId, the ghost's cell, id, the real's cellapp, its address, the real's cell].
+   * [spaceId, the ghost's cell, id, the real's cellapp, its address, the real's cell, its epoch there].
    */
-  realMoved: message<[number, number, number, number, string, number]>(
+  realMoved: message<[number, number, number, number, string, number, number]>(
     98,
     "realMoved",
-    tuple(spaceId, cellId, entityId, processId, address, cellId),
+    tuple(spaceId, cellId, entityId, processId, address, cellId, seq),
     CELL,
   ),
   /**
@@ -399,6 +410,26 @@ export const CellMsg = {
     100,
     "teleportIn",
     tuple(teleportState),
+    CELL,
+  ),
+  /**
+   * A real's number of its latest batch, sent with each ghost check when it changed:
+   * [spaceId, the ghost's cell, id, the real's epoch, seq]. A ghost short of it lost a batch.
+   */
+  ghostSeq: message<[number, number, number, number, number]>(
+    108,
+    "ghostSeq",
+    tuple(spaceId, cellId, entityId, seq, seq),
+    CELL,
+  ),
+  /**
+   * What was done to a real while it was being handed over, for the new real to do in the same order:
+   * [spaceId, the new real's cell, id, entries] (cell/handover_fence.ts).
+   */
+  handOverWrites: message<[number, number, number, unknown[][]]>(
+    109,
+    "handOverWrites",
+    tuple(spaceId, cellId, entityId, arrayOf(arrayOf(any, 8), 100_000)),
     CELL,
   ),
   /** Destroys the cell part of a base entity; replies with its persistent cell properties (encodePersistentState). */

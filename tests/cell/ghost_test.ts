@@ -6,6 +6,7 @@ import type { GhostConfig } from "../../cell/ghosts.ts";
 import { ghostStateOf } from "../../cell/ghosts.ts";
 import { offloadStateOf } from "../../cell/offload.ts";
 import { twoCellsOf } from "../helpers/two_cells.ts";
+import type { ChaosOptions } from "../helpers/route.ts";
 
 const Walker = defineEntity({
   name: "Walker",
@@ -47,10 +48,18 @@ class Counting extends CellScript {
   }
 }
 
-/** The two-cell harness with Walkers. */
-function twoCells(cfg: Partial<GhostConfig> = {}, drop: (def: string, args: unknown[]) => boolean = () => false) {
-  return twoCellsOf({ registry, scripts: { Walker: Counting }, cfg, drop });
+/** The two-cell harness with Walkers, its messages in order or through chaos (tests/helpers/route.ts). */
+function twoCells(
+  cfg: Partial<GhostConfig> = {},
+  drop: (def: string, args: unknown[]) => boolean = () => false,
+  chaos?: ChaosOptions,
+) {
+  return twoCellsOf({ registry, scripts: { Walker: Counting }, cfg, drop, chaos });
 }
+
+/** Each scenario below runs with messages in order, then through chaos with these seeds. */
+const ROUTES: (ChaosOptions | undefined)[] = [undefined, { seed: 1 }, { seed: 2 }, { seed: 3 }];
+const through = (chaos?: ChaosOptions) => chaos ? ` (messages delayed, reordered, duplicated: seed ${chaos.seed})` : "";
 
 Deno.test("ghosts exist exactly where the grown neighbour rect contains the real, after the minimum lifetime", async () => {
   const { a, b, tick } = twoCells();
@@ -140,17 +149,20 @@ Deno.test("destroying a real destroys its ghosts", async () => {
   assert.equal(b.rangeList.entitiesInRange(99, 10, 5).length, 0);
 });
 
-Deno.test("a real that crosses the border moves to the next cell, keeps its timers and movement, and leaves a ghost", async () => {
-  const { a, b, tick } = twoCells();
+const CROSSING =
+  "a real that crosses the border moves to the next cell, keeps its timers and movement, and leaves a ghost";
+async function crossing(chaos?: ChaosOptions): Promise<void> {
+  // Ghosts 30 m deep: the old cell keeps its ghost while the hand-over's answer may take a few ticks.
+  const { a, b, tick, flush } = twoCells({ ghostRadius: 30 }, undefined, chaos);
   const e = a.createEntity("Walker", { x: 80, y: 0, z: 50 });
   e.moveToPoint({ x: 140, y: 0, z: 50 }, 10);
-  await tick(3);
-  assert.ok(b.ghosts.has(e.id), "its ghost is there before it crosses");
+  for (let i = 0; i < 10 && !b.ghosts.has(e.id); i++) await tick(1);
+  assert.ok(b.ghosts.has(e.id) && e.x < 100, "its ghost is there before it crosses");
   const ticksAt = (c: Cell) => (c.entities.get(e.id) ?? c.ghosts.get(e.id))!.props.ticks as number;
   let moved = false;
   for (let i = 0; i < 60 && !moved; i++) {
     await tick(1);
-    moved = b.entities.has(e.id);
+    moved = b.entities.has(e.id) && !a.entities.has(e.id); // the old cell has its answer too
   }
   assert.ok(moved, "it became real in the cell that contains it");
   const real = b.entities.get(e.id)!;
@@ -160,11 +172,13 @@ Deno.test("a real that crosses the border moves to the next cell, keeps its time
   const before = ticksAt(b);
   await tick(5);
   assert.equal(ticksAt(b), before + 5, "its repeating timer kept firing once per tick, on the new real only");
+  await flush();
   assert.equal(ticksAt(a), ticksAt(b), "the ghost left behind follows the new real");
   await tick(40);
   assert.deepEqual([real.x, real.z], [140, 50], "its movement carried on to the end");
   assert.equal(a.entities.size + b.entities.size, 1, "none lost, none doubled");
-});
+}
+for (const chaos of ROUTES) Deno.test(CROSSING + through(chaos), () => crossing(chaos));
 
 Deno.test("an offload whose target fails leaves the entity real where it was; it tries again later", async () => {
   const { a, b, tick, failOffloads, log } = twoCells();
@@ -181,12 +195,13 @@ Deno.test("an offload whose target fails leaves the entity real where it was; it
   assert.equal(a.entities.size + b.entities.size, 1);
 });
 
-Deno.test("a migration in the middle of a burst of property changes loses and reorders nothing", async () => {
-  const { a, b, tick } = twoCells();
+const BURST = "a migration in the middle of a burst of property changes loses and reorders nothing";
+async function burst(chaos?: ChaosOptions): Promise<void> {
+  const { a, b, tick, flush } = twoCells({}, undefined, chaos);
   const e = a.createEntity("Walker", { x: 105, y: 0, z: 50 });
-  await tick(2);
+  for (let i = 0; i < 10 && !b.ghosts.has(e.id); i++) await tick(1);
   const seen: number[] = [];
-  let n = 0;
+  let n = 100; // up from its initial hp, so that a ghost showing an older value shows a smaller one
   for (let i = 0; i < 30; i++) {
     const real = a.entities.get(e.id) ?? b.entities.get(e.id)!;
     // Several changes every tick, the tick of the hand-over included; the entity crosses at tick 5.
@@ -196,12 +211,17 @@ Deno.test("a migration in the middle of a burst of property changes loses and re
     const ghost = a.ghosts.get(e.id) ?? b.ghosts.get(e.id);
     if (ghost) seen.push(ghost.props.hp as number);
   }
+  // Through chaos the hand-over's answer and the last batches may still be on their way.
+  const settled = () => b.entities.has(e.id) && !a.entities.has(e.id) && a.ghosts.get(e.id)?.props.hp === n;
+  for (let i = 0; i < 60 && !settled(); i++) await tick(1);
+  await flush();
   assert.ok(b.entities.has(e.id), "it moved");
   const real = b.entities.get(e.id)!;
   assert.equal(real.props.hp, n, "no change was lost on the real");
   assert.equal(a.ghosts.get(e.id)!.props.hp, n, "the ghost ends where the real is");
   for (let i = 1; i < seen.length; i++) assert.ok(seen[i] >= seen[i - 1], `never backwards: ${seen}`);
-});
+}
+for (const chaos of ROUTES) Deno.test(BURST + through(chaos), () => burst(chaos));
 
 Deno.test("a call on a ghost runs on its real across the border and resolves with its answer", async () => {
   const { a, b, tick } = twoCells();
@@ -226,7 +246,11 @@ Deno.test("a call on a ghost runs on its real across the border and resolves wit
   await assert.rejects(badArg, /hit argument 0/);
   b.destroyEntity(target);
   await tick(1);
-  await assert.rejects(attacker.call(target.id, "hit", 1), /no such entity/);
+  // Its ghost went; the call goes to the cell the real was last in, which says it is gone.
+  const late = attacker.call(target.id, "hit", 1);
+  late.catch(() => {});
+  await tick(1);
+  await assert.rejects(late, /no such entity/);
 });
 
 Deno.test("an entity awaiting a call does not move cell until the answer comes", async () => {

@@ -1,6 +1,6 @@
 /**
- * Cells of one space in one process, linked by an in-memory route that delivers messages in order after every cell
- * ticked. `twoCellsOf`: two cells split at x = 100 (bounds 0..200 × 0..100), each on its own "cellapp" ("a" is
+ * Cells of one space in one process, linked by an in-memory route (route.ts) that delivers messages in order after
+ * every cell ticked, or through seeded chaos (delays, reordering across links, duplicates). `twoCellsOf`: two cells split at x = 100 (bounds 0..200 × 0..100), each on its own "cellapp" ("a" is
  * cellapp 1 with cell 1, "b" cellapp 2 with cell 2). `cellsOf`: any tree, several cells per "cellapp"; messages are
  * routed to the cell they name, by the cellapp's address and the cell id.
  */
@@ -13,16 +13,19 @@ import { rectFromArray } from "../../core/geo/rect.ts";
 import type { CellScriptClass } from "../../core/script.ts";
 import { CellMsg, type GhostOp, type MessageDef, type SpaceGeometry } from "../../core/wire/mod.ts";
 import { memoryLogger } from "./log.ts";
+import { type ChaosOptions, Route } from "./route.ts";
 
 /** What the cells run, and how their route behaves. */
 export interface TwoCellOptions {
   registry: EntityRegistry;
   scripts?: Record<string, unknown>;
   cfg?: Partial<GhostConfig>;
-  /** Drops a message (by name) when it returns true. */
+  /** Drops a message (by name) when it returns true; a dropped request is never answered. */
   drop?: (def: string, args: unknown[]) => boolean;
   /** Where a witness restored on a cell sends its client's frames (the cellapp's clientSink). */
   clientSink?: (e: Entity) => ((frame: Uint8Array) => void) | undefined;
+  /** Route the messages through seeded chaos instead of in order. */
+  chaos?: ChaosOptions;
 }
 
 /** The two-cell harness. */
@@ -43,7 +46,7 @@ export interface ManyCells {
   cells: Cell[];
   /** The cell with id `id`. */
   cell(id: number): Cell;
-  /** Ticks every cell `n` times, delivering the messages after each tick. */
+  /** Ticks every cell `n` times, delivering the messages after each tick (through chaos: those due). */
   tick(n?: number): Promise<void>;
   /** Delivers the messages sent so far, then lets replies settle. */
   flush(): Promise<void>;
@@ -73,6 +76,7 @@ export function twoCellsOf(opts: TwoCellOptions): TwoCells {
 /** Builds a cell for every leaf of `tree` over `bounds`, on the "cellapps" the leaves name. */
 export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], tree: BspNode): ManyCells {
   const { registry, cfg = {}, drop = () => false } = opts;
+  const route = new Route(opts.chaos);
   const leaves = cellRects(tree, rectFromArray(bounds));
   const apps = [...new Set(leaves.map((c) => c.cellapp))];
   const geometry: SpaceGeometry = {
@@ -85,8 +89,6 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
   const byKey = new Map<string, Cell>();
   let next = 1;
   const log = memoryLogger();
-  const queue: (() => void)[] = [];
-  const delivered: [string, string, string][] = [];
   let failOffload = false;
   const find = (address: string, cellId: number): Cell => {
     const cell = byKey.get(`${address}/${cellId}`);
@@ -106,7 +108,15 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
           args[4] as GhostOp[],
         );
       case CellMsg.deleteGhost:
-        return find(address, args[1] as number).deleteGhost(args[2] as number);
+        return find(address, args[1] as number).deleteGhost(args[2] as number, args[3] as number);
+      case CellMsg.ghostSeq:
+        return find(address, args[1] as number).borders.receiveGhostSeq(
+          args[2] as number,
+          args[3] as number,
+          args[4] as number,
+        );
+      case CellMsg.handOverWrites:
+        return find(address, args[1] as number).borders.receiveHandOverWrites(args[2] as number, args[3] as never);
       case CellMsg.ghostResync:
         return find(address, args[1] as number).resyncGhost(args[2] as number, args[3] as number);
       case CellMsg.offload: {
@@ -132,7 +142,7 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
           cellapp: args[3] as number,
           address: args[4] as string,
           cell: args[5] as number,
-        });
+        }, args[6] as number);
     }
     throw new Error(`unexpected ${def.name}`);
   };
@@ -152,23 +162,12 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
       send: (to, def, ...args) => {
         if (drop(def.name, args)) return;
         const copy = structuredClone(args);
-        queue.push(() => {
-          delivered.push([def.name, address, to]);
-          deliver(to, def as MessageDef, copy);
-        });
+        route.send(def.name, address, to, () => deliver(to, def as MessageDef, structuredClone(copy)));
       },
       ask: (to, _t, def, ...args) => {
+        if (drop(def.name, args)) return new Promise(() => {});
         const copy = structuredClone(args);
-        return new Promise((resolve, reject) =>
-          queue.push(() => {
-            delivered.push([def.name, address, to]);
-            try {
-              resolve(deliver(to, def as MessageDef, copy) as never);
-            } catch (e) {
-              reject(e);
-            }
-          })
-        );
+        return route.ask(def.name, address, to, () => deliver(to, def as MessageDef, copy) as never);
       },
     },
   });
@@ -178,15 +177,12 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
     byKey.set(`${addressOf(c.cellapp)}/${c.id}`, cell);
     return cell;
   });
-  const flush = async (): Promise<void> => {
-    while (queue.length) queue.shift()!();
-    await new Promise((r) => setTimeout(r, 0)); // let replies settle, as a real event loop would
-  };
-  /** One tick of every cell, then the messages they sent, in order. */
+  const flush = (): Promise<void> => route.flush();
+  /** One tick of every cell, then the messages they sent (through chaos: those due). */
   const tick = async (n = 1): Promise<void> => {
     for (let i = 0; i < n; i++) {
       for (const c of cells) c.tick(100);
-      await flush();
+      await route.round();
     }
   };
   const cell = (id: number): Cell => {
@@ -194,5 +190,13 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
     if (!c) throw new Error(`no cell ${id}`);
     return c;
   };
-  return { cells, cell, tick, flush, log, failOffloads: (v: boolean) => (failOffload = v), delivered };
+  return {
+    cells,
+    cell,
+    tick,
+    flush,
+    log,
+    failOffloads: (v: boolean) => (failOffload = v),
+    delivered: route.delivered,
+  };
 }

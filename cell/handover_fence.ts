@@ -1,0 +1,145 @@
+/**
+ * The fence around a hand-over (an offload or a teleport). From the moment a
+ * real's state is sent to another cell until that cell answers, the old real
+ * is no longer the truth, and not yet a ghost. Messages for it wait
+ * (Offloading.held); what is done to it anyway (a script setting its
+ * properties or moving it, its destruction) is recorded in order instead of
+ * reaching its ghosts, history and clients. Once the hand-over succeeds the
+ * record goes to the new real, which does it all again in the same order
+ * (seed 002: the old real forwards what it gets to the new one); if it fails,
+ * the old real, still real, publishes it itself.
+ */
+import { ByteReader, ByteWriter, type ChangeSink, type PropertyDef, readChange, writeChange } from "../core/def/mod.ts";
+import { CellMsg } from "../core/wire/mod.ts";
+import type { Cell } from "./cell.ts";
+import type { Entity } from "./entity.ts";
+import type { CellAddress } from "./ghosts.ts";
+
+/**
+ * One thing done to a fenced real: [0, x, y, z, yaw, pitch, roll] it was
+ * moved; [1, change bytes] a property changed (internal indices); [2, reason,
+ * tellBase] it was destroyed.
+ */
+export type FencedWrite = unknown[];
+
+/** What the old cell keeps while a hand-over of one of its reals is in flight. */
+export interface Offloading extends CellAddress {
+  /** The space of the cell it goes to (another one for a teleport between spaces). */
+  spaceId: number;
+  /** Messages for the entity that arrived meanwhile, run or forwarded (to where the real went) once it settles. */
+  held: ((movedTo: CellAddress | null) => void)[];
+  /** What is done to the entity meanwhile. */
+  fence: HandOverFence;
+}
+
+const scratch = new ByteWriter(256);
+
+/** Records what is done to a real while it is handed over; its container's sink meanwhile. */
+export class HandOverFence implements ChangeSink {
+  /** What was done, in order. */
+  readonly writes: FencedWrite[] = [];
+  readonly #saved: ChangeSink | null;
+  /** Where the real was (x, y, z, yaw, pitch, roll) when its state was taken. */
+  readonly #at: number[];
+
+  constructor(private readonly entity: Entity) {
+    this.#saved = entity.container.sink;
+    entity.container.sink = this;
+    this.#at = [entity.x, entity.y, entity.z, entity.yaw, entity.pitch, entity.roll];
+  }
+
+  /** ChangeSink: a property change is kept, not published. */
+  onChange(prop: PropertyDef, path: readonly number[], value: unknown, start: number, end: number): void {
+    writeChange(scratch.reset(), prop, path, value, start, end, "internal");
+    this.writes.push([1, scratch.toBytes()]);
+  }
+
+  /** The real was destroyed while fenced: the new real is destroyed instead (or this one, if it stays). */
+  destroyed(reason: string, tellBase: boolean): void {
+    this.writes.push([2, reason, tellBase]);
+  }
+
+  /** Takes the fence down; returns what the new real has to do (a move first, if the real was moved meanwhile). */
+  close(): FencedWrite[] {
+    const e = this.entity;
+    if (e.container.sink === this) e.container.sink = this.#saved;
+    const now = [e.x, e.y, e.z, e.yaw, e.pitch, e.roll];
+    if (now.some((v, i) => v !== this.#at[i])) this.writes.unshift([0, ...now]);
+    return this.writes;
+  }
+
+  /** The hand-over failed: the real stays, and publishes what was done to it meanwhile, in order. */
+  replay(cell: Cell): void {
+    const e = this.entity;
+    for (const w of this.close()) {
+      if (w[0] === 1) {
+        const rec = readChange(new ByteReader(w[1] as Uint8Array), e.type, "internal");
+        e.container.sink?.onChange(e.type.properties[rec.index], rec.path, rec.value, rec.start, rec.end);
+      } else if (w[0] === 2) {
+        cell.destroyEntity(e, String(w[1]), w[2] === true);
+        return;
+      }
+    }
+  }
+}
+
+/** Starts handing `e` over to cell `to` of space `spaceId`: it is fenced until settleHandOver. */
+export function beginHandOver(e: Entity, to: CellAddress, spaceId: number): Offloading {
+  const o: Offloading = { cell: to.cell, cellapp: to.cellapp, address: to.address, spaceId, held: [], fence: null! };
+  o.fence = new HandOverFence(e);
+  e.offloading = o;
+  return o;
+}
+
+/**
+ * Ends the hand-over of `e`. When it moved, what was done to it meanwhile goes
+ * to the new real, ahead of the held messages (which the caller runs next,
+ * forwarding them the same way); when it stayed, it is published here.
+ * Returns the held messages.
+ */
+export function settleHandOver(cell: Cell, e: Entity, moved: boolean): Offloading["held"] {
+  const o = e.offloading!;
+  e.offloading = null;
+  if (!moved) {
+    o.fence.replay(cell);
+    return o.held;
+  }
+  const writes = o.fence.close();
+  if (writes.length > 0) {
+    cell.host.ghosting!.send(o.address, CellMsg.handOverWrites, o.spaceId, o.cell, e.id, writes);
+  }
+  return o.held;
+}
+
+/**
+ * Does to the real `e` what was done to it during its hand-over, in order.
+ * Throws, naming the entity, on a record it cannot read.
+ */
+export function applyHandOverWrites(cell: Cell, e: Entity, writes: readonly FencedWrite[]): void {
+  const who = `${e.type.name} ${e.id}`;
+  for (const w of writes) {
+    if (e.destroyed) return;
+    switch (w[0]) {
+      case 0: {
+        const [, x, y, z, yaw, pitch, roll] = w as number[];
+        [e.yaw, e.pitch, e.roll] = [yaw, pitch, roll];
+        cell.moveEntity(e, x, y, z);
+        break;
+      }
+      case 1: {
+        if (!(w[1] instanceof Uint8Array)) throw new Error(`${who}: a change made during its hand-over is not bytes`);
+        try {
+          e.container.apply(readChange(new ByteReader(w[1]), e.type, "internal"));
+        } catch (err) {
+          throw new Error(`${who}: a change made during its hand-over does not apply: ${(err as Error).message}`);
+        }
+        break;
+      }
+      case 2:
+        cell.destroyEntity(e, String(w[1]), w[2] === true);
+        break;
+      default:
+        throw new Error(`${who}: unknown kind ${String(w[0])} of what was done during its hand-over`);
+    }
+  }
+}
