@@ -26,8 +26,9 @@ const meter = new BusyMeter(1);
 spin(300); out.push(meter.sample());
 await idle(300); out.push(meter.sample());
 out.push(meter.sample());`);
-  assert.ok(busy > 0.5, `a spinning process is busy: ${busy}`);
-  assert.ok(idle < 0.3, `a waiting process is idle: ${idle}`);
+  // On a loaded machine the spinning process gets less than a core: busy is a share of wall time, not of the loop.
+  assert.ok(busy > 0.15, `a spinning process is busy: ${busy}`);
+  assert.ok(idle < 0.3 && idle * 3 < busy, `a waiting process is idle: ${idle} against ${busy}`);
   assert.equal(again, idle, "a sample too soon after the last keeps its figure");
 });
 
