@@ -6,9 +6,13 @@
  * the range list by moving every entity (its triggers fire), the grid (100 m cells) and brute force by recomputing
  * each trigger's contents and diffing with the last tick's. The first ticks check that all three agree.
  */
-import { RangeList } from "../cell/range_list.ts";
-import type { RangeEntity, RangeNode } from "../cell/range_node.ts";
-import type { RangeHandler, RangeTrigger } from "../cell/range_trigger.ts";
+import {
+  type RangeEntity,
+  type RangeHandler,
+  RangeList,
+  type RangeNode,
+  type RangeTrigger,
+} from "../cell/range/mod.ts";
 import { writeResults } from "./results.ts";
 import { seededRandom } from "../core/random.ts";
 

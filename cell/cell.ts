@@ -25,8 +25,7 @@ import {
 import type { CellAddress, GhostConfig } from "./ghosts.ts";
 import { type ControllerState, type Movement, type Timer, TimerHeap } from "./controllers.ts";
 import { Entity, type EntityState } from "./entity.ts";
-import { RangeList } from "./range_list.ts";
-import { RANGE_FLAG_SCRIPT } from "./range_node.ts";
+import { RANGE_FLAG_SCRIPT, RangeList } from "./range/mod.ts";
 import { TickStats } from "./tick_stats.ts";
 import { CellBorders } from "./borders.ts";
 import { runEntityCall } from "./calls.ts";

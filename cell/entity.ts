@@ -7,7 +7,7 @@ import { decodeCellBackup, encodeCellBackup, type EntityType, PropertyContainer 
 import type { CellEntityApi, CellScript, Direction, EntityRef, MoveOptions, Vec3 } from "../core/script.ts";
 import type { ControllerState, Movement, Timer } from "./controllers.ts";
 import type { Cell } from "./cell.ts";
-import type { RangeNode } from "./range_node.ts";
+import type { RangeNode } from "./range/mod.ts";
 import type { GhostInfo, RealGhosting } from "./ghosts.ts";
 import type { Offloading } from "./handover_fence.ts";
 import { type ClientCaller, clientsOf } from "./witness_clients.ts";

@@ -2,9 +2,17 @@
 export { CellApp, type CellAppGame, DEFAULT_TICK_HZ } from "./cellapp.ts";
 export { Cell, type CellHost } from "./cell.ts";
 export { Entity, type EntityState } from "./entity.ts";
-export { RangeList } from "./range_list.ts";
-export { RANGE_FLAG_AOI, RANGE_FLAG_SCRIPT, RANGE_FLAGS_ENTITY, type RangeEntity, RangeNode } from "./range_node.ts";
-export { type RangeHandler, RangeTrigger, type RangeTriggerOptions } from "./range_trigger.ts";
+export {
+  RANGE_FLAG_AOI,
+  RANGE_FLAG_SCRIPT,
+  RANGE_FLAGS_ENTITY,
+  type RangeEntity,
+  type RangeHandler,
+  RangeList,
+  RangeNode,
+  RangeTrigger,
+  type RangeTriggerOptions,
+} from "./range/mod.ts";
 export {
   configureSpaceAoI,
   updateWitnesses,

@@ -14,8 +14,7 @@ import { FLAG_GONE, FLAG_MANUAL, FLAG_QUEUED, FLAG_TRIGGER, FLAGS, LAST_DELTA, P
 import { FLAG_REPLACED, LIFE, REQUEST_PENDING, STATE } from "./entity_cache.ts";
 import { historyOf, type OwnClientSink } from "./event_history.ts";
 import { SlotHeap } from "./priority_queue.ts";
-import { RANGE_FLAG_AOI, type RangeEntity } from "./range_node.ts";
-import type { RangeTrigger } from "./range_trigger.ts";
+import { RANGE_FLAG_AOI, type RangeEntity, type RangeTrigger } from "./range/mod.ts";
 import { PACKED_XZ_LIMIT } from "../core/geo/packed.ts";
 import { callScript, cellWitnesses, entityWitness, spaceOptions, WITNESS_DEFAULTS } from "./witness_options.ts";
 import { type WitnessOptions } from "./witness_options.ts";

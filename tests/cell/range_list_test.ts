@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
-import { RangeList } from "../../cell/range_list.ts";
+import { RangeList } from "../../cell/range/range_list.ts";
 import {
   RANGE_FLAG_AOI,
   RANGE_FLAG_SCRIPT,
   RANGE_FLAGS_ENTITY,
   type RangeEntity,
   type RangeNode,
-} from "../../cell/range_node.ts";
-import type { RangeTrigger } from "../../cell/range_trigger.ts";
+} from "../../cell/range/range_node.ts";
+import type { RangeTrigger } from "../../cell/range/range_trigger.ts";
 import { seededRandom } from "../../core/random.ts";
 
 const rng = seededRandom;

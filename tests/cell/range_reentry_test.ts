@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { RangeList } from "../../cell/range_list.ts";
-import type { RangeEntity, RangeNode } from "../../cell/range_node.ts";
-import type { RangeTrigger } from "../../cell/range_trigger.ts";
+import { RangeList } from "../../cell/range/range_list.ts";
+import type { RangeEntity, RangeNode } from "../../cell/range/range_node.ts";
+import type { RangeTrigger } from "../../cell/range/range_trigger.ts";
 import { seededRandom } from "../../core/random.ts";
 
 // Handlers that move, create and destroy entities and add, resize and remove triggers while events are delivered.
