@@ -8,7 +8,26 @@ import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
 import { CellScript } from "../../core/script.ts";
 import { configureSpaceAoI, Witness, witnessOf } from "../../cell/witness.ts";
 import { ClientWorld } from "../../client/world.ts";
-import { twoCellsOf } from "../helpers/two_cells.ts";
+import { type TwoCells, twoCellsOf } from "../helpers/two_cells.ts";
+import type { ChaosOptions } from "../helpers/route.ts";
+
+/** The tests below run with messages in order, then through chaos with these seeds. */
+const ROUTES: (ChaosOptions | undefined)[] = [undefined, { seed: 1 }, { seed: 2 }, { seed: 3 }];
+const through = (chaos?: ChaosOptions) => chaos ? ` (messages delayed, reordered, duplicated: seed ${chaos.seed})` : "";
+
+/** Ticks until `done` settles (through chaos a reply may wait a few rounds); at most 40 ticks. */
+async function settle<T>(h: TwoCells, done: Promise<T>): Promise<T> {
+  let settled = false;
+  done.then(() => settled = true, () => settled = true);
+  for (let i = 0; i < 40 && !settled; i++) await h.tick(1);
+  return done;
+}
+
+/** Ticks until `ok()` holds; at most 40 ticks, then fails naming `what`. */
+async function until(h: TwoCells, what: string, ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 40 && !ok(); i++) await h.tick(1);
+  assert.ok(ok(), `${what} within 40 ticks`);
+}
 
 const Jumper = defineEntity({
   name: "Jumper",
@@ -74,74 +93,73 @@ Deno.test("a teleport across the space: the real is made where it lands, its tim
   await assert.rejects(there.teleport({ x: NaN, y: 0, z: 0 }), /not within/);
 });
 
-Deno.test("observers where a teleport lands that held its ghost keep seeing it, with its changes", async () => {
-  const h = twoCellsOf({ registry, cfg: { ghostRadius: 45 } });
-  for (const c of [h.a, h.b]) configureSpaceAoI(c, { aoiRadius: 30, hysteresis: 5 });
-  const p = h.a.createEntity("Jumper", { x: 95, y: 0, z: 50 }, { hp: 50 });
-  const o = h.b.createEntity("Jumper", { x: 120, y: 0, z: 50 });
-  const world = new ClientWorld(registry, { send: (b) => witnessOf(o)?.receive(b) });
-  world.setPlayer(o.id, o.type);
-  new Witness(o, {}, (f) => world.receive(f));
-  await h.tick(5);
-  assert.ok(h.b.ghosts.has(p.id), "the observer's cell holds its ghost");
-  assert.equal(world.entities.get(p.id)?.props.hp, 50, "seen through the ghost");
-  const seen: string[] = [];
-  world.on("leave", (ev) => seen.push(`leave ${ev.entity.id}`));
-  world.on("enter", (ev) => seen.push(`enter ${ev.entity.id}`));
-  const done = p.teleport({ x: 130, y: 0, z: 60 });
-  await h.tick(1);
-  await done;
-  const there = h.b.entities.get(p.id)!;
-  assert.ok(there?.isReal && !h.b.ghosts.has(p.id));
-  there.props.hp = 7;
-  await h.tick(3);
-  assert.deepEqual(seen, [], "the same life, the same copy: it never left");
-  const copy = world.entities.get(p.id)!;
-  assert.equal(copy.props.hp, 7, "its changes after the teleport arrive");
-  assert.ok(Math.abs(copy.position.x - 130) < 0.1 && Math.abs(copy.position.z - 60) < 0.1, "where it landed");
-  assert.equal(witnessOf(o)!.stateOf(there), "CREATED");
-  there.position = { x: 125, y: 0, z: 55 };
-  there.props.hp = 6;
-  await h.tick(2);
-  assert.ok(Math.abs(copy.position.x - 125) < 0.1);
-  assert.equal(world.entities.get(p.id)!.props.hp, 6);
-});
+for (const chaos of ROUTES) {
+  Deno.test(`observers where a teleport lands that held its ghost keep seeing it, with its changes${through(chaos)}`, async () => {
+    const h = twoCellsOf({ registry, cfg: { ghostRadius: 45 }, chaos });
+    for (const c of [h.a, h.b]) configureSpaceAoI(c, { aoiRadius: 30, hysteresis: 5 });
+    const p = h.a.createEntity("Jumper", { x: 95, y: 0, z: 50 }, { hp: 50 });
+    const o = h.b.createEntity("Jumper", { x: 120, y: 0, z: 50 });
+    const world = new ClientWorld(registry, { send: (b) => witnessOf(o)?.receive(b) });
+    world.setPlayer(o.id, o.type);
+    new Witness(o, {}, (f) => world.receive(f));
+    await until(h, "the observer sees it through its ghost", () => world.entities.get(p.id)?.props.hp === 50);
+    assert.ok(h.b.ghosts.has(p.id), "the observer's cell holds its ghost");
+    const seen: string[] = [];
+    world.on("leave", (ev) => seen.push(`leave ${ev.entity.id}`));
+    world.on("enter", (ev) => seen.push(`enter ${ev.entity.id}`));
+    await settle(h, p.teleport({ x: 130, y: 0, z: 60 }));
+    const there = h.b.entities.get(p.id)!;
+    assert.ok(there?.isReal && !h.b.ghosts.has(p.id));
+    assert.ok(!h.a.entities.has(p.id), "real once");
+    there.props.hp = 7;
+    const copy = world.entities.get(p.id)!;
+    await until(h, "its changes after the teleport arrive", () => copy.props.hp === 7);
+    await until(h, "its copy where it landed", () => Math.abs(copy.position.x - 130) < 0.1);
+    assert.ok(Math.abs(copy.position.z - 60) < 0.1, "where it landed");
+    assert.deepEqual(seen, [], "the same life, the same copy: it never left");
+    assert.equal(witnessOf(o)!.stateOf(there), "CREATED");
+    there.position = { x: 125, y: 0, z: 55 };
+    there.props.hp = 6;
+    await until(h, "the next move and change", () => Math.abs(copy.position.x - 125) < 0.1 && copy.props.hp === 6);
+    assert.equal(world.entities.get(p.id), copy);
+    assert.deepEqual(seen, []);
+  });
+}
 
-Deno.test("a client's cached copy of an entity stays true across its teleport (the numbering goes on)", async () => {
-  const h = twoCellsOf({ registry, cfg: { ghostRadius: 45 } });
-  for (const c of [h.a, h.b]) configureSpaceAoI(c, { aoiRadius: 30, hysteresis: 5 });
-  const o = h.b.createEntity("Jumper", { x: 110, y: 0, z: 50 });
-  const p = h.b.createEntity("Jumper", { x: 120, y: 0, z: 50 }, { hp: 50 });
-  const bad: string[] = [];
-  const world = new ClientWorld(registry, { send: (b) => witnessOf(o)?.receive(b) });
-  world.setPlayer(o.id, o.type);
-  new Witness(o, { onBadInput: (w) => bad.push(w) }, (f) => world.receive(f));
-  await h.tick(3);
-  for (let i = 1; i <= 4; i++) {
-    p.props.hp = 50 + i;
-    await h.tick(1);
-  }
-  assert.equal(world.entities.get(p.id)?.props.hp, 54);
-  // Away by a teleport: the client keeps its copy with its stamps.
-  const away = p.teleport({ x: 20, y: 0, z: 50 });
-  await h.tick(1);
-  await away;
-  await h.tick(2);
-  assert.ok(!world.entities.has(p.id) && world.cache.has(p.id), "cached on leaving");
-  // There, near the border (ghosted to the observer's cell, out of its view), hp changes first, then enough else
-  // that a numbering restarted by the teleport would reach past the client's stamps with hp's change below them.
-  const there = h.a.entities.get(p.id)!;
-  there.position = { x: 60, y: 0, z: 50 };
-  await h.tick(2);
-  assert.ok(h.b.ghosts.has(p.id) && !world.entities.has(p.id));
-  there.props.hp = 7;
-  for (let i = 1; i <= 6; i++) there.props.mood = i;
-  await h.tick(1);
-  // It walks back into view, seen through its ghost.
-  there.position = { x: 95, y: 0, z: 50 };
-  await h.tick(4);
-  const copy = world.entities.get(p.id)!;
-  assert.ok(copy, "back in view");
-  assert.deepEqual([copy.props.hp, copy.props.mood], [7, 6], "what changed while away came with the re-entry");
-  assert.deepEqual(bad, []);
-});
+for (const chaos of ROUTES) {
+  Deno.test(`a client's cached copy of an entity stays true across its teleport (the numbering goes on)${through(chaos)}`, async () => {
+    const h = twoCellsOf({ registry, cfg: { ghostRadius: 45 }, chaos });
+    for (const c of [h.a, h.b]) configureSpaceAoI(c, { aoiRadius: 30, hysteresis: 5 });
+    const o = h.b.createEntity("Jumper", { x: 110, y: 0, z: 50 });
+    const p = h.b.createEntity("Jumper", { x: 120, y: 0, z: 50 }, { hp: 50 });
+    const bad: string[] = [];
+    const world = new ClientWorld(registry, { send: (b) => witnessOf(o)?.receive(b) });
+    world.setPlayer(o.id, o.type);
+    new Witness(o, { onBadInput: (w) => bad.push(w) }, (f) => world.receive(f));
+    await until(h, "the observer sees it", () => world.entities.has(p.id));
+    for (let i = 1; i <= 4; i++) {
+      p.props.hp = 50 + i;
+      await h.tick(1);
+    }
+    await until(h, "its changes arrive", () => world.entities.get(p.id)?.props.hp === 54);
+    // Away by a teleport: the client keeps its copy with its stamps.
+    await settle(h, p.teleport({ x: 20, y: 0, z: 50 }));
+    await until(h, "its leave", () => !world.entities.has(p.id));
+    assert.ok(world.cache.has(p.id), "cached on leaving");
+    // There, near the border (ghosted to the observer's cell, out of its view), hp changes first, then enough else
+    // that a numbering restarted by the teleport would reach past the client's stamps with hp's change below them.
+    const there = h.a.entities.get(p.id)!;
+    there.position = { x: 60, y: 0, z: 50 };
+    await until(h, "its ghost in the observer's cell", () => h.b.ghosts.has(p.id));
+    assert.ok(!world.entities.has(p.id));
+    there.props.hp = 7;
+    for (let i = 1; i <= 6; i++) there.props.mood = i;
+    await until(h, "the changes on its ghost", () => h.b.ghosts.get(p.id)?.props.mood === 6);
+    // It walks back into view, seen through its ghost.
+    there.position = { x: 95, y: 0, z: 50 };
+    await until(h, "back in view, up to date", () => world.entities.get(p.id)?.props.mood === 6);
+    const copy = world.entities.get(p.id)!;
+    assert.deepEqual([copy.props.hp, copy.props.mood], [7, 6], "what changed while away came with the re-entry");
+    assert.deepEqual(bad, []);
+  });
+}
