@@ -52,8 +52,17 @@ Deno.test(
     const holder = [...(await holders(cluster.admin, 1)).keys()];
     assert.equal(holder.length, 1, "one cellapp runs the default space");
 
+    await waitFor("NPCs in the early player's view", () => early.entities.size > 0);
     cluster.mgr.kill("SIGKILL");
     await cluster.mgr.status;
+    // The world goes on without its cellappmgr: the cellapps tick and the baseapp relays what they send.
+    const before = new Map([...early.entities].map(([id, e]) => [id, `${e.position.x},${e.position.z}`]));
+    await waitFor(
+      "an NPC seen moving while the cellappmgr is away",
+      () =>
+        [...early.entities].some(([id, e]) => before.has(id) && before.get(id) !== `${e.position.x},${e.position.z}`),
+      10_000,
+    );
     // The baseapp has no cellappmgr: the login is checked and answered, the cell entity waits.
     const late = await player(clientUrl, "late");
     assert.equal(late.player.spaceId, 0, "no cell entity while the cellappmgr is away");
