@@ -5,19 +5,13 @@ import { Handlers } from "./handlers.ts";
 
 export { ChannelClosedError, RemoteError, RequestTimeoutError } from "./errors.ts";
 export { Handlers } from "./handlers.ts";
-import { ChannelMsg as C, type HelloInfo, type Role, type WelcomeInfo } from "./messages.ts";
-import { reachableAddress } from "./address.ts";
+import { ChannelMsg as C, type Role } from "./messages.ts";
+import { acceptStep, dialStep, type PeerInfo } from "./handshake.ts";
 import { deferFlush, inTick } from "./outbox.ts";
-import { makeProof, verifyProof } from "./secret.ts";
 import { type Logger, silentLogger, Throttle } from "../log.ts";
 import { PROTOCOL_VERSION } from "../version.ts";
 
-/** Who is at the other end of a channel, as it said in the handshake. */
-export interface PeerInfo {
-  role: Role;
-  pid: number;
-  address: string;
-}
+export type { PeerInfo } from "./handshake.ts";
 
 /** How a channel behaves; every field but the identity has a default. */
 export interface ChannelOptions {
@@ -458,99 +452,22 @@ export class Channel {
 
   async #onHandshake(frame: unknown): Promise<void> {
     const msg = asMessage(frame);
-    if (typeof msg === "string") {
-      return this.#violation(`bad handshake: ${msg}`);
-    }
+    if (typeof msg === "string") return this.#violation(`bad handshake: ${msg}`);
     const [kind] = msg;
     const args = msg.slice(2);
-    if (kind === C.refuse.kind) {
-      const why = typeof args[0] === "string" ? args[0] : "no reason given";
-      this.#log.warn(`refused by peer: ${why}`);
-      return this.close(`refused by peer: ${why}`, false);
+    const step = this.#side === "connect"
+      ? await dialStep(kind, args, this.#o, this.remote)
+      : await acceptStep(kind, args, this.#o, this.#nonce!, this.remote);
+    if ("violation" in step) return this.#violation(step.violation);
+    if ("refuse" in step) return this.#refuse(step.refuse);
+    if ("refused" in step) {
+      this.#log.warn(`refused by peer: ${step.refused}`);
+      return this.close(`refused by peer: ${step.refused}`, false);
     }
-    if (this.#side === "connect") {
-      if (kind === C.challenge.kind) {
-        const bad = C.challenge.check(args);
-        if (bad) return this.#violation(`bad handshake: challenge ${bad}`);
-        const ch = args[0] as {
-          role: Role;
-          version: number;
-          nonce: Uint8Array;
-        };
-        if (ch.version !== PROTOCOL_VERSION) {
-          return this.#violation(
-            `protocol version mismatch: peer speaks ${ch.version}, this process ${PROTOCOL_VERSION}`,
-          );
-        }
-        const o = this.#o;
-        const proof = o.secret === null ? null : await makeProof(o.secret, ch.nonce, o.role, o.pid, o.address);
-        const hello: HelloInfo = {
-          role: o.role,
-          pid: o.pid,
-          address: o.address,
-          version: PROTOCOL_VERSION,
-          proof,
-        };
-        this.#push([C.hello.kind, 0, hello]);
-        return;
-      }
-      if (kind === C.welcome.kind) {
-        const bad = C.welcome.check(args);
-        if (bad) return this.#violation(`bad handshake: welcome ${bad}`);
-        const w = args[0] as WelcomeInfo;
-        const expected = this.#o.expectRoles;
-        if (expected && !expected.includes(w.role)) {
-          return this.#violation(`expected a ${expected.join(" or ")} at ${this.remote}, found a ${w.role}`);
-        }
-        return this.#open({ role: w.role, pid: w.pid, address: this.#o.dialed ?? w.address });
-      }
-      return this.#violation(
-        `bad handshake: expected challenge or welcome, got kind ${kind}`,
-      );
-    }
-    if (kind !== C.hello.kind) {
-      return this.#violation(`bad handshake: expected hello, got kind ${kind}`);
-    }
-    const bad = C.hello.check(args);
-    if (bad) return this.#refuse(`bad handshake: hello ${bad}`);
-    const hello = args[0] as HelloInfo;
-    const accepted = this.#o.acceptRoles;
-    if (accepted && !accepted.includes(hello.role)) {
-      return this.#refuse(`this ${this.#o.role} accepts connections from ${accepted.join(", ")}, not a ${hello.role}`);
-    }
-    if (hello.version !== PROTOCOL_VERSION) {
-      return this.#refuse(
-        `protocol version mismatch: peer speaks ${hello.version}, this process ${PROTOCOL_VERSION}`,
-      );
-    }
-    const secret = this.#o.secret;
-    if (secret !== null && hello.proof === null) {
-      return this.#refuse("this cluster requires a secret and none was given");
-    }
-    if (secret === null && hello.proof !== null) {
-      return this.#refuse("this cluster has no secret but the peer sent one");
-    }
-    if (
-      secret !== null &&
-      !(await verifyProof(
-        secret,
-        this.#nonce!,
-        hello.role,
-        hello.pid,
-        hello.address,
-        hello.proof!,
-      ))
-    ) {
-      return this.#refuse("wrong cluster secret");
-    }
+    // The secret was checked while other frames may have closed the channel.
     if (this.#state !== "handshake") return;
-    const welcome: WelcomeInfo = {
-      role: this.#o.role,
-      pid: this.#o.pid,
-      address: this.#o.address,
-    };
-    this.#push([C.welcome.kind, 0, welcome]);
-    this.#open({ role: hello.role, pid: hello.pid, address: reachableAddress(hello.address, this.remote) });
+    if (step.reply) this.#push(step.reply);
+    if (step.open) this.#open(step.open);
   }
 
   #failed(name: string, what: "handler" | "request", e: unknown): void {

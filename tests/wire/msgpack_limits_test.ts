@@ -95,7 +95,8 @@ Deno.test("every hostile shape of 1 MiB is refused, naming the limit, or decoded
       assert.match(why ?? "accepted", want, name);
       assert.match(refusal(body), want, name);
     }
-    assert.ok(ms < 100, `${name}: scanning took ${ms.toFixed(1)} ms`);
+    // Generous for a loaded 2-core machine: decoding the worst of these unscanned took seconds.
+    assert.ok(ms < 300, `${name}: scanning took ${ms.toFixed(1)} ms`);
   }
 });
 
@@ -110,7 +111,7 @@ Deno.test("hostile shapes of 16 MiB are refused soon, and the heap does not grow
     const ms = performance.now() - t0;
     const grown = Deno.memoryUsage().heapUsed - heap0;
     // The decoder alone took 2-17 s on each (bench/RESULTS.md); the nested arrays are refused at byte 100.
-    assert.ok(ms < (name === "deep" ? 5 : 200), `${name}: refused after ${ms.toFixed(1)} ms`);
+    assert.ok(ms < (name === "deep" ? 20 : 600), `${name}: refused after ${ms.toFixed(1)} ms`);
     assert.ok(grown < 4 * MiB, `${name}: the heap grew by ${grown} bytes`);
   }
 });
