@@ -7,7 +7,7 @@
  */
 import { registry } from "../entities/mod.ts";
 import type { Entity } from "../cell/entity.ts";
-import { configureSpaceAoI, Witness, witnessOf } from "../cell/witness.ts";
+import { configureSpaceAoI, Witness, witnessOf } from "../cell/witness/witness.ts";
 import { ClientWorld } from "../client/world.ts";
 import { twoCellsOf } from "../tests/helpers/two_cells.ts";
 

@@ -12,7 +12,7 @@ import { ByteReader, type EntityRegistry } from "../core/def/mod.ts";
 import { type AoiMessage, readAoiMessage } from "../core/def/aoi_protocol.ts";
 import { Cell, type CellHost } from "../cell/cell.ts";
 import type { Entity } from "../cell/entity.ts";
-import { Witness } from "../cell/witness.ts";
+import { Witness } from "../cell/witness/witness.ts";
 import { ClientWorld } from "../client/world.ts";
 import { registry } from "../entities/mod.ts";
 import { writeResults } from "./results.ts";
@@ -146,7 +146,7 @@ export async function run(args: string[]): Promise<void> {
   const totalBytes = () => [...cell.entities.values()].length && sumBytes();
   const witnesses: Witness[] = [];
   const sumBytes = () => witnesses.reduce((a, w) => a + w.stats.bytes, 0);
-  const { witnessOf } = await import("../cell/witness.ts");
+  const { witnessOf } = await import("../cell/witness/witness.ts");
   for (let i = 0; i < nw; i++) witnesses.push(witnessOf(ents[i])!);
   for (let t = 0; t < WARMUP + ticks; t++) {
     if (t === WARMUP) {

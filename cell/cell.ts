@@ -30,7 +30,7 @@ import { TickStats } from "./tick_stats.ts";
 import { CellBorders } from "./borders.ts";
 import { runEntityCall } from "./calls.ts";
 import { receiveTeleport, teleport } from "./teleport.ts";
-import { updateWitnesses, Witness, witnessOf, type WitnessOptions } from "./witness.ts";
+import { updateWitnesses, Witness, witnessOf, type WitnessOptions } from "./witness/mod.ts";
 
 /** What a cell needs from its cellapp. */
 export interface CellHost {

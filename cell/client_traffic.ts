@@ -13,7 +13,7 @@ import { type Logger, Throttle } from "../core/log.ts";
 import type { Cell } from "./cell.ts";
 import type { Entity } from "./entity.ts";
 import type { CellAddress } from "./ghosts.ts";
-import { witnessOf } from "./witness.ts";
+import { witnessOf } from "./witness/mod.ts";
 import { clientCall } from "./calls.ts";
 import { isTeleporting } from "./teleport.ts";
 

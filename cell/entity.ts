@@ -10,8 +10,7 @@ import type { Cell } from "./cell.ts";
 import type { RangeNode } from "./range/mod.ts";
 import type { GhostInfo, RealGhosting } from "./ghosts.ts";
 import type { Offloading } from "./handover_fence.ts";
-import { type ClientCaller, clientsOf } from "./witness_clients.ts";
-import { witnessOf } from "./witness.ts";
+import { type ClientCaller, clientsOf, witnessOf } from "./witness/mod.ts";
 import type { EntitySnapshot } from "../core/wire/mod.ts";
 
 /** An entity's whole cell state in one serialised form, its controllers typed. */

@@ -21,6 +21,5 @@ export {
   witnessesOf,
   witnessOf,
   type WitnessOptions,
-} from "./witness.ts";
-export { clientsOf } from "./witness_clients.ts";
-export { EventHistory, historyOf } from "./event_history.ts";
+} from "./witness/mod.ts";
+export { clientsOf, EventHistory, historyOf } from "./witness/mod.ts";

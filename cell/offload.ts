@@ -13,9 +13,9 @@ import type { Cell } from "./cell.ts";
 import type { ControllerState } from "./controllers.ts";
 import type { Entity } from "./entity.ts";
 import { type CellAddress, GhostInfo, type GhostLink, installGhosting, RealGhosting } from "./ghosts.ts";
-import { historyOf } from "./event_history.ts";
+import { historyOf } from "./witness/mod.ts";
 import { beginHandOver, settleHandOver } from "./handover_fence.ts";
-import { Witness, witnessOf } from "./witness.ts";
+import { Witness, witnessOf } from "./witness/mod.ts";
 
 export type { Offloading } from "./handover_fence.ts";
 

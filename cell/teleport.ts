@@ -19,8 +19,8 @@ import { type CellAddress, ghostingOf } from "./ghosts.ts";
 import { offloadStateOf } from "./offload.ts";
 import { beginHandOver, settleHandOver } from "./handover_fence.ts";
 import { MAX_COORD, withinWorld } from "../core/geo/rect.ts";
-import { witnessOf } from "./witness.ts";
-import { continueHistory, historyOf, historyState } from "./event_history.ts";
+import { witnessOf } from "./witness/mod.ts";
+import { continueHistory, historyOf, historyState } from "./witness/mod.ts";
 
 /** Reals handed to another cell by a teleport right now. */
 const teleporting = new WeakSet<Entity>();

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
 import { CellScript } from "../../core/script.ts";
-import { configureSpaceAoI, Witness, witnessOf } from "../../cell/witness.ts";
+import { configureSpaceAoI, Witness, witnessOf } from "../../cell/witness/witness.ts";
 import { ClientWorld } from "../../client/world.ts";
 import { type TwoCells, twoCellsOf } from "../helpers/two_cells.ts";
 import type { ChaosOptions } from "../helpers/route.ts";

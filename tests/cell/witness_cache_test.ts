@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
 import { Cell, type CellHost } from "../../cell/cell.ts";
 import type { Entity } from "../../cell/entity.ts";
-import { Witness, type WitnessOptions } from "../../cell/witness.ts";
-import { clientsOf } from "../../cell/witness_clients.ts";
+import { Witness, type WitnessOptions } from "../../cell/witness/witness.ts";
+import { clientsOf } from "../../cell/witness/witness_clients.ts";
 import { ClientWorld } from "../../client/world.ts";
 import { memoryLogger } from "../helpers/log.ts";
 

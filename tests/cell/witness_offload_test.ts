@@ -6,8 +6,8 @@ import assert from "node:assert/strict";
 import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
 import { CellScript } from "../../core/script.ts";
 import type { Entity } from "../../cell/entity.ts";
-import { historyOf } from "../../cell/event_history.ts";
-import { configureSpaceAoI, Witness, witnessOf } from "../../cell/witness.ts";
+import { historyOf } from "../../cell/witness/event_history.ts";
+import { configureSpaceAoI, Witness, witnessOf } from "../../cell/witness/witness.ts";
 import { ClientWorld } from "../../client/world.ts";
 import { type TwoCells, twoCellsOf } from "../helpers/two_cells.ts";
 

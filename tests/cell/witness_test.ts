@@ -3,7 +3,7 @@ import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
 import { CellScript, type CellScriptClass } from "../../core/script.ts";
 import { Cell, type CellHost } from "../../cell/cell.ts";
 import type { Entity } from "../../cell/entity.ts";
-import { configureSpaceAoI, Witness, type WitnessOptions } from "../../cell/witness.ts";
+import { configureSpaceAoI, Witness, type WitnessOptions } from "../../cell/witness/witness.ts";
 import { ClientWorld } from "../../client/world.ts";
 import { memoryLogger } from "../helpers/log.ts";
 

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { type Client, connect, type Credentials } from "../../client/mod.ts";
 import { runBots } from "../../client/bot_runner.ts";
 import { registry } from "../../entities/mod.ts";
-import { WITNESS_DEFAULTS } from "../../cell/witness_options.ts";
+import { WITNESS_DEFAULTS } from "../../cell/witness/witness_options.ts";
 import { BaseApp, EntityStore } from "../../base/mod.ts";
 import { decodePersistentState, encodePersistentState, PropertyContainer } from "../../core/def/mod.ts";
 import { api, Procs } from "../helpers/procs.ts";

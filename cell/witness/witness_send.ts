@@ -4,7 +4,7 @@
  * volatile data and its detail-level changes (seed 000's sendQueueElement, seed 001's writeClientUpdateDataToBundle
  * and updateDetailLevel).
  */
-import { ByteReader, type ByteWriter, type PropertyDef } from "../core/def/mod.ts";
+import { ByteReader, type ByteWriter, type PropertyDef } from "../../core/def/mod.ts";
 import {
   AOI_MSG,
   DIR_NONE,
@@ -22,7 +22,7 @@ import {
   writeMethod,
   writeProperty,
   writeVolatile,
-} from "../core/def/aoi_protocol.ts";
+} from "../../core/def/aoi_protocol.ts";
 import {
   ALIAS,
   type CacheTable,

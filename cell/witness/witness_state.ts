@@ -10,10 +10,10 @@
  * history there no longer reaches back to its last event gets the refresh witness_send.ts already does for a gap
  * (the changed properties, no leave and enter).
  */
-import { NO_ALIAS, writeLeave } from "../core/def/aoi_protocol.ts";
-import type { ByteWriter } from "../core/def/mod.ts";
-import type { Cell } from "./cell.ts";
-import type { Entity } from "./entity.ts";
+import { NO_ALIAS, writeLeave } from "../../core/def/aoi_protocol.ts";
+import type { ByteWriter } from "../../core/def/mod.ts";
+import type { WitnessCell } from "./host.ts";
+import type { Entity } from "../entity.ts";
 import {
   CacheTable,
   CREATED,
@@ -30,9 +30,9 @@ import {
 import { ALIAS, LEVEL, REQUEST_PENDING, STATE } from "./entity_cache.ts";
 import { historyOf } from "./event_history.ts";
 
-export type { CacheState, WitnessState } from "../core/wire/mod.ts";
+export type { CacheState, WitnessState } from "../../core/wire/mod.ts";
 import type { SlotHeap } from "./priority_queue.ts";
-import type { CacheState, WitnessState } from "../core/wire/mod.ts";
+import type { CacheState, WitnessState } from "../../core/wire/mod.ts";
 import type { WitnessOptions } from "./witness_options.ts";
 import type { WitnessStats } from "./witness_send.ts";
 
@@ -85,7 +85,7 @@ export interface Restored {
  * written to `leaves` for the others. The caller then adds the AoI triggers (whose first enters meet the caches and
  * change nothing) and takes out what the new triggers do not hold.
  */
-export function restoreWitness(p: WitnessParts, state: WitnessState, cell: Cell, leaves: ByteWriter): Restored {
+export function restoreWitness(p: WitnessParts, state: WitnessState, cell: WitnessCell, leaves: ByteWriter): Restored {
   const t = p.t, now = cell.time, horizon = (p.opts.historyHorizonMs ?? undefined) as number | undefined;
   p.freeAliases.length = 0;
   p.freeAliases.push(...state.freeAliases);

@@ -4,18 +4,18 @@
  * min-heap by priority. Once per tick `update()` writes, within the client's byte budget, the caches whose turn has
  * come (enter, create, events, volatile, detail level, leave) and hands the frame to the sink.
  */
-import { AOI_MSG, NO_ALIAS, writeOwnMethod, writeOwnProperty, writeReference } from "../core/def/aoi_protocol.ts";
-import { ErrorCode } from "../core/def/client_protocol.ts";
-import { ByteWriter, type PropertyDef } from "../core/def/mod.ts";
-import type { Cell } from "./cell.ts";
-import type { Entity } from "./entity.ts";
+import { AOI_MSG, NO_ALIAS, writeOwnMethod, writeOwnProperty, writeReference } from "../../core/def/aoi_protocol.ts";
+import { ErrorCode } from "../../core/def/client_protocol.ts";
+import { ByteWriter, type PropertyDef } from "../../core/def/mod.ts";
+import type { WitnessCell } from "./host.ts";
+import type { Entity } from "../entity.ts";
 import { ALIAS, CACHE_STATES, CacheTable, CREATE_PENDING, DEADLINE, ENTER_PENDING, F } from "./entity_cache.ts";
 import { FLAG_GONE, FLAG_MANUAL, FLAG_QUEUED, FLAG_TRIGGER, FLAGS, LAST_DELTA, PRIORITY } from "./entity_cache.ts";
 import { FLAG_REPLACED, LIFE, REQUEST_PENDING, STATE } from "./entity_cache.ts";
 import { historyOf, type OwnClientSink } from "./event_history.ts";
 import { SlotHeap } from "./priority_queue.ts";
-import { RANGE_FLAG_AOI, type RangeEntity, type RangeTrigger } from "./range/mod.ts";
-import { PACKED_XZ_LIMIT } from "../core/geo/packed.ts";
+import { RANGE_FLAG_AOI, type RangeEntity, type RangeTrigger } from "../range/mod.ts";
+import { PACKED_XZ_LIMIT } from "../../core/geo/packed.ts";
 import { callScript, cellWitnesses, entityWitness, spaceOptions, WITNESS_DEFAULTS } from "./witness_options.ts";
 import { type WitnessOptions } from "./witness_options.ts";
 import { hasVolatile, newStats, readRequestUpdates, type SendContext, sendCreate, sendEnter } from "./witness_send.ts";
@@ -39,7 +39,7 @@ export function witnessOf(entity: Entity): Witness | undefined {
 }
 
 /** The witnesses of a cell. */
-export function witnessesOf(cell: Cell): ReadonlySet<Witness> {
+export function witnessesOf(cell: WitnessCell): ReadonlySet<Witness> {
   return (cellWitnesses.get(cell) ?? new Set()) as unknown as ReadonlySet<Witness>;
 }
 

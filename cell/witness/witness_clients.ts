@@ -3,7 +3,7 @@
  * client method of the entity's type. Calls to other clients go through the entity's event history, so they stay
  * in order with its property changes and reach whoever sees the entity (DetailDistance decides how far).
  */
-import type { Entity } from "./entity.ts";
+import type { Entity } from "../entity.ts";
 import { historyOf } from "./event_history.ts";
 
 /** A client method caller: `clients.onChat(from, text)`. */

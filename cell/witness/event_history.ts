@@ -13,11 +13,11 @@ import {
   type MethodDef,
   type PropertyDef,
   writeChange,
-} from "../core/def/mod.ts";
-import { writeMethodCall } from "../core/def/aoi_protocol.ts";
-import type { HistoryState } from "../core/wire/mod.ts";
+} from "../../core/def/mod.ts";
+import { writeMethodCall } from "../../core/def/aoi_protocol.ts";
+import type { HistoryState } from "../../core/wire/mod.ts";
 
-export type { HistoryState } from "../core/wire/mod.ts";
+export type { HistoryState } from "../../core/wire/mod.ts";
 
 /** One recorded event. */
 export interface HistoryEvent {

@@ -2,8 +2,8 @@
  * Witness settings: per witness, per space (configureSpaceAoI), and the defaults; the cell's registries of
  * witnesses; and the script-callback helper the witness shares with nothing else in the cell.
  */
-import type { Cell } from "./cell.ts";
-import type { Entity } from "./entity.ts";
+import type { WitnessCell } from "./host.ts";
+import type { Entity } from "../entity.ts";
 
 /** Witness settings; unset ones come from the space's (configureSpaceAoI), then from WITNESS_DEFAULTS. */
 export interface WitnessOptions {
@@ -50,10 +50,10 @@ export const WITNESS_DEFAULTS = {
 } as const;
 
 /** Per-cell (space) defaults set with configureSpaceAoI. */
-export const spaceOptions: WeakMap<Cell, WitnessOptions> = new WeakMap();
+export const spaceOptions: WeakMap<WitnessCell, WitnessOptions> = new WeakMap();
 
 /** Sets a space's (cell's) AoI defaults for witnesses created afterwards. */
-export function configureSpaceAoI(cell: Cell, opts: WitnessOptions): void {
+export function configureSpaceAoI(cell: WitnessCell, opts: WitnessOptions): void {
   spaceOptions.set(cell, { ...spaceOptions.get(cell), ...opts });
 }
 
@@ -63,11 +63,11 @@ export interface Updatable {
 }
 
 /** The witnesses of each cell, and the witness of each entity (a Witness registers itself). */
-export const cellWitnesses: WeakMap<Cell, Set<Updatable>> = new WeakMap();
+export const cellWitnesses: WeakMap<WitnessCell, Set<Updatable>> = new WeakMap();
 export const entityWitness: WeakMap<Entity, Updatable> = new WeakMap();
 
 /** Runs every witness of a cell once; the cell calls it at the end of each tick. */
-export function updateWitnesses(cell: Cell): void {
+export function updateWitnesses(cell: WitnessCell): void {
   const set = cellWitnesses.get(cell);
   if (set) { for (const w of set) w.update(); }
 }

@@ -1,0 +1,12 @@
+/** What the witness needs of the cell that holds its entity: the time, and the entities it can see there. */
+import type { Entity } from "../entity.ts";
+
+/** The cell of a witness's entity, as far as the witness uses it. */
+export interface WitnessCell {
+  /** The cell's clock (ms), advanced by ticks. */
+  readonly time: number;
+  /** Reals of the cell. */
+  readonly entities: ReadonlyMap<number, Entity>;
+  /** Ghosts of neighbours' reals held by the cell. */
+  readonly ghosts: ReadonlyMap<number, Entity>;
+}

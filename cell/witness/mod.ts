@@ -1,0 +1,16 @@
+/**
+ * Witnesses (seed 000): what a client sees of the world around its entity, under a byte budget per tick, with the
+ * entity caches, the event history and the client cache round trip.
+ */
+export { Witness, witnessesOf, witnessOf } from "./witness.ts";
+export { configureSpaceAoI, updateWitnesses, WITNESS_DEFAULTS, type WitnessOptions } from "./witness_options.ts";
+export { type ClientCaller, clientsOf } from "./witness_clients.ts";
+export {
+  continueHistory,
+  EventHistory,
+  historyOf,
+  type HistoryState,
+  historyState,
+  type OwnClientSink,
+} from "./event_history.ts";
+export type { WitnessCell } from "./host.ts";
