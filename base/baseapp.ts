@@ -1,5 +1,5 @@
 import type { Config } from "../core/config.ts";
-import type { Logger } from "../core/log.ts";
+import { type Logger, Throttle } from "../core/log.ts";
 import { type MemberProcess, startMember } from "../core/member_process.ts";
 import { openKv } from "../core/kv.ts";
 import { EntityIdPool } from "../core/id_pool.ts";
@@ -88,6 +88,8 @@ export class BaseApp implements SessionHost {
   readonly #busy = new BusyMeter();
   readonly #opts: Required<Omit<BaseAppOptions, "limits" | "registry" | "checkLogin" | "clientPort" | "loginLimits">>;
   readonly #proxyHost: ProxyHost;
+  /** Client frames from cellapp generations declared dead, logged at most once a minute per generation. */
+  readonly #staleLog = new Throttle(60_000);
 
   private constructor(cfg: Config, log: Logger, kv: Deno.Kv, opts: BaseAppOptions, heldIds: number) {
     this.kv = kv;
@@ -191,7 +193,20 @@ export class BaseApp implements SessionHost {
         (ch, id, epoch, spaceId, position, direction) =>
           this.proxies.get(id)?.onTeleported(epoch, spaceId, position, direction, ch.peer.address),
       )
-      .on(BaseMsg.toClient, (ch, id, epoch, bytes) => this.proxies.get(id)?.fromCell(epoch, bytes, ch.peer.address));
+      .on(BaseMsg.toClient, (ch, id, epoch, bytes, generation) => {
+        if (this.member.link.isDead(generation)) return this.#staleFrame(ch.peer.address, id, generation);
+        this.proxies.get(id)?.fromCell(epoch, bytes, ch.peer.address);
+      });
+  }
+
+  /** A frame for the client of `id` from a cellapp generation declared dead: dropped, logged once a minute per generation. */
+  #staleFrame(from: string, id: number, generation: number): void {
+    const held = this.#staleLog.take(generation);
+    if (held === null) return;
+    this.log.warn(
+      `dropped a frame for the client of entity ${id} from the cellapp at ${from}: its generation ${generation} ` +
+        `was declared dead (fenced)${Throttle.note(held)}`,
+    );
   }
 
   /** SessionHost: checks the login and attaches the session to the account's proxy. */

@@ -26,6 +26,7 @@ import { rectFromArray } from "../core/geo/rect.ts";
 import { Loopback } from "./loopback.ts";
 import { ClientTraffic } from "./client_traffic.ts";
 import { cellAt, cellKey, cellOf, cellsOfSpace } from "./cell_table.ts";
+import { Authority, dropAllCells } from "./fence.ts";
 
 /** What a cellapp runs: the entity types and their cell scripts. */
 export interface CellAppGame {
@@ -66,6 +67,8 @@ export class CellApp {
   #clients: ClientTraffic;
   /** The addresses the cellappmgr announces this cellapp under (its own, or the one its connection came from). */
   #selfAddresses = new Set<string>();
+  /** Whether the cells may tick: not while the cellappmgr may have declared this cellapp dead. */
+  #authority: Authority;
 
   constructor(cfg: Config, log: Logger, game: CellAppGame, tickHz = DEFAULT_TICK_HZ) {
     this.#log = log;
@@ -138,9 +141,19 @@ export class CellApp {
       toPeer: (address, def, ...args) => this.#toPeer(address, def, ...args),
       ask: async (address, def, ...args) => await (await this.member.peers.get(address)).request(def, ...args),
       isSelf: (address) => this.#isSelf(address),
+      generation: () => this.member.link.generation,
     });
+    this.#authority = new Authority(this.member.link, log);
+    this.member.link.onFenced = (why) => {
+      const dropped = dropAllCells(this.cells);
+      log.error(
+        `fenced: ${why}. Dropped ${dropped.cells} cell(s) with ${dropped.reals} real entities and ` +
+          `${dropped.ghosts} ghosts (others hold them now); registering again as a new, empty cellapp`,
+      );
+    };
     this.#serve();
     this.member.link.onRegistered = () => {
+      this.#authority.registered();
       this.ids.ensure().catch((e) => log.warn(`could not get entity ids: ${e.message}`));
     };
     this.#lastTickAt = this.#nextTickAt = performance.now();
@@ -349,8 +362,10 @@ export class CellApp {
 
   #tick(): void {
     const start = performance.now();
-    const dt = Math.min(start - this.#lastTickAt, 4 * this.periodMs);
+    const gap = start - this.#lastTickAt;
+    const dt = Math.min(gap, 4 * this.periodMs);
     this.#lastTickAt = start;
+    if (!this.#authority.holds(start, gap, this.cells.size)) return this.#scheduleTick();
     beginTick();
     try {
       for (const cell of this.cells.values()) {

@@ -34,6 +34,8 @@ export interface ClientTrafficHost {
   ask<A extends unknown[], R>(address: string, def: MessageDef<A, R>, ...args: A): Promise<R>;
   /** Whether `address` is this cellapp's. */
   isSelf(address: string): boolean;
+  /** This cellapp's registration generation now (0 before it has one): its client frames carry it. */
+  generation(): number;
 }
 
 /** The client-traffic handlers of one cellapp. */
@@ -95,10 +97,10 @@ export class ClientTraffic {
       );
   }
 
-  /** Frames for the client of `e`, through its base, marked with the real's epoch as it is now. */
+  /** Frames for the client of `e`, through its base, marked with the real's epoch as it is now and this cellapp's generation. */
   sink(e: Entity): (frame: Uint8Array) => void {
-    const base = e.baseAddress!, id = e.id, epoch = e.epoch;
-    return (frame) => this.host.toPeer(base, BaseMsg.toClient, id, epoch, frame);
+    const base = e.baseAddress!, id = e.id, epoch = e.epoch, host = this.host;
+    return (frame) => host.toPeer(base, BaseMsg.toClient, id, epoch, frame, host.generation());
   }
 
   /** Tells the client of proxy `callerId` (through its baseapp at `base`) that the cell refused its request. */

@@ -8,6 +8,7 @@ import type { Config } from "../core/config.ts";
 import { createLogger, type Logger } from "../core/log.ts";
 import { announceReady, onStopSignal, PARENT_WATCH_ENV, type ReadyInfo } from "../core/process.ts";
 import { StartError } from "./roles.ts";
+import { revive } from "./reviver.ts";
 
 /** One child process of the local cluster. */
 export interface Child {
@@ -128,7 +129,8 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 /** Runs the local cluster until it is stopped; returns the exit status for this process. */
 export async function runLocalCluster(cfg: Config): Promise<number> {
   const log = createLogger(`cluster[${Deno.pid}]`, cfg.logLevel);
-  const children: Child[] = [];
+  /** Each child as it runs now: the reviver puts a restarted one in its place. */
+  const children: { current: Child }[] = [];
   let stopping = false;
   const env: Record<string, string> = {};
   // Without a secret anyone who reaches a port would be a member: the children share a random one.
@@ -150,58 +152,57 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
     if (stopping) return;
     stopping = true;
     log.info(`stopping the local cluster: ${why}`);
-    for (const c of children.slice().reverse()) signal(c, "SIGTERM");
+    for (const c of children.slice().reverse()) signal(c.current, "SIGTERM");
     const timer = setTimeout(() => {
-      for (const c of children) signal(c, "SIGKILL");
+      for (const c of children) signal(c.current, "SIGKILL");
     }, STOP_GRACE_MS);
-    await Promise.allSettled(children.map((c) => c.status));
+    await Promise.allSettled(children.map((c) => c.current.status));
     clearTimeout(timer);
   };
   onStopSignal((s) => stopAll(`received ${s}`), STOP_GRACE_MS + 5000);
 
+  /** The flags each child was started with, so that the reviver starts it again alike. */
+  const flagsOf = new Map<Child, string[]>();
+  const spawn = (role: string, flags: string[]) => {
+    const c = spawnSelf(role, flags, env, log);
+    flagsOf.set(c, flags);
+    return c;
+  };
   try {
-    const mgr = spawnSelf(
-      "cellappmgr",
-      [
-        "--role=cellappmgr",
-        `--port=${cfg.port}`,
-        `--admin-port=${cfg.adminPort}`,
-        `--kv=${mgrKv(cfg.kv)}`,
-        `--npcs=${cfg.npcs}`,
-        `--spawn-limit=${cfg.spawnLimit}`,
-        `--entity-limit=${cfg.entityLimit}`,
-        ...list("admin-origins", cfg.adminOrigins),
-        ...list("admin-hosts", cfg.adminHosts),
-        ...common,
-      ],
-      env,
-      log,
-    );
-    children.push(mgr);
+    const mgrFlags = (port: number, adminPort: number) => [
+      "--role=cellappmgr",
+      `--port=${port}`,
+      `--admin-port=${adminPort}`,
+      `--kv=${mgrKv(cfg.kv)}`,
+      `--npcs=${cfg.npcs}`,
+      `--spawn-limit=${cfg.spawnLimit}`,
+      `--entity-limit=${cfg.entityLimit}`,
+      ...list("admin-origins", cfg.adminOrigins),
+      ...list("admin-hosts", cfg.adminHosts),
+      ...common,
+    ];
+    const mgr = spawn("cellappmgr", mgrFlags(cfg.port, cfg.adminPort));
+    children.push({ current: mgr });
     const mgrReady = await withTimeout(
       mgr.ready,
       READY_TIMEOUT_MS,
       "the cellappmgr",
     );
+    // A restarted cellappmgr takes the ports the first one got: the members reconnect to it there.
+    flagsOf.set(
+      mgr,
+      mgrFlags(
+        mgrReady.address ? portOf(mgrReady.address) : cfg.port,
+        mgrReady.admin ? portOf(mgrReady.admin) : cfg.adminPort,
+      ),
+    );
     const members: Child[] = [];
     for (let i = 0; i < cfg.cellapps; i++) {
-      members.push(
-        spawnSelf(
-          "cellapp",
-          [
-            "--role=cellapp",
-            `--mgr=${mgrReady.address}`,
-            "--port=0",
-            ...common,
-          ],
-          env,
-          log,
-        ),
-      );
+      members.push(spawn("cellapp", ["--role=cellapp", `--mgr=${mgrReady.address}`, "--port=0", ...common]));
     }
     for (let i = 0; i < cfg.baseapps; i++) {
       members.push(
-        spawnSelf(
+        spawn(
           "baseapp",
           [
             "--role=baseapp",
@@ -217,12 +218,10 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
             ...(cfg.clientSpawn ? ["--client-spawn"] : []),
             ...common,
           ],
-          env,
-          log,
         ),
       );
     }
-    children.push(...members);
+    children.push(...members.map((current) => ({ current })));
     await Promise.all(
       members.map((c) => withTimeout(c.ready, READY_TIMEOUT_MS, `the ${c.role} (pid ${c.pid})`)),
     );
@@ -235,7 +234,7 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
       pid: Deno.pid,
       address: mgrReady.address,
       admin: mgrReady.admin,
-      children: children.map((c) => ({ role: c.role, pid: c.pid })),
+      children: children.map(({ current: c }) => ({ role: c.role, pid: c.pid })),
     });
   } catch (e) {
     log.error((e as Error).message);
@@ -243,19 +242,22 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
     return 1;
   }
 
-  // Children exit on their own after POST /api/shutdown; report any that die early.
-  const statuses = await Promise.all(children.map(async (c) => {
-    const s = await c.status;
-    if (!stopping && s.code !== 0) {
-      log.error(`${c.role} pid ${c.pid} exited with status ${s.code}`);
-    }
-    return s;
-  }));
+  // Children exit on their own after POST /api/shutdown; one that dies otherwise is started again.
+  const statuses = await Promise.all(
+    children.map((slot) =>
+      revive(slot, () => spawn(slot.current.role, flagsOf.get(slot.current)!), () => stopping, log)
+    ),
+  );
   const clean = stopping || statuses.every((s) => s.code === 0);
   log.info(
     `every process of the local cluster has exited${clean ? "" : " (some with errors)"}`,
   );
   return clean ? 0 : 1;
+}
+
+/** The port of HOST:PORT or of a URL. */
+function portOf(address: string): number {
+  return Number(/:(\d+)\/?$/.exec(address)?.[1] ?? 0);
 }
 
 /**

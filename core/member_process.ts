@@ -32,6 +32,11 @@ export function startMember(
     log.info(`the cellappmgr asks this process to stop: ${reason}`);
     requestStop(reason);
     return true;
+  }).on(ProcMsg.fenced, (_ch, id, generation, address) => {
+    log.info(
+      `cellapp ${id} (generation ${generation}, ${address}) was declared dead: what still comes from it is dropped`,
+    );
+    link.markDead(generation);
   });
   const common = {
     role,

@@ -16,6 +16,8 @@ export interface ProcessView {
   lastHeartbeatMsAgo: number;
   /** Share of the tick budget spent, smoothed. */
   load: number;
+  /** Its registration generation (fencing): a process declared dead and back registers with a new one. */
+  generation?: number;
   /** Cellapps: bytes sent to other processes so far (ghost traffic, offloads, client updates). */
   peerBytesOut?: number;
   /** Cellapps: their cells with entity counts, tick rate and tick times. */

@@ -58,6 +58,8 @@ export interface CellAppMgrOptions {
 
 /** How long a process gets to stop on request before the cellappmgr moves on. */
 const STOP_TIMEOUT_MS = 15_000;
+/** Silence after which a member is declared dead, unless configured. */
+const DEAD_AFTER_MS = 2000;
 /** How long an admin query of a cellapp may take. */
 const QUERY_TIMEOUT_MS = 5_000;
 
@@ -117,13 +119,26 @@ export class CellAppMgr {
           ch.drop(`registers with ${far}`);
           throw new Error(far);
         }
+        const deadAfterMs = this.#opts.deadAfterMs ?? DEAD_AFTER_MS;
+        const fenced = this.registry.fencedWhy(ch, info);
+        if (fenced) {
+          this.#log.warn(`cellapp pid ${info.pid} at ${info.address} is fenced: ${fenced}; it registers anew, empty`);
+          return { id: 0, mgrPid: Deno.pid, generation: 0, deadAfterMs, fenced, deadGenerations: [] };
+        }
         // A process new to the cluster gets its id once the returning ones have theirs back.
         if (info.previousId === null) await this.#rejoin.wait();
         if (this.#shuttingDown) throw new Error("the cluster is shutting down");
         if (!ch.isOpen) throw new Error("the connection closed before the registration");
         const m = this.registry.register(ch, info);
         if (info.spaces?.length) adoptClaims(this.spaces, m, info.spaces, this.#log);
-        return { id: m.id, mgrPid: Deno.pid };
+        return {
+          id: m.id,
+          mgrPid: Deno.pid,
+          generation: m.generation,
+          deadAfterMs,
+          fenced: null,
+          deadGenerations: this.registry.deadGenerations(),
+        };
       })
       .on(MgrMsg.allocateIds, async (ch, count) => {
         this.#member(ch, "allocateIds");
@@ -183,7 +198,7 @@ export class CellAppMgr {
       secret: opts.secret,
       maxFrame: opts.maxFrame,
       heartbeatMs: opts.heartbeatMs ?? 500,
-      deadAfterMs: opts.deadAfterMs ?? 2000,
+      deadAfterMs: opts.deadAfterMs ?? DEAD_AFTER_MS,
       handlers,
       log: opts.log,
     });

@@ -1,5 +1,5 @@
 import type { Channel, RegisterInfo } from "../core/wire/mod.ts";
-import { checkHeartbeatReport, reachableAddress, reachableUrl } from "../core/wire/mod.ts";
+import { checkHeartbeatReport, ProcMsg, reachableAddress, reachableUrl } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { ProcessView } from "../core/views.ts";
 
@@ -15,6 +15,8 @@ export interface Member {
   load: number;
   /** Bytes the process reported sending to its peers so far. */
   peerBytesOut: number;
+  /** This registration's generation: unique, growing, and dead for good once the member leaves. */
+  generation: number;
   channel: Channel;
 }
 
@@ -26,6 +28,15 @@ export class Registry {
   readonly members: Map<number, Member> = new Map();
   #byChannel = new Map<Channel, Member>();
   #nextId = 1;
+  /**
+   * The first generation this run gives; those below were given by an earlier
+   * run (whose members rejoin). Starting from the clock keeps generations
+   * growing across restarts without a database.
+   */
+  readonly firstGeneration: number = Date.now();
+  #nextGeneration = this.firstGeneration;
+  /** Why each cellapp generation of this run was declared dead. */
+  #dead = new Map<number, string>();
   #log: Logger;
   /** Called after a member joined or left. */
   onChange:
@@ -56,6 +67,7 @@ export class Registry {
       lastHeartbeatAt: performance.now(),
       load: 0,
       peerBytesOut: 0,
+      generation: this.#nextGeneration++,
       channel: ch,
     };
     this.members.set(id, m);
@@ -72,6 +84,28 @@ export class Registry {
     );
     this.onChange?.(m, "joined");
     return m;
+  }
+
+  /**
+   * Why a cellapp registering on `ch` with `info` is fenced, or null when it
+   * is not: it names a generation of this run that was declared dead (its
+   * cells were given away), or one still registered on another connection
+   * (a process has one link: that one is closed, and its cells go).
+   */
+  fencedWhy(ch: Channel, info: RegisterInfo): string | null {
+    const g = info.generation;
+    if (info.role !== "cellapp" || !g || g < this.firstGeneration || this.#byChannel.has(ch)) return null;
+    const dead = this.#dead.get(g);
+    if (dead !== undefined) return `its generation ${g} was declared dead (${dead}) and its cells given to others`;
+    const current = [...this.members.values()].find((m) => m.generation === g);
+    if (!current) return `its generation ${g} is not one this cellappmgr knows`;
+    current.channel.close(`cellapp ${current.id} registered again on another connection`);
+    return `its generation ${g} was still registered on another connection, now closed: its cells are given to others`;
+  }
+
+  /** The cellapp generations of this run declared dead so far. */
+  deadGenerations(): number[] {
+    return [...this.#dead.keys()];
   }
 
   /** The member registered on `ch`, if any. */
@@ -98,6 +132,7 @@ export class Registry {
       uptimeS: Math.max(0, Math.round((wall - m.startedAt) / 100) / 10),
       lastHeartbeatMsAgo: Math.round(now - m.lastHeartbeatAt),
       load: m.load,
+      generation: m.generation,
       ...(m.role === "cellapp" ? { peerBytesOut: m.peerBytesOut } : {}),
     }));
   }
@@ -107,6 +142,11 @@ export class Registry {
     this.members.delete(m.id);
     this.#byChannel.delete(m.channel);
     this.#log.warn(`${m.role} ${m.id} (pid ${m.pid}) left: ${reason}`);
+    if (m.role === "cellapp") {
+      // Fenced: if it comes back it is told so, and what it still sends meanwhile is dropped.
+      this.#dead.set(m.generation, reason);
+      for (const o of this.members.values()) o.channel.send(ProcMsg.fenced, m.id, m.generation, m.address);
+    }
     this.onChange?.(m, "left", reason);
   }
 }

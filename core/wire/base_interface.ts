@@ -3,6 +3,7 @@ import { message } from "./catalog.ts";
 import { address, bytes, entityId, int, spaceId, str, tuple, vec3 } from "./check.ts";
 
 const epoch = int(0, 2 ** 53);
+const generation = int(0, 2 ** 53);
 
 /** Messages a baseapp handles. */
 export const BaseMsg = {
@@ -18,11 +19,13 @@ export const BaseMsg = {
    * (witness updates, own-client property changes, client method calls), from
    * the real of epoch `epoch` (how many times it had moved cell): the proxy
    * passes on the current epoch's, holds later ones and drops earlier ones.
+   * The last argument is the sending cellapp's registration generation (0
+   * before it has one): frames of a generation declared dead are dropped.
    */
-  toClient: message<[number, number, Uint8Array]>(
+  toClient: message<[number, number, Uint8Array, number]>(
     114,
     "toClient",
-    tuple(entityId, epoch, bytes(16 * 1024 * 1024)),
+    tuple(entityId, epoch, bytes(16 * 1024 * 1024), generation),
     ["cellapp"],
   ),
   /**

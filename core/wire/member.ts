@@ -1,6 +1,6 @@
 import { type Channel, type ChannelOptions, type Handlers } from "./channel.ts";
 import { dial } from "./endpoint.ts";
-import { MAX_LOAD, MgrMsg } from "./mgr_interface.ts";
+import { MAX_LOAD, MgrMsg, type RegisterInfo, type RegisterReply } from "./mgr_interface.ts";
 import type { SpaceGeometry } from "./cell_interface.ts";
 import type { Logger } from "../log.ts";
 
@@ -43,8 +43,21 @@ export class MgrLink {
   id: number | null = null;
   /** The open channel to the cellappmgr, or null while there is none. */
   channel: Channel | null = null;
+  /** This registration's generation (RegisterReply.generation); 0 while there is none. */
+  generation = 0;
+  /** How long the cellappmgr waits for this process's heartbeats before declaring it dead. */
+  deadAfterMs = 2000;
   /** Called after each successful (re-)registration. */
   onRegistered: ((id: number) => void) | null = null;
+  /**
+   * Called when the cellappmgr says this process was declared dead meanwhile (its cells were given away): it must
+   * drop every cell and entity it holds, at once; it registers again as a new, empty member right after.
+   */
+  onFenced: ((why: string) => void) | null = null;
+  /** Generations the cellappmgr declared dead (ProcMsg.fenced): what comes from them is stale. */
+  readonly #dead = new Set<number>();
+  /** performance.now() of the last frame from the cellappmgr on a channel that has closed since. */
+  #lastHeardAt = performance.now();
   #o: MemberOptions;
   #stopped = false;
   #startedAt = Date.now();
@@ -89,6 +102,62 @@ export class MgrLink {
     });
   }
 
+  /** Whether `generation` was declared dead by the cellappmgr (0, no generation, never is). */
+  isDead(generation: number): boolean {
+    return generation !== 0 && this.#dead.has(generation);
+  }
+
+  /** Records a generation the cellappmgr declared dead. */
+  markDead(generation: number): void {
+    this.#dead.add(generation);
+  }
+
+  /**
+   * How long the cellappmgr has not been heard from, at `now`. Past half its
+   * dead timeout this process may have been declared dead (a stall, a
+   * SIGSTOP, a partition) and must not act as the holder of its cells until
+   * the cellappmgr answers again.
+   */
+  silentMs(now: number): number {
+    const ch = this.channel;
+    return now - (ch ? ch.lastReceivedAt : this.#lastHeardAt);
+  }
+
+  #info(): RegisterInfo {
+    const o = this.#o;
+    return {
+      role: o.role,
+      pid: Deno.pid,
+      address: o.address,
+      previousId: this.id,
+      clientUrl: o.clientUrl?.() ?? null,
+      startedAt: this.#startedAt,
+      entityIdHighWater: o.entityIdHighWater?.() ?? 0,
+      ...(o.spaces ? { spaces: o.spaces() } : {}),
+      generation: this.generation || null,
+    };
+  }
+
+  /** Registers on `ch`; when the cellappmgr says this process was fenced, drops what it holds and registers anew. */
+  async #register(ch: Channel): Promise<RegisterReply> {
+    const o = this.#o;
+    let reply = await ch.request(MgrMsg.register, this.#info());
+    if (reply.fenced) {
+      o.log.warn(`fenced by the cellappmgr at ${o.mgr}: ${reply.fenced}`);
+      this.id = null;
+      this.generation = 0;
+      try {
+        this.onFenced?.(reply.fenced);
+      } catch (e) {
+        o.log.error(`dropping what this process held after being fenced failed: ${(e as Error).message}`);
+      }
+      reply = await ch.request(MgrMsg.register, this.#info());
+      if (reply.fenced) throw new Error(`fenced again on registering anew: ${reply.fenced}`);
+    }
+    for (const g of reply.deadGenerations ?? []) this.#dead.add(g);
+    return reply;
+  }
+
   #wakeWaiting(ch: Channel | null): void {
     const waiting = [...this.#waiting];
     this.#waiting.clear();
@@ -123,22 +192,21 @@ export class MgrLink {
           ch.close("process stopping");
           break;
         }
-        const reply = await ch.request(MgrMsg.register, {
-          role: o.role,
-          pid: Deno.pid,
-          address: o.address,
-          previousId: this.id,
-          clientUrl: o.clientUrl?.() ?? null,
-          startedAt: this.#startedAt,
-          entityIdHighWater: o.entityIdHighWater?.() ?? 0,
-          ...(o.spaces ? { spaces: o.spaces() } : {}),
-        });
+        let reply: RegisterReply;
+        try {
+          reply = await this.#register(ch);
+        } catch (e) {
+          ch.close(`registration failed: ${(e as Error).message}`);
+          throw e;
+        }
         this.id = reply.id;
+        this.generation = reply.generation ?? 0;
+        this.deadAfterMs = reply.deadAfterMs ?? this.deadAfterMs;
         this.channel = ch;
         failures = 0;
         delay = 100;
         o.log.info(
-          `registered with the cellappmgr at ${o.mgr} as ${o.role} ${reply.id}`,
+          `registered with the cellappmgr at ${o.mgr} as ${o.role} ${reply.id} (generation ${this.generation})`,
         );
         this.#resolveRegistered(reply.id);
         try {
@@ -149,6 +217,7 @@ export class MgrLink {
         this.#wakeWaiting(ch);
         const reason = await ch.closed;
         this.channel = null;
+        this.#lastHeardAt = ch.lastReceivedAt;
         if (!this.#stopped) {
           o.log.warn(`lost the cellappmgr (${reason}); reconnecting`);
         }

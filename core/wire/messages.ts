@@ -79,4 +79,15 @@ export const ChannelMsg = {
 export const ProcMsg = {
   /** Stop in an orderly way (persist what needs it), replying first. */
   stop: message<[string], boolean>(48, "stop", tuple(str(300)), ["cellappmgr"]),
+  /**
+   * The cellappmgr declared cellapp `id` (registration generation `generation`,
+   * at `address`) dead and gave its cells away: whatever still comes from that
+   * generation is stale and is dropped.
+   */
+  fenced: message<[number, number, string]>(
+    49,
+    "fenced",
+    tuple(int(1, 2 ** 31), int(1, 2 ** 53), str(300)),
+    ["cellappmgr"],
+  ),
 } as const;

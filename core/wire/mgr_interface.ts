@@ -37,12 +37,29 @@ export interface RegisterInfo {
   entityIdHighWater: number;
   /** A cellapp's spaces (those it runs cells of), so a restarted cellappmgr learns them back with the registration. */
   spaces?: SpaceGeometry[];
+  /**
+   * The registration generation this process last held (RegisterReply.generation), null for none: a cellapp
+   * that comes back with one the cellappmgr declared dead is fenced.
+   */
+  generation?: number | null;
 }
 
 /** The cellappmgr's answer to a registration. */
 export interface RegisterReply {
+  /** The process's id; 0 when `fenced`. */
   id: number;
   mgrPid: number;
+  /** This registration's generation, unique in the cluster and growing, even across cellappmgr restarts; 0 when `fenced`. */
+  generation?: number;
+  /** How long the cellappmgr waits for a silent member before declaring it dead. */
+  deadAfterMs?: number;
+  /**
+   * Why the process was fenced: it had been declared dead and its cells given away, so it must drop every cell
+   * and entity it holds and register again as a new, empty member (this registration did not count). Null when not.
+   */
+  fenced?: string | null;
+  /** Generations declared dead so far (ProcMsg.fenced): what still comes from them is dropped. */
+  deadGenerations?: number[];
 }
 
 /** What every registered process sends with each heartbeat. */
@@ -123,6 +140,7 @@ export const MgrMsg = {
       startedAt: int(0, 4_102_444_800_000),
       entityIdHighWater: int(0, MAX_ENTITY_ID),
       spaces: optional(arrayOf(spaceGeometry, 10_000)),
+      generation: optional(int(1, 2 ** 53)),
     })),
     ["cellapp", "baseapp"],
   ),

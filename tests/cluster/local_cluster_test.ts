@@ -52,3 +52,48 @@ Deno.test("SIGTERM to the local cluster stops every child", opts, async () => {
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test(
+  "the local cluster restarts a child that dies: a killed cellapp is replaced, a killed cellappmgr comes back on its ports",
+  opts,
+  async () => {
+    await using procs = new Procs();
+    const dir = await Deno.makeTempDir();
+    try {
+      const { parent, children, admin } = await startCluster(procs, `${dir}/c.kv`);
+      const cluster = async () => ((await api(admin, "/api/cluster")).body as ClusterView).processes;
+      await waitFor("every child registered", async () => (await cluster()).length === 4);
+      const cellapp = children.find((c) => c.role === "cellapp")!;
+      Deno.kill(cellapp.pid, "SIGKILL");
+      const known = new Set(children.map((c) => c.pid));
+      const fresh = await waitFor("a new cellapp registered in its place", async () => {
+        const apps = (await cluster()).filter((p) => p.role === "cellapp");
+        return apps.length === 2 ? apps.find((p) => !known.has(p.pid)) : null;
+      }, 20_000);
+      procs.adopt(fresh.pid);
+      assert.ok(
+        parent.stderr.some((l) => l.includes(`cellapp pid ${cellapp.pid} died (killed by SIGKILL); restarting it in`)),
+        parent.stderr.slice(-20).join("\n"),
+      );
+
+      const mgr = children.find((c) => c.role === "cellappmgr")!;
+      Deno.kill(mgr.pid, "SIGKILL");
+      const back = await waitFor("the cellappmgr back at the same admin URL with every member", async () => {
+        const all = await cluster();
+        const self = all.find((p) => p.role === "cellappmgr");
+        return self && self.pid !== mgr.pid && all.length === 4 ? self : null;
+      }, 20_000);
+      procs.adopt(back.pid);
+
+      // A child that exits cleanly on request is not restarted: the cluster ends.
+      const res = await api(admin, "/api/shutdown", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+      });
+      assert.equal(res.status, 202);
+      assert.equal((await parent.status).code, 0, parent.stderr.slice(-20).join("\n"));
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);

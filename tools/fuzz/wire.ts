@@ -201,7 +201,7 @@ const SAMPLES: Sample[] = [
   [CellMsg.teleportIn, (r, c) => [{ ...offload(r, c), hadWitness: false }]],
   [CellMsg.destroyCellEntity, (r) => [baseId(r)]],
   [BaseMsg.cellEntityDestroyed, (r) => [id(r), "fuzz"]],
-  [BaseMsg.toClient, (r) => [id(r), intIn(r, 0, 3), randomBytes(r, intIn(r, 0, 32))]],
+  [BaseMsg.toClient, (r) => [id(r), intIn(r, 0, 3), randomBytes(r, intIn(r, 0, 32)), 0]],
   [BaseMsg.cellEntityMoved, (r, c) => [id(r), 1, c.target, intIn(r, 0, 3)]],
   [BaseMsg.clientError, (r) => [id(r), 3, 4, "fuzz"]],
 ];

@@ -1,0 +1,109 @@
+/**
+ * The cellappmgr's side of fencing, on a real CellAppMgr with real channels:
+ * a cellapp registering with a generation it declared dead, or one still
+ * registered on another connection, is fenced; one from an earlier run
+ * rejoins; the other members hear of each dead generation.
+ */
+import assert from "node:assert/strict";
+import { CellAppMgr } from "../../mgr/cellappmgr.ts";
+import {
+  CellMsg,
+  type Channel,
+  dial,
+  Handlers,
+  MgrMsg,
+  ProcMsg,
+  type RegisterInfo,
+  WireServer,
+} from "../../core/wire/mod.ts";
+import { memoryLogger } from "../helpers/log.ts";
+import { waitFor, within } from "../helpers/wait.ts";
+
+/** A member's listening address and the channels it opens to the cellappmgr. */
+class Member implements Disposable {
+  readonly server: WireServer;
+  readonly handlers = new Handlers().on(CellMsg.createCell, () => true).on(CellMsg.shutDownSpace, () => {});
+  readonly channels: Channel[] = [];
+
+  constructor(readonly role: "cellapp" | "baseapp") {
+    this.server = new WireServer({ host: "127.0.0.1", port: 0, role, handlers: this.handlers });
+  }
+
+  async dial(mgr: string): Promise<Channel> {
+    const ch = await dial(mgr, {
+      role: this.role,
+      address: this.server.address,
+      handlers: this.handlers,
+      heartbeatPayload: () => ({ load: 0 }),
+    });
+    this.channels.push(ch);
+    return ch;
+  }
+
+  info(generation: number | null): RegisterInfo {
+    return {
+      role: this.role,
+      pid: Deno.pid,
+      address: this.server.address,
+      previousId: null,
+      clientUrl: null,
+      startedAt: Date.now(),
+      entityIdHighWater: 0,
+      generation,
+    };
+  }
+
+  [Symbol.dispose](): void {
+    for (const ch of this.channels) ch.close("test over");
+    this.server.close();
+  }
+}
+
+Deno.test("a cellapp back with a dead generation, or one registered elsewhere, is fenced; an earlier run's rejoins", async () => {
+  const mgr = await CellAppMgr.start({
+    host: "127.0.0.1",
+    port: 0,
+    secret: null,
+    maxFrame: 16 * 1024 * 1024,
+    log: memoryLogger(),
+    kv: null,
+    defaultSpace: { bounds: { minX: 0, minZ: 0, maxX: 100, maxZ: 100 }, npcs: 0 },
+    rejoinWindowMs: 0,
+  });
+  try {
+    using base = new Member("baseapp");
+    const fencedHeard: number[] = [];
+    base.handlers.on(ProcMsg.fenced, (_ch, _id, generation) => void fencedHeard.push(generation));
+    await (await base.dial(mgr.address)).request(MgrMsg.register, base.info(null));
+
+    using cell = new Member("cellapp");
+    const first = await cell.dial(mgr.address);
+    const r1 = await first.request(MgrMsg.register, cell.info(null));
+    assert.equal(r1.fenced, null);
+    assert.ok(r1.generation! >= mgr.registry.firstGeneration);
+
+    // The same process on a second connection, naming the generation of the first: that one is closed.
+    const second = await cell.dial(mgr.address);
+    const r2 = await second.request(MgrMsg.register, cell.info(r1.generation!));
+    assert.match(r2.fenced ?? "", /still registered on another connection/);
+    assert.equal(r2.id, 0);
+    assert.match(await within("the first connection closed", first.closed), /registered again on another connection/);
+    await waitFor("the baseapp told of the dead generation", () => fencedHeard.includes(r1.generation!));
+
+    // Back again with it: declared dead. Registering anew without it is a new member.
+    const r3 = await second.request(MgrMsg.register, cell.info(r1.generation!));
+    assert.match(r3.fenced ?? "", new RegExp(`generation ${r1.generation} was declared dead`));
+    const r4 = await second.request(MgrMsg.register, cell.info(null));
+    assert.equal(r4.fenced, null);
+    assert.ok(r4.generation! > r1.generation!);
+    assert.ok(r4.deadGenerations!.includes(r1.generation!));
+
+    // A generation from before this cellappmgr started belongs to an earlier run: the cellapp rejoins.
+    using old = new Member("cellapp");
+    const r5 = await (await old.dial(mgr.address)).request(MgrMsg.register, old.info(1));
+    assert.equal(r5.fenced, null);
+    assert.ok(r5.id > 0);
+  } finally {
+    mgr.close();
+  }
+});
