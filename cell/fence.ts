@@ -1,9 +1,9 @@
 /**
  * Fencing on the cellapp side. The cellappmgr declares a cellapp dead after
  * a silence (a stall, a SIGSTOP, a partition) and gives its cells to others;
- * the cellapp may not know. It therefore stops acting as the holder of its
- * cells (no tick: no ghost updates, hand-overs or client frames) as soon as
- * the cellappmgr may have declared it dead, and when the cellappmgr then says
+ * the cellapp may not know. After a stall of its own it therefore stops
+ * acting as the holder of its cells (no tick: no ghost updates, hand-overs or
+ * client frames) until the cellappmgr confirms it, and when the cellappmgr says
  * it was fenced it drops every cell and entity it held, telling no one: they
  * belong to others now.
  */
@@ -25,40 +25,38 @@ export function dropAllCells(cells: Map<string, Cell>): { cells: number; reals: 
 }
 
 /**
- * Whether this cellapp may act as the holder of its cells. Only on a link
- * channel the cellappmgr confirmed (the registration, or a ping it answered
- * after a doubt), and only while it has been heard from within half its dead
- * timeout, so that the cells stop well before it can have given them away.
- * After a stall of this process (a SIGSTOP, a long pause) what it reads may
- * be old: the channel must be confirmed again by a ping sent after the stall.
- * Logs when that changes, once each way.
+ * Whether this cellapp may act as the holder of its cells. A process that
+ * stalled (a SIGSTOP, a long pause) for half the cellappmgr's dead timeout
+ * may have been declared dead meanwhile, and what it reads on waking may be
+ * old: its cells stop ticking until a ping sent after the stall is answered
+ * on the same link, or the cellappmgr takes a new registration (which fences
+ * it if it was declared dead). A cellappmgr that merely went quiet (it died
+ * or restarts) stops nothing: the world goes on without it, and the
+ * receivers drop what a fenced generation sends. Logs each change once.
  */
 export class Authority {
+  #doubted = false;
   #paused = false;
-  #confirmed: Channel | null = null;
   #pinging = false;
 
   constructor(private readonly link: MgrLink, private readonly log: Logger) {}
 
   /** The cellappmgr took this cellapp's registration on the link's channel. */
   registered(): void {
-    this.#confirmed = this.link.channel;
+    this.#doubted = false;
   }
 
   /**
    * At `now`, `gap` ms after the previous tick began: may the cells tick?
    * `held` says how many cells there are (none: nothing to hold back).
    */
-  holds(now: number, gap: number, held: number): boolean {
+  holds(_now: number, gap: number, held: number): boolean {
     if (held === 0) {
       this.#paused = false;
       return true;
     }
-    const ch = this.link.channel;
-    const limit = this.link.deadAfterMs / 2;
-    const silent = this.link.silentMs(now);
-    if (gap > limit || silent > limit) this.#doubt(ch);
-    if (ch !== null && ch === this.#confirmed) {
+    if (gap > this.link.deadAfterMs / 2) this.#doubt(gap);
+    if (!this.#doubted) {
       if (this.#paused) {
         this.#paused = false;
         this.log.info(`the cellappmgr confirmed this cellapp again: its ${held} cell(s) tick again`);
@@ -68,22 +66,22 @@ export class Authority {
     if (!this.#paused) {
       this.#paused = true;
       this.log.warn(
-        `the cellappmgr may have declared this cellapp dead (${
-          ch ? `not heard from for ${Math.round(silent)} ms, stalled ${Math.round(gap)} ms` : "no link"
-        }; it does after ${this.link.deadAfterMs} ms): its ${held} cell(s) stop ticking until it confirms them`,
+        `this cellapp stalled ${Math.round(gap)} ms; the cellappmgr may have declared it dead (it does after ` +
+          `${this.link.deadAfterMs} ms): its ${held} cell(s) stop ticking until it confirms them`,
       );
     }
     return false;
   }
 
-  /** Forgets the confirmation and asks the cellappmgr again, with a ping that can only be answered on a live link. */
-  #doubt(ch: Channel | null): void {
-    this.#confirmed = null;
+  /** Asks the cellappmgr again, with a ping that can only be answered on a live link. */
+  #doubt(_gap: number): void {
+    this.#doubted = true;
+    const ch: Channel | null = this.link.channel;
     if (!ch || this.#pinging) return;
     this.#pinging = true;
     ch.requestWithin(this.link.deadAfterMs, ChannelMsg.ping).then(
       () => {
-        if (this.link.channel === ch && ch.isOpen) this.#confirmed = ch;
+        if (this.link.channel === ch && ch.isOpen) this.#doubted = false;
       },
       // No answer: the link closes (or has closed) and the registration that follows decides, with its own log line.
       () => {},
