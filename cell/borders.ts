@@ -29,6 +29,14 @@ import {
 } from "./ghosts.ts";
 import { applyHandOverWrites, type FencedWrite } from "./handover_fence.ts";
 import { CellOffloads } from "./offload.ts";
+import {
+  continuesFrozen,
+  dropGhost,
+  expireFrozenGhost,
+  isFrozen,
+  realCellLives,
+  reportExpired,
+} from "./frozen_ghosts.ts";
 
 /** Where the real of an entity that left this cell went (as far as the cell knew), and until when that is kept. */
 interface Departed extends CellAddress {
@@ -113,11 +121,16 @@ export class CellBorders {
     }
   }
 
-  /** Each ghost held here that has been behind its real long enough asks it for a resync (again, until answered). */
+  /**
+   * Each ghost held here that has been behind its real long enough asks it for a resync (again, until answered); a
+   * frozen one (its real's cell is gone) asks nothing, and goes once the restore timeout passed.
+   */
   #checkHeldGhosts(now: number, cfg: GhostConfig): void {
+    let expired = 0;
     for (const ghost of this.cell.ghosts.values()) {
       const info = ghost.ghostInfo!;
-      if (resyncDue(info, now, cfg)) this.#askResync(ghost);
+      if (isFrozen(info)) expired += expireFrozenGhost(this.cell, ghost, now, cfg.restoreTimeoutMs) ? 1 : 0;
+      else if (resyncDue(info, now, cfg)) this.#askResync(ghost);
       else if (info.behind && info.resyncTries === cfg.resyncMaxTries && now >= info.nextResyncAt) {
         info.resyncTries++; // said once
         this.cell.host.log.error(
@@ -127,6 +140,7 @@ export class CellBorders {
         );
       }
     }
+    reportExpired(this.cell, expired, cfg.restoreTimeoutMs);
   }
 
   #askResync(ghost: Entity): void {
@@ -278,12 +292,16 @@ export class CellBorders {
     info.realCellapp = to.cellapp;
     info.realAddress = to.address;
     info.realCell = to.cell;
+    // Frozen for a cell the real had already left: it lives on where it went.
+    if (isFrozen(info) && realCellLives(this.cell, info)) info.frozenSince = NaN;
   }
 
   /**
    * Creates (or refreshes) the ghost of a real of a neighbouring cell. A state
    * older than the one the ghost has (sent from a cell the real has left
-   * since) changes nothing.
+   * since) changes nothing. A frozen ghost (its real's cell died) is taken
+   * over by the restored real's state in place when that continues its event
+   * numbering (observers see no leave), and is replaced otherwise.
    */
   createGhost(state: GhostState): Entity {
     if (this.cell.entities.has(state.id)) {
@@ -305,10 +323,15 @@ export class CellBorders {
       this.cell.rangeList.add(ghost);
     } else {
       const old = ghost.ghostInfo!;
-      if (isStale(old, state.epoch, state.syncSeq)) return ghost;
+      const frozen = isFrozen(old);
+      if (frozen && !continuesFrozen(ghost, state)) {
+        dropGhost(this.cell, ghost);
+        return this.createGhost(state);
+      }
+      if (!frozen && isStale(old, state.epoch, state.syncSeq)) return ghost;
       loadGhostState(ghost, state);
       // Batches of the same real newer than the state, which came ahead of it, still apply after it.
-      if (state.epoch === old.epoch) {
+      if (!frozen && state.epoch === old.epoch) {
         for (const [s, ops] of old.pending) if (s > state.syncSeq) info.pending.set(s, ops);
         info.knownSeq = Math.max(old.knownSeq, state.syncSeq);
       }

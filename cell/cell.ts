@@ -31,6 +31,7 @@ import { CellBorders } from "./borders.ts";
 import { runEntityCall } from "./calls.ts";
 import { receiveTeleport, teleport } from "./teleport.ts";
 import { updateWitnesses, Witness, witnessOf, type WitnessOptions } from "./witness/mod.ts";
+import { freezeOrphanedGhosts, takeOverFrozenGhost } from "./frozen_ghosts.ts";
 
 /** What a cell needs from its cellapp. */
 export interface CellHost {
@@ -154,6 +155,7 @@ export class Cell {
       if (c.id === this.cellId || !address) continue;
       this.ghostAreas.push({ cell: c.id, cellapp: c.cellapp, address, area: rectGrow(c.rect, radius) });
     }
+    freezeOrphanedGhosts(this);
   }
 
   /** The cell of this space containing (x, z), with its cellapp's address when known. */
@@ -242,6 +244,8 @@ export class Cell {
   }
 
   #add(e: Entity): void {
+    // A restored real replaces the frozen ghost of it here (see frozen_ghosts.ts).
+    if (this.ghosts.has(e.id)) takeOverFrozenGhost(this, e);
     this.entities.set(e.id, e);
     this.hasHadEntities = true;
     this.rangeList.add(e);

@@ -122,7 +122,7 @@ export class CellApp {
         if (e.baseAddress !== null) this.#clients.refuse(e.baseAddress, e.id, code, about, message);
       },
       ghosting: {
-        config: { ...GHOST_DEFAULTS, ghostRadius: cfg.ghostRadius },
+        config: { ...GHOST_DEFAULTS, ghostRadius: cfg.ghostRadius, restoreTimeoutMs: cfg.restoreTimeoutMs },
         address: this.member.server.address,
         send: (address, def, ...args) => this.#toPeer(address, def, ...args),
         // Synchronous when a channel is open, so a request keeps its place among messages sent after it.

@@ -45,6 +45,8 @@ export interface GhostConfig {
   offloadTimeoutMs: number;
   /** How long a call to an entity in another cell may take before it rejects. */
   callTimeoutMs: number;
+  /** How long a ghost whose real's cell died stays, frozen, for a restored real to take it over (frozen_ghosts.ts). */
+  restoreTimeoutMs: number;
 }
 
 /** Defaults after seeds 002 and 004. */
@@ -60,6 +62,7 @@ export const GHOST_DEFAULTS: GhostConfig = {
   offloadHysteresis: 10,
   offloadTimeoutMs: 30_000,
   callTimeoutMs: 5000,
+  restoreTimeoutMs: 5000,
 };
 
 /** Where a cell is: its id within the space, its cellapp and that cellapp's address. */
@@ -105,6 +108,8 @@ export class GhostInfo {
   /** Resync requests sent since it fell behind, and the cell time before which it does not ask again. */
   resyncTries = 0;
   nextResyncAt = 0;
+  /** Cell time since when its real's cell has been gone from the space (NaN while it lives): see frozen_ghosts.ts. */
+  frozenSince = NaN;
 
   constructor(
     public realCellapp: number,

@@ -51,6 +51,8 @@ export interface Config {
   aoiRadius: number;
   /** Cellapps: how far beyond its rect a cell holds ghosts of its neighbours' entities (m). */
   ghostRadius: number;
+  /** Cellapps: how long a ghost whose real's cellapp died waits, frozen, for its real to be restored (ms). */
+  restoreTimeoutMs: number;
   /** Allows binding a non-loopback address without a secret or an admin token. */
   insecure: boolean;
   /** Admin API: origins (scheme://host[:port]) besides its own that browsers may call it from. */
@@ -230,6 +232,7 @@ const SPECS: Record<string, Spec> = {
   "client-spawn": { env: "SEAMLESS_CLIENT_SPAWN", parse: bool, flag: true },
   "aoi-radius": { env: "SEAMLESS_AOI_RADIUS", parse: integer(1, 100_000, "a radius in metres") },
   "ghost-radius": { env: "SEAMLESS_GHOST_RADIUS", parse: integer(1, 100_000, "a radius in metres") },
+  "restore-timeout": { env: "SEAMLESS_RESTORE_TIMEOUT", parse: integer(100, 600_000, "a time in milliseconds") },
   "max-speed": {
     env: "SEAMLESS_MAX_SPEED",
     parse: (v) => {
@@ -261,6 +264,7 @@ const KEY_OF: Record<string, keyof Config> = {
   "max-speed": "maxSpeed",
   "aoi-radius": "aoiRadius",
   "ghost-radius": "ghostRadius",
+  "restore-timeout": "restoreTimeoutMs",
   insecure: "insecure",
   "admin-origins": "adminOrigins",
   "admin-hosts": "adminHosts",
@@ -305,6 +309,8 @@ Flags (each also read from the environment variable shown):
   --max-speed=M        baseapp: top speed of a client's entity, m/s [10]    SEAMLESS_MAX_SPEED
   --aoi-radius=M       cellapp: witnesses' AoI radius, m [500]               SEAMLESS_AOI_RADIUS
   --ghost-radius=M     cellapp: ghost radius, m [AoI radius + 15; no less]   SEAMLESS_GHOST_RADIUS
+  --restore-timeout=MS cellapp: how long ghosts of a dead cellapp's         SEAMLESS_RESTORE_TIMEOUT
+                       entities stay, frozen, awaiting a restore [5000]
   --insecure           allow a non-loopback --host without --secret and     SEAMLESS_INSECURE
                        --admin-token
   --admin-origins=LIST admin API: browser origins allowed besides its own   SEAMLESS_ADMIN_ORIGINS
@@ -405,6 +411,7 @@ export function parseCommand(
     maxSpeed: (got.maxSpeed as number) ?? 10,
     aoiRadius: (got.aoiRadius as number) ?? 500,
     ghostRadius: 0,
+    restoreTimeoutMs: (got.restoreTimeoutMs as number) ?? 5000,
     insecure: (got.insecure as boolean) ?? false,
     adminOrigins: (got.adminOrigins as string[]) ?? [],
     adminHosts: (got.adminHosts as string[]) ?? [],

@@ -97,7 +97,10 @@ export class CellAppMgr {
       if (m.role !== "cellapp" || this.#shuttingDown) return;
       if (event === "left") this.spaces.onCellAppLeft(m.id);
       // After the current message: a new cellapp must get its registration reply before createCell.
-      setTimeout(() => this.#ensureDefaultSpace(), 0);
+      setTimeout(() => {
+        void this.#ensureDefaultSpace();
+        if (!this.#rejoin.isOpen && !this.#shuttingDown) void this.spaces.giveCellsToBareSpaces();
+      }, 0);
     };
     const handlers = new Handlers()
       .on(MgrMsg.register, async (ch, info) => {
@@ -254,7 +257,7 @@ export class CellAppMgr {
 
   /**
    * Creates the default space on the best cellapp once the rejoin window is
-   * over and no cellapp reported it, and again if its cellapp died; resolves
+   * over and no cellapp reported it (a default space whose cellapp died is kept: see giveCellsToBareSpaces); resolves
    * when it exists (or could not be made, which is logged).
    */
   #ensureDefaultSpace(): Promise<void> {
@@ -294,6 +297,7 @@ export class CellAppMgr {
         `entity ids go on from ${this.#ids.next}`,
     );
     void this.#ensureDefaultSpace();
+    void this.spaces.giveCellsToBareSpaces();
   }
 
   /** GET /api/health. */

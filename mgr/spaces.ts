@@ -2,7 +2,7 @@
  * Spaces on the cellappmgr (seed 003): creation on the best cellapps, the BSP
  * tree of cells, the shutdown flow, and the default space that never ends.
  */
-import { type BspNode, buildBsp, type CellRect, cellRects } from "../core/geo/bsp.ts";
+import { type BspNode, buildBsp, type CellRect, cellRects, removeCell } from "../core/geo/bsp.ts";
 import { type Rect, rectArea, rectFromArray, rectToArray } from "../core/geo/rect.ts";
 import { CellMsg, type CellReport, type SpaceGeometry, type SpawnRequest } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
@@ -30,6 +30,10 @@ const LOAD_STEPS = 20;
 export class Space {
   shuttingDown = false;
   hasHadEntities = false;
+  /** Its only cellapp died: its tree still names that cell, which a new cell on a live cellapp replaces. */
+  bare = false;
+  /** A new cell is being made for it on a live cellapp. */
+  placing = false;
   readonly createdAt: number = Date.now();
 
   constructor(
@@ -289,12 +293,14 @@ export class Spaces {
   }
 
   /**
-   * A cellapp is gone: all its cells go with it; the others keep their ids
-   * and share the area. A space left without cells is forgotten (restoring
-   * entities from base backups comes with fault tolerance).
+   * A cellapp is gone: all its cells go with it. Each is taken out of its
+   * space's tree (removeCell): only its neighbours across the partition grow,
+   * the other cells keep their rects. A space that lost its only cell keeps
+   * its id and its (dead) leaf, marked bare, until giveCellsToBareSpaces puts
+   * a new cell on a live cellapp. Returns the spaces left bare.
    */
   onCellAppLeft(cellapp: number): Space[] {
-    const lost: Space[] = [];
+    const bare: Space[] = [];
     for (const space of [...this.all.values()]) {
       const gone = space.cells().filter((c) => c.cellapp === cellapp);
       if (gone.length === 0) continue;
@@ -302,21 +308,64 @@ export class Spaces {
         this.reports.delete(`${space.id}/${c.id}`);
         this.#unreported.delete(`${space.id}/${c.id}`);
       }
-      const remaining = space.cells().filter((c) => c.cellapp !== cellapp);
-      if (remaining.length === 0) {
-        this.all.delete(space.id);
-        lost.push(space);
-        this.log.warn(`space ${space.id} lost its only cellapp ${cellapp}`);
-      } else {
-        space.tree = buildBsp(space.bounds, remaining.map((c) => c.cellapp), remaining.map((c) => c.id));
-        const g = this.geometryOf(space);
-        for (const a of space.cellapps()) this.registry.members.get(a)?.channel.send(CellMsg.updateGeometry, g);
-        this.log.warn(
-          `space ${space.id} lost ${gone.length} cell(s) with cellapp ${cellapp}; their area is spread over the others`,
-        );
+      let tree: BspNode | null = space.tree;
+      for (const c of gone) tree = tree && removeCell(tree, c.id);
+      if (tree === null) {
+        space.bare = true;
+        bare.push(space);
+        this.log.warn(`space ${space.id} lost its only cellapp ${cellapp}; it gets a new cell on a live cellapp`);
+        continue;
       }
+      space.tree = tree;
+      const g = this.geometryOf(space);
+      for (const a of space.cellapps()) this.registry.members.get(a)?.channel.send(CellMsg.updateGeometry, g);
+      this.log.warn(
+        `space ${space.id} lost ${gone.length} cell(s) with cellapp ${cellapp}; their neighbours took their area`,
+      );
     }
-    return lost;
+    return bare;
+  }
+
+  /**
+   * Seed 004: every space keeps at least one cell. Each bare space (see
+   * onCellAppLeft) gets one new cell covering it, with a fresh cell id, on
+   * the least loaded live cellapp; with no cellapp alive it stays bare until
+   * one registers (call again then). Resolves once the cellapps answered; a
+   * failure is logged and leaves the space bare for the next call.
+   */
+  async giveCellsToBareSpaces(): Promise<void> {
+    const jobs: Promise<void>[] = [];
+    for (const space of this.all.values()) {
+      if (!space.bare || space.placing) continue;
+      const [app] = this.findBestCellApps(1, space.preferredHost);
+      if (!app) {
+        this.log.warn(`space ${space.id} has no cell: no cellapp is alive to run one`);
+        continue;
+      }
+      const id = Math.max(...space.cells().map((c) => c.id)) + 1;
+      space.tree = { cell: { id, cellapp: app.id } };
+      space.bare = false;
+      space.placing = true;
+      jobs.push(
+        app.channel.request(CellMsg.createCell, this.geometryOf(space)).then(
+          () => {
+            space.placing = false;
+            this.log.info(`space ${space.id} has a new cell ${id} on cellapp ${app.id}`);
+          },
+          (e) => {
+            space.placing = false;
+            if (this.all.get(space.id) !== space) return;
+            space.bare = true;
+            this.log.error(
+              `space ${space.id}: creating its new cell ${id} on cellapp ${app.id} failed: ${(e as Error).message}`,
+            );
+            // That cellapp died meanwhile: try the next one now. One that refused is tried when a cellapp joins or leaves.
+            if (!this.registry.members.has(app.id)) return this.giveCellsToBareSpaces();
+          },
+        ),
+      );
+    }
+    await Promise.all(jobs);
   }
 }
 

@@ -67,6 +67,34 @@ export function buildBsp(
   };
 }
 
+/**
+ * The tree without cell `cellId`, as BigWorld removes a cell: the split above
+ * it is replaced by its sibling subtree, which takes the split's whole area.
+ * Only the cells of that subtree that touch the removed partition grow; every
+ * other cell keeps its rect exactly. Null when `cellId` was the only cell (a
+ * space keeps at least one: the caller makes a new one). The tree given is
+ * not changed. Throws when the tree has no cell `cellId`.
+ */
+export function removeCell(tree: BspNode, cellId: number): BspNode | null {
+  if (isCell(tree)) {
+    if (tree.cell.id === cellId) return null;
+    throw new Error(`the tree has no cell ${cellId}`);
+  }
+  const rebuild = (n: BspSplit): BspNode => {
+    if (isCell(n.left) && n.left.cell.id === cellId) return n.right;
+    if (isCell(n.right) && n.right.cell.id === cellId) return n.left;
+    if (!isCell(n.left) && hasCell(n.left, cellId)) return { ...n, left: rebuild(n.left) };
+    if (!isCell(n.right) && hasCell(n.right, cellId)) return { ...n, right: rebuild(n.right) };
+    throw new Error(`the tree has no cell ${cellId}`);
+  };
+  return rebuild(tree);
+}
+
+/** Whether cell `cellId` is a leaf under `n`. */
+export function hasCell(n: BspNode, cellId: number): boolean {
+  return isCell(n) ? n.cell.id === cellId : hasCell(n.left, cellId) || hasCell(n.right, cellId);
+}
+
 /** The two halves of `r` on either side of `at` on `axis`. */
 export function splitRect(r: Rect, axis: "x" | "z", at: number): [Rect, Rect] {
   return axis === "x" ? [{ ...r, maxX: at }, { ...r, minX: at }] : [{ ...r, maxZ: at }, { ...r, minZ: at }];

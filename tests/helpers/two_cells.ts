@@ -54,6 +54,13 @@ export interface ManyCells {
   failOffloads(v: boolean): void;
   /** Every message delivered so far, as [name, from address, to address]. */
   delivered: [string, string, string][];
+  /**
+   * "Cellapp" `n` dies (kill -9): its cells stop ticking and drop out of `cells`; what is sent to it from now on is
+   * lost (a request fails), what it sent before still arrives.
+   */
+  kill(cellapp: number): void;
+  /** The cellappmgr's new tree reaches every live cell (updateGeometry), with the addresses of its cellapps. */
+  setTree(tree: BspNode): void;
 }
 
 /** The address of "cellapp" `n` in these harnesses: "a" for 1, "b" for 2, ... */
@@ -90,6 +97,7 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
   let next = 1;
   const log = memoryLogger();
   let failOffload = false;
+  const dead = new Set<string>();
   const find = (address: string, cellId: number): Cell => {
     const cell = byKey.get(`${address}/${cellId}`);
     if (!cell) throw new Error(`no cell ${cellId} at ${address}`);
@@ -162,12 +170,17 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
       send: (to, def, ...args) => {
         if (drop(def.name, args)) return;
         const copy = structuredClone(args);
-        route.send(def.name, address, to, () => deliver(to, def as MessageDef, structuredClone(copy)));
+        route.send(def.name, address, to, () => {
+          if (!dead.has(to)) deliver(to, def as MessageDef, structuredClone(copy));
+        });
       },
       ask: (to, _t, def, ...args) => {
         if (drop(def.name, args)) return new Promise(() => {});
         const copy = structuredClone(args);
-        return route.ask(def.name, address, to, () => deliver(to, def as MessageDef, copy) as never);
+        return route.ask(def.name, address, to, () => {
+          if (dead.has(to)) throw new Error(`cellapp at ${to} is gone`);
+          return deliver(to, def as MessageDef, copy) as never;
+        });
       },
     },
   });
@@ -198,5 +211,14 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
     log,
     failOffloads: (v: boolean) => (failOffload = v),
     delivered: route.delivered,
+    kill: (cellapp: number) => {
+      dead.add(addressOf(cellapp));
+      for (let i = cells.length - 1; i >= 0; i--) if (cells[i].cellappId === cellapp) cells.splice(i, 1);
+    },
+    setTree: (next: BspNode) => {
+      const live = [...new Set(cellRects(next, rectFromArray(bounds)).map((c) => c.cellapp))];
+      const g: SpaceGeometry = { ...geometry, tree: next, cellapps: live.map((n) => [n, addressOf(n)]) };
+      for (const c of cells) c.updateGeometry(g);
+    },
   };
 }
