@@ -9,7 +9,7 @@ import { ErrorCode, type ErrorCodeValue } from "../core/def/client_protocol.ts";
 import { CellMsg } from "../core/wire/mod.ts";
 import type { Cell } from "./cell.ts";
 import type { Entity } from "./entity.ts";
-import type { CellAddress } from "./ghosts.ts";
+import type { CellAddress } from "./borders/mod.ts";
 
 /**
  * A client's call of an exposed cell method of `target`, made through the

@@ -22,16 +22,20 @@ import {
   type SpaceGeometry,
   type TeleportState,
 } from "../core/wire/mod.ts";
-import type { CellAddress, GhostConfig } from "./ghosts.ts";
+import {
+  type CellAddress,
+  CellBorders,
+  freezeOrphanedGhosts,
+  type GhostConfig,
+  takeOverFrozenGhost,
+} from "./borders/mod.ts";
 import { type ControllerState, type Movement, type Timer, TimerHeap } from "./controllers.ts";
 import { Entity, type EntityState } from "./entity.ts";
 import { RANGE_FLAG_SCRIPT, RangeList } from "./range/mod.ts";
 import { TickStats } from "./tick_stats.ts";
-import { CellBorders } from "./borders.ts";
 import { runEntityCall } from "./calls.ts";
 import { receiveTeleport, teleport } from "./teleport.ts";
 import { updateWitnesses, Witness, witnessOf, type WitnessOptions } from "./witness/mod.ts";
-import { freezeOrphanedGhosts, takeOverFrozenGhost } from "./frozen_ghosts.ts";
 
 /** What a cell needs from its cellapp. */
 export interface CellHost {

@@ -19,7 +19,7 @@ import type { CellScriptClass } from "../core/script.ts";
 import { Cell, type CellHost } from "./cell.ts";
 import type { Entity } from "./entity.ts";
 import { configureSpaceAoI, type WitnessOptions } from "./witness/mod.ts";
-import { GHOST_DEFAULTS } from "./ghosts.ts";
+import { GHOST_DEFAULTS } from "./borders/mod.ts";
 import { AOI_HYSTERESIS } from "../core/config.ts";
 import { cellRects } from "../core/geo/bsp.ts";
 import { rectFromArray } from "../core/geo/rect.ts";

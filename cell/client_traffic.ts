@@ -12,7 +12,7 @@ import { BaseMsg, CellMsg, type Channel, type Handlers, type MessageDef, sameAdd
 import { type Logger, Throttle } from "../core/log.ts";
 import type { Cell } from "./cell.ts";
 import type { Entity } from "./entity.ts";
-import type { CellAddress } from "./ghosts.ts";
+import type { CellAddress } from "./borders/mod.ts";
 import { witnessOf } from "./witness/mod.ts";
 import { clientCall } from "./calls.ts";
 import { isTeleporting } from "./teleport.ts";

@@ -8,8 +8,7 @@ import type { CellEntityApi, CellScript, Direction, EntityRef, MoveOptions, Vec3
 import type { ControllerState, Movement, Timer } from "./controllers.ts";
 import type { Cell } from "./cell.ts";
 import type { RangeNode } from "./range/mod.ts";
-import type { GhostInfo, RealGhosting } from "./ghosts.ts";
-import type { Offloading } from "./handover_fence.ts";
+import type { GhostInfo, Offloading, RealGhosting } from "./borders/mod.ts";
 import { type ClientCaller, clientsOf, witnessOf } from "./witness/mod.ts";
 import type { EntitySnapshot } from "../core/wire/mod.ts";
 

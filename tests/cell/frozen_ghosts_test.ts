@@ -8,7 +8,7 @@ import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
 import type { BspNode } from "../../core/geo/bsp.ts";
 import type { Entity } from "../../cell/entity.ts";
 import { configureSpaceAoI, Witness, witnessOf } from "../../cell/witness/mod.ts";
-import { dropGhost, isFrozen } from "../../cell/frozen_ghosts.ts";
+import { dropGhost, isFrozen } from "../../cell/borders/frozen_ghosts.ts";
 import { ClientWorld } from "../../client/world.ts";
 import { cellsOf, type ManyCells } from "../helpers/two_cells.ts";
 

@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
 import { CellScript } from "../../core/script.ts";
 import type { Cell } from "../../cell/cell.ts";
-import type { GhostConfig } from "../../cell/ghosts.ts";
-import { ghostStateOf } from "../../cell/ghosts.ts";
-import { offloadStateOf } from "../../cell/offload.ts";
+import type { GhostConfig } from "../../cell/borders/ghosts.ts";
+import { ghostStateOf } from "../../cell/borders/ghosts.ts";
+import { offloadStateOf } from "../../cell/borders/offload.ts";
 import { twoCellsOf } from "../helpers/two_cells.ts";
 import type { ChaosOptions } from "../helpers/route.ts";
 

@@ -8,7 +8,7 @@ import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
 import { buildBsp } from "../../core/geo/bsp.ts";
 import { CellScript } from "../../core/script.ts";
 import type { Entity } from "../../cell/entity.ts";
-import type { GhostConfig } from "../../cell/ghosts.ts";
+import type { GhostConfig } from "../../cell/borders/ghosts.ts";
 import { cellsOf } from "../helpers/two_cells.ts";
 
 const Walker = defineEntity({

@@ -6,7 +6,7 @@
  */
 import { Cell, type CellHost } from "../../cell/cell.ts";
 import type { Entity } from "../../cell/entity.ts";
-import { GHOST_DEFAULTS, type GhostConfig } from "../../cell/ghosts.ts";
+import { GHOST_DEFAULTS, type GhostConfig } from "../../cell/borders/ghosts.ts";
 import type { EntityRegistry } from "../../core/def/mod.ts";
 import { type BspNode, cellRects } from "../../core/geo/bsp.ts";
 import { rectFromArray } from "../../core/geo/rect.ts";

@@ -12,12 +12,12 @@ import {
   decodeGhostState,
   encodeGhostState,
   readChange,
-} from "../core/def/mod.ts";
-import { AUD, writeChange } from "../core/def/mod.ts";
-import { rectContains } from "../core/geo/rect.ts";
-import type { GhostOp, GhostState } from "../core/wire/mod.ts";
-import type { Entity } from "./entity.ts";
-import { historyOf } from "./witness/mod.ts";
+} from "../../core/def/mod.ts";
+import { AUD, writeChange } from "../../core/def/mod.ts";
+import { rectContains } from "../../core/geo/rect.ts";
+import type { GhostOp, GhostState } from "../../core/wire/mod.ts";
+import type { Entity } from "../entity.ts";
+import { historyOf } from "../witness/mod.ts";
 
 /** Ghosting settings of a cellapp. */
 export interface GhostConfig {

@@ -4,11 +4,11 @@
  * their reals wherever those go. Offloading a real that crossed into a
  * neighbour is offload.ts's.
  */
-import { PropertyContainer } from "../core/def/mod.ts";
-import { rectContains } from "../core/geo/rect.ts";
-import { CellMsg, type GhostOp, type GhostState, type OffloadState } from "../core/wire/mod.ts";
-import type { Cell } from "./cell.ts";
-import { Entity } from "./entity.ts";
+import { PropertyContainer } from "../../core/def/mod.ts";
+import { rectContains } from "../../core/geo/rect.ts";
+import { CellMsg, type GhostOp, type GhostState, type OffloadState } from "../../core/wire/mod.ts";
+import type { Cell } from "../cell.ts";
+import { Entity } from "../entity.ts";
 import {
   applyPending,
   type CellAddress,

@@ -6,10 +6,10 @@
  * over (made here, or sending a ghost of itself from elsewhere), or the
  * restore timeout passes and they go (observers then see them leave).
  */
-import type { GhostState } from "../core/wire/mod.ts";
-import type { Cell } from "./cell.ts";
-import type { Entity } from "./entity.ts";
-import { continueHistory, historyOf, historyState } from "./witness/mod.ts";
+import type { GhostState } from "../../core/wire/mod.ts";
+import type { Cell } from "../cell.ts";
+import type { Entity } from "../entity.ts";
+import { continueHistory, historyOf, historyState } from "../witness/mod.ts";
 import type { GhostInfo } from "./ghosts.ts";
 
 const NO_PATH: readonly number[] = [];

@@ -9,10 +9,17 @@
  * (seed 002: the old real forwards what it gets to the new one); if it fails,
  * the old real, still real, publishes it itself.
  */
-import { ByteReader, ByteWriter, type ChangeSink, type PropertyDef, readChange, writeChange } from "../core/def/mod.ts";
-import { CellMsg } from "../core/wire/mod.ts";
-import type { Cell } from "./cell.ts";
-import type { Entity } from "./entity.ts";
+import {
+  ByteReader,
+  ByteWriter,
+  type ChangeSink,
+  type PropertyDef,
+  readChange,
+  writeChange,
+} from "../../core/def/mod.ts";
+import { CellMsg } from "../../core/wire/mod.ts";
+import type { Cell } from "../cell.ts";
+import type { Entity } from "../entity.ts";
 import type { CellAddress } from "./ghosts.ts";
 
 /**

@@ -5,17 +5,17 @@
  * lost or doubled: the old cell fences the entity while the new one takes it
  * (handover_fence.ts), and keeps it real if the transfer fails.
  */
-import { decodeCellBackup, PropertyContainer } from "../core/def/mod.ts";
-import { cellIndexAt } from "../core/geo/bsp.ts";
-import { rectDistanceOutside } from "../core/geo/rect.ts";
-import { CellMsg, type OffloadState, type WitnessState } from "../core/wire/mod.ts";
-import type { Cell } from "./cell.ts";
-import type { ControllerState } from "./controllers.ts";
-import type { Entity } from "./entity.ts";
+import { decodeCellBackup, PropertyContainer } from "../../core/def/mod.ts";
+import { cellIndexAt } from "../../core/geo/bsp.ts";
+import { rectDistanceOutside } from "../../core/geo/rect.ts";
+import { CellMsg, type OffloadState, type WitnessState } from "../../core/wire/mod.ts";
+import type { Cell } from "../cell.ts";
+import type { ControllerState } from "../controllers.ts";
+import type { Entity } from "../entity.ts";
 import { type CellAddress, GhostInfo, type GhostLink, installGhosting, RealGhosting } from "./ghosts.ts";
-import { historyOf } from "./witness/mod.ts";
+import { historyOf } from "../witness/mod.ts";
 import { beginHandOver, settleHandOver } from "./handover_fence.ts";
-import { Witness, witnessOf } from "./witness/mod.ts";
+import { Witness, witnessOf } from "../witness/mod.ts";
 
 export type { Offloading } from "./handover_fence.ts";
 
