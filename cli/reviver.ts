@@ -6,7 +6,14 @@
  * the cluster is stopping.
  */
 import type { Logger } from "../core/log.ts";
-import type { Child } from "./local_cluster.ts";
+
+/** What the reviver watches of a child process. */
+export interface Revivable {
+  role: string;
+  pid: number;
+  ready: Promise<unknown>;
+  status: Promise<Deno.CommandStatus>;
+}
 
 /** Back-off between restarts of one child: the first wait, the longest, and how long up counts as healthy again. */
 export interface ReviveOptions {
@@ -30,9 +37,9 @@ export function describeExit(s: Deno.CommandStatus): string {
  * delay. Resolves with the status of the child's last exit: a clean one, or
  * any once `stopping()` says the cluster is stopping.
  */
-export async function revive(
-  slot: { current: Child },
-  respawn: () => Child,
+export async function revive<C extends Revivable>(
+  slot: { current: C },
+  respawn: () => C,
   stopping: () => boolean,
   log: Logger,
   opts: ReviveOptions = REVIVE_DEFAULTS,
