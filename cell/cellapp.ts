@@ -26,6 +26,7 @@ import { rectFromArray } from "../core/geo/rect.ts";
 import { Loopback } from "./loopback.ts";
 import { ClientTraffic } from "./client_traffic.ts";
 import { cellAt, cellKey, cellOf, cellsOfSpace } from "./cell_table.ts";
+import { Orphans } from "./orphans.ts";
 
 /** What a cellapp runs: the entity types and their cell scripts. */
 export interface CellAppGame {
@@ -66,6 +67,8 @@ export class CellApp {
   #clients: ClientTraffic;
   /** The addresses the cellappmgr announces this cellapp under (its own, or the one its connection came from). */
   #selfAddresses = new Set<string>();
+  /** Cell entities whose baseapp died, waiting to be adopted. */
+  readonly orphans: Orphans;
 
   constructor(cfg: Config, log: Logger, game: CellAppGame, tickHz = DEFAULT_TICK_HZ) {
     this.#log = log;
@@ -139,6 +142,13 @@ export class CellApp {
       ask: async (address, def, ...args) => await (await this.member.peers.get(address)).request(def, ...args),
       isSelf: (address) => this.#isSelf(address),
     });
+    this.orphans = new Orphans({
+      cells: this.cells,
+      log,
+      connected: (address) => this.member.peers.peek(address) !== undefined,
+      dial: (address) => this.member.peers.get(address),
+      timeoutMs: cfg.orphanTimeoutSec * 1000,
+    });
     this.#serve();
     this.member.link.onRegistered = () => {
       this.ids.ensure().catch((e) => log.warn(`could not get entity ids: ${e.message}`));
@@ -179,11 +189,13 @@ export class CellApp {
         }
         return req.count;
       })
-      .on(CellMsg.createCellEntity, (_ch, spec) => {
-        // Asked again after the first answer was lost with its cellappmgr: the entity made then is the one.
+      .on(CellMsg.createCellEntity, async (_ch, spec) => {
+        // Asked again (the first answer was lost with its cellappmgr, or its baseapp died and restored the base):
+        // the entity here is the one, adopted by that base unless another base that is alive holds it.
         for (const c of cellsOfSpace(this.cells, spec.spaceId)) {
           const e = c.entities.get(spec.entityId);
-          if (e?.isReal && e.baseAddress === spec.baseAddress) {
+          if (e?.isReal) {
+            await this.orphans.adopt(e, spec);
             return { spaceId: spec.spaceId, cellapp: this.member.link.id ?? 0 };
           }
         }
@@ -291,6 +303,8 @@ export class CellApp {
    * copied, since callers may reuse their buffers.
    */
   #toPeer<A extends unknown[]>(address: string, def: MessageDef<A, unknown>, ...args: A): void {
+    // A baseapp found dead: its orphans' traffic has nobody to go to, and was logged once.
+    if (this.orphans.isDead(address)) return;
     if (this.#isSelf(address)) {
       this.#loopback.send(def, args);
       return;
@@ -354,6 +368,7 @@ export class CellApp {
   }
 
   #report(): void {
+    this.orphans.sweep();
     const ch = this.member.link.channel;
     if (!ch) return;
     const now = performance.now();
