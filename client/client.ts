@@ -25,6 +25,7 @@ import {
 } from "../core/def/client_protocol.ts";
 import { type ClientEvents, Emitter, type EntityView, type Vec3 } from "./events.ts";
 import { ClientWorld } from "./world.ts";
+import { isLostConnection, type ResumeOptions, type ResumeResult, retryResume } from "./resume.ts";
 
 /** Account name, password, and where the player would like to appear. */
 export interface Credentials {
@@ -56,17 +57,8 @@ export interface ConnectOptions {
    * in turn (default: the one connected to), for at most `withinMs` (default 30,000). false: a lost connection is
    * the end.
    */
-  resume?: { urls?: string[]; withinMs?: number } | false;
+  resume?: ResumeOptions | false;
 }
-
-/**
- * Close codes of a connection lost rather than closed by the server (which always says why): no close frame
- * (1006; 0 in Deno), or one without a code (1005).
- */
-const LOST = new Set([0, 1005, 1006]);
-
-/** How a resume attempt ended. */
-type ResumeResult = { ok: true } | { ok: false; final: boolean; reason: string };
 
 /** The login was refused; `reason` is the server's. */
 export class LoginError extends Error {
@@ -302,7 +294,7 @@ export class Client extends Emitter<ClientEvents> {
       return;
     }
     const resume = this.#opts.resume ?? {};
-    if (LOST.has(code) && resume !== false && !this.#userClosed && this.#token !== null && !this.#loggedIn) {
+    if (isLostConnection(code) && resume !== false && !this.#userClosed && this.#token !== null && !this.#loggedIn) {
       this.#resume(resume, code, reason);
       return;
     }
@@ -313,24 +305,15 @@ export class Client extends Emitter<ClientEvents> {
   }
 
   /** Takes the player back on a baseapp of `opts.urls` with the resume token; closes for good when that fails. */
-  async #resume(opts: { urls?: string[]; withinMs?: number }, code: number, reason: string): Promise<void> {
-    const urls = opts.urls?.length ? opts.urls : [this.#url];
-    const deadline = Date.now() + (opts.withinMs ?? 30_000);
-    let why = "no baseapp answered in time";
-    for (let i = 0, pause = 100; Date.now() < deadline && !this.#userClosed; i++, pause = Math.min(2000, pause * 2)) {
-      const url = urls[i % urls.length];
-      const r = await this.#tryResume(url, Math.max(1000, deadline - Date.now()));
-      if (r.ok) {
-        this.#url = url;
-        this.emit("resumed", url);
-        return;
-      }
-      why = r.reason;
-      if (r.final) break;
-      await new Promise((res) => setTimeout(res, pause));
+  async #resume(opts: ResumeOptions, code: number, reason: string): Promise<void> {
+    const r = await retryResume(opts, this.#url, (url, ms) => this.#tryResume(url, ms), () => this.#userClosed);
+    if (r.ok) {
+      this.#url = r.url;
+      this.emit("resumed", r.url);
+      return;
     }
     this.#closed = true;
-    this.emit("close", code, `${reason || "connection lost"}; not resumed: ${why}`);
+    this.emit("close", code, `${reason || "connection lost"}; not resumed: ${r.reason}`);
   }
 
   /** One resume attempt on the baseapp at `url`. */
