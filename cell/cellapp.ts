@@ -192,15 +192,9 @@ export class CellApp {
       .on(CellMsg.createCellEntity, async (_ch, spec) => {
         // Asked again (the first answer was lost with its cellappmgr, or its baseapp died and restored the base):
         // the entity here is the one, adopted by that base unless another base that is alive holds it.
-        for (const c of cellsOfSpace(this.cells, spec.spaceId)) {
-          const e = c.entities.get(spec.entityId);
-          if (e?.isReal) {
-            await this.orphans.adopt(e, spec);
-            return { spaceId: spec.spaceId, cellapp: this.member.link.id ?? 0 };
-          }
+        if (!(await this.orphans.claim(spec))) {
+          cellAt(this.cells, spec.spaceId, spec.position[0], spec.position[2]).createBaseEntity(spec);
         }
-        const cell = cellAt(this.cells, spec.spaceId, spec.position[0], spec.position[2]);
-        cell.createBaseEntity(spec);
         return { spaceId: spec.spaceId, cellapp: this.member.link.id ?? 0 };
       })
       .on(

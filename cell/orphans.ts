@@ -80,6 +80,21 @@ export class Orphans {
   }
 
   /**
+   * A base asks for the cell entity `spec` describes: when its real is in a cell of its space here, it is adopted
+   * (see `adopt`) and this resolves true; false when there is none, to be made.
+   */
+  async claim(spec: CellEntitySpec): Promise<boolean> {
+    for (const c of this.host.cells.values()) {
+      const e = c.spaceId === spec.spaceId ? c.entities.get(spec.entityId) : undefined;
+      if (e?.isReal) {
+        await this.adopt(e, spec);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
    * A base asks for cell entity `e` again (its real is here): it adopts it when the base `e` has is the same one
    * (a repeated request, or a baseapp restarted on its address) or one found unreachable; a reachable other base
    * keeps it and the request is refused.
