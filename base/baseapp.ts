@@ -12,9 +12,10 @@ import {
   type EntityType,
   PropertyContainer,
 } from "../core/def/mod.ts";
-import { type C2S, type ClientMessage, S2C, type Vec3Tuple } from "../core/def/client_protocol.ts";
+import { C2S, type ClientMessage, S2C, type Vec3Tuple } from "../core/def/client_protocol.ts";
 import { placeLogin, type Placement, type PlacementHook, serverPlacement } from "../core/placement.ts";
 import { registry as gameRegistry } from "../entities/mod.ts";
+import { Autosave, DEFAULT_AUTOSAVE_SEC } from "./autosave.ts";
 import { Accounts, type LoginCheck, type LoginLimits } from "./accounts.ts";
 import { CellRoute } from "./cell_route.ts";
 import { requestCellEntity } from "./cell_request.ts";
@@ -24,6 +25,7 @@ import { Proxy, type ProxyHost } from "./proxy.ts";
 import type { BaseScripts } from "./scripts.ts";
 import { ClientSession, type SessionHost, type SessionLimits } from "./session.ts";
 import { EntityStore, type StoredEntity } from "./storage.ts";
+import { ResumeTokens } from "./resume_token.ts";
 
 /** How a baseapp serves clients; every field has a default. */
 export interface BaseAppOptions {
@@ -54,6 +56,8 @@ export interface BaseAppOptions {
   loginLimits?: Partial<LoginLimits>;
   baseScripts?: BaseScripts;
   limits?: Partial<SessionLimits>;
+  /** Seconds between two saves of a logged-in entity, besides the save at logout (default 10). */
+  autosaveSec?: number;
 }
 
 /** Session limits unless configured. */
@@ -79,6 +83,8 @@ export class BaseApp implements SessionHost {
   readonly ids: EntityIdPool;
   readonly accounts: Accounts;
   readonly store: EntityStore;
+  /** Saves every proxy once per autosave period. */
+  readonly autosave: Autosave;
   /** Proxies by entity id. */
   readonly proxies: Map<number, Proxy> = new Map();
   readonly sessions: Set<ClientSession> = new Set();
@@ -86,13 +92,31 @@ export class BaseApp implements SessionHost {
   readonly #loading = new Map<number, Promise<{ proxy: Proxy; placement: Placement }>>();
   /** Busy share of wall time: client traffic, relaying, storage. */
   readonly #busy = new BusyMeter();
-  readonly #opts: Required<Omit<BaseAppOptions, "limits" | "registry" | "checkLogin" | "clientPort" | "loginLimits">>;
+  readonly #opts: Required<
+    Omit<BaseAppOptions, "limits" | "registry" | "checkLogin" | "clientPort" | "loginLimits" | "autosaveSec">
+  >;
   readonly #proxyHost: ProxyHost;
   /** Client frames from cellapp generations declared dead, logged at most once a minute per generation. */
   readonly #staleLog = new Throttle(60_000);
 
-  private constructor(cfg: Config, log: Logger, kv: Deno.Kv, opts: BaseAppOptions, heldIds: number) {
+  /** Signs and checks the resume tokens clients reconnect with. */
+  readonly tokens: ResumeTokens;
+  readonly #tokenTimer: ReturnType<typeof setInterval>;
+
+  private constructor(
+    cfg: Config,
+    log: Logger,
+    kv: Deno.Kv,
+    opts: BaseAppOptions,
+    heldIds: number,
+    tokens: ResumeTokens,
+  ) {
     this.kv = kv;
+    this.tokens = tokens;
+    // A client holds a token that is still good when its connection is lost: each gets a new one in time.
+    this.#tokenTimer = setInterval(() => {
+      for (const s of this.sessions) if (s.state === "online" && s.proxy) this.#sendToken(s, s.proxy);
+    }, tokens.ttlMs / 2);
     this.log = log;
     this.registry = opts.registry ?? gameRegistry;
     this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
@@ -129,6 +153,7 @@ export class BaseApp implements SessionHost {
       this.ids.ensure().catch((e) => log.warn(`could not get entity ids: ${(e as Error).message}`));
     };
     this.store = new EntityStore(kv);
+    this.autosave = new Autosave((opts.autosaveSec ?? DEFAULT_AUTOSAVE_SEC) * 1000, log);
     this.accounts = new Accounts(kv, {
       autoCreate: this.#opts.autoCreateAccounts,
       check: opts.checkLogin ?? null,
@@ -148,6 +173,7 @@ export class BaseApp implements SessionHost {
       createCellEntity: (spec, signal) => requestCellEntity(this.member.link, spec, signal, log),
       save: (id, e) => this.store.save(id, e),
       removed: (p) => {
+        this.autosave.remove(p);
         if (this.proxies.get(p.id) === p) this.proxies.delete(p.id);
       },
     };
@@ -158,7 +184,7 @@ export class BaseApp implements SessionHost {
   static async start(cfg: Config, log: Logger, opts: BaseAppOptions = {}): Promise<BaseApp> {
     const kv = await openKv(cfg.kv);
     log.info(`Deno KV open at ${cfg.kv}`);
-    const app = new BaseApp(cfg, log, kv, opts, await heldIdHighWater(kv));
+    const app = new BaseApp(cfg, log, kv, opts, await heldIdHighWater(kv), await ResumeTokens.open(kv, cfg.secret));
     log.info(`serving clients at ${app.clientUrl}`);
     return app;
   }
@@ -213,6 +239,32 @@ export class BaseApp implements SessionHost {
   async login(session: ClientSession, m: Extract<ClientMessage, { id: typeof C2S.login }>): Promise<string | null> {
     const res = await this.accounts.login({ name: m.name, password: m.password, remote: session.remote });
     if (!res.ok) return res.reason;
+    await this.#enter(session, res.entityId, res.type, m, res.created ? " (new account)" : "");
+    return null;
+  }
+
+  /**
+   * SessionHost: a client whose connection was lost takes its player back with a resume token (no password):
+   * the proxy still here, or the entity restored from the database (its orphaned cell entity adopted).
+   */
+  async resume(session: ClientSession, m: Extract<ClientMessage, { id: typeof C2S.resume }>): Promise<string | null> {
+    const res = await this.tokens.redeem(m.token);
+    if (!res.ok) return res.reason;
+    const { entityId, type, account } = res.claim;
+    const login = { id: C2S.login, name: account, password: "", spaceId: null, position: null } as const;
+    await this.#enter(session, entityId, type, login, " (resumed)");
+    return null;
+  }
+
+  /** Attaches the session to the proxy of `entityId`, loading it (and asking for its cell) when it is not here. */
+  async #enter(
+    session: ClientSession,
+    entityId: number,
+    typeName: string,
+    m: Extract<ClientMessage, { id: typeof C2S.login }>,
+    note: string,
+  ): Promise<void> {
+    const res = { entityId, type: typeName };
     let proxy = this.proxies.get(res.entityId);
     if (proxy?.loggingOut) {
       await proxy.logout().catch(() => {});
@@ -239,12 +291,22 @@ export class BaseApp implements SessionHost {
       ownState: encodeOwnClientState(proxy.base),
     });
     if (session.state === "closed") proxy.detach(session);
-    this.log.info(`${m.name} logged in as ${proxy.type.name} ${proxy.id}${res.created ? " (new account)" : ""}`);
+    else this.#sendToken(session, proxy);
+    this.log.info(`${m.name} logged in as ${proxy.type.name} ${proxy.id}${note}`);
     if (placement) {
       const spawn = this.#spawn();
       proxy.createCell(placement.spaceId, placement.spaceId === spawn.spaceId ? null : spawn);
     }
-    return null;
+  }
+
+  /** Gives the client of `proxy` a new resume token. */
+  #sendToken(session: ClientSession, proxy: Proxy): void {
+    this.tokens.issue({ entityId: proxy.id, type: proxy.type.name, account: proxy.accountName }).then(
+      (token) => {
+        if (proxy.client === session) session.sendMessage({ id: S2C.resumeToken, token });
+      },
+      (e) => this.log.error(`no resume token for ${proxy.type.name} ${proxy.id}: ${(e as Error).message}`),
+    );
   }
 
   /** Where a new account's player appears, and a player goes whose space is gone. */
@@ -281,6 +343,8 @@ export class BaseApp implements SessionHost {
       placement.position,
       stored?.direction ?? [0, 0, 0],
     );
+    // Until its cell is located, a save (autosave, an early logout) keeps it where it was placed.
+    proxy.spaceId = placement.spaceId;
     if (stored) {
       const skipped = [
         ...decodePersistentState(stored.base, proxy.base),
@@ -294,6 +358,7 @@ export class BaseApp implements SessionHost {
       }
     }
     this.proxies.set(id, proxy);
+    this.autosave.add(proxy);
     return { proxy, placement };
   }
 
@@ -309,6 +374,8 @@ export class BaseApp implements SessionHost {
 
   /** Logs every proxy out (persisting it), stops serving and closes the database. */
   async close(reason: string): Promise<void> {
+    this.autosave.close();
+    clearInterval(this.#tokenTimer);
     const outs = [...this.proxies.values()].map((p) =>
       p.logout().catch((e) => this.log.error(`logout of ${p.id} failed: ${(e as Error).message}`))
     );

@@ -85,6 +85,10 @@ export class Proxy implements BaseEntityApi, ChangeSink {
   #movesAt = performance.now();
   #grace: ReturnType<typeof setTimeout> | undefined;
   #loggingOut: Promise<void> | null = null;
+  /** The autosave under way: logout waits for it, so that an older state never lands after the logout's. */
+  #saving: Promise<void> | null = null;
+  /** The cell's persistent state as it last sent it: what is saved when the cell cannot be asked. */
+  #lastCellState: Uint8Array | null = null;
   /** The cell entity request under way, and how to stop it waiting for the cellappmgr. */
   #creating: { done: Promise<void>; abort: AbortController } | null = null;
   #log: Logger;
@@ -368,6 +372,34 @@ export class Proxy implements BaseEntityApi, ChangeSink {
     this.client?.sendMessage({ id: S2C.baseClientCall, method: m.index, args: encodeArgs(m, args) });
   }
 
+  /**
+   * Autosave: writes the persistent state (the cell part's as the cell sends it now) in one commit, as logout does,
+   * without ending anything. Does nothing once logout started; a save under way is not started twice.
+   */
+  autosave(): Promise<void> {
+    if (this.#loggingOut) return Promise.resolve();
+    if (this.#saving) return this.#saving;
+    const saving = this.#autosave().finally(() => {
+      if (this.#saving === saving) this.#saving = null;
+    });
+    this.#saving = saving;
+    return saving;
+  }
+
+  async #autosave(): Promise<void> {
+    let cellState: Uint8Array | null = null;
+    if (this.cellState === "live") {
+      try {
+        cellState = await this.route.request(CellMsg.cellPersistentState, this.id);
+      } catch (e) {
+        this.#log.warn(`autosave: the cell did not send its persistent properties (${(e as Error).message})`);
+      }
+    }
+    // Logout saves a newer state once this one is done: this one must not be written after it.
+    if (this.#loggingOut) return;
+    await this.host.save(this.id, this.snapshot(cellState));
+  }
+
   /** Destroys the cell part (collecting its persistent properties), writes everything in one commit, drops the client. */
   logout(): Promise<void> {
     this.#loggingOut ??= this.#logout();
@@ -384,6 +416,7 @@ export class Proxy implements BaseEntityApi, ChangeSink {
     }
     const hadCell = this.cellState === "live";
     this.cellState = "destroying";
+    await this.#saving?.catch(() => {}); // Its failure was logged by whoever started it.
     let cellState: Uint8Array | null = null;
     if (hadCell) {
       try {
@@ -407,12 +440,16 @@ export class Proxy implements BaseEntityApi, ChangeSink {
     }
   }
 
-  /** What would be stored now; `cellState` is the cell's persistent state when it just sent it. */
+  /**
+   * What would be stored now; `cellState` is the cell's persistent state when it just sent it (else the last it
+   * sent, else what the base holds for it).
+   */
   snapshot(cellState: Uint8Array | null = null): StoredEntity {
+    if (cellState) this.#lastCellState = cellState;
     return {
       type: this.type.name,
       base: encodePersistent(this.base),
-      cell: cellState ?? encodePersistent(this.cellProps),
+      cell: this.#lastCellState ?? encodePersistent(this.cellProps),
       position: [...this.speed.position],
       direction: [...this.direction],
       spaceId: this.spaceId,

@@ -45,6 +45,8 @@ export interface SessionHost {
   readonly limits: SessionLimits;
   /** Logs in and attaches the session to the account's proxy; resolves with the reason on failure. */
   login(session: ClientSession, m: Extract<ClientMessage, { id: typeof C2S.login }>): Promise<string | null>;
+  /** Takes the player of a resume token back; resolves with the reason on failure (like `login`). */
+  resume(session: ClientSession, m: Extract<ClientMessage, { id: typeof C2S.resume }>): Promise<string | null>;
   closed(session: ClientSession): void;
 }
 
@@ -243,12 +245,13 @@ export class ClientSession implements ClientLink {
 
   /** Handles one decoded message; returns false when the connection was closed. */
   #dispatch(m: ClientMessage): boolean {
-    if (m.id === C2S.login) {
+    if (m.id === C2S.login || m.id === C2S.resume) {
       if (this.state !== "new") {
         return this.#bad(ErrorCode.alreadyLoggedIn, m.id, "already logged in (or logging in) on this connection");
       }
       this.state = "loggingIn";
-      this.host.login(this, m).then((reason) => {
+      const who = m.id === C2S.login ? `login of "${m.name}"` : "resume";
+      (m.id === C2S.login ? this.host.login(this, m) : this.host.resume(this, m)).then((reason) => {
         if (reason === null) {
           clearTimeout(this.#loginTimer);
           this.ws.maxMessage = this.host.limits.maxFrame;
@@ -257,7 +260,7 @@ export class ClientSession implements ClientLink {
         this.sendMessage({ id: S2C.loginFailed, reason });
         this.close(`login failed: ${reason}`, 4001);
       }, (e) => {
-        this.#log.error(`login of "${m.name}" failed: ${(e as Error).stack ?? e}`);
+        this.#log.error(`${who} failed: ${(e as Error).stack ?? e}`);
         this.sendMessage({ id: S2C.loginFailed, reason: `server error: ${(e as Error).message}` });
         this.close("login failed", 1011);
       });

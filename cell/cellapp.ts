@@ -27,6 +27,7 @@ import { Loopback } from "./loopback.ts";
 import { ClientTraffic } from "./client_traffic.ts";
 import { cellAt, cellKey, cellOf, cellsOfSpace } from "./cell_table.ts";
 import { Authority, dropAllCells } from "./fence.ts";
+import { Orphans } from "./orphans.ts";
 
 /** What a cellapp runs: the entity types and their cell scripts. */
 export interface CellAppGame {
@@ -69,6 +70,8 @@ export class CellApp {
   #selfAddresses = new Set<string>();
   /** Whether the cells may tick: not while the cellappmgr may have declared this cellapp dead. */
   #authority: Authority;
+  /** Cell entities whose baseapp died, waiting to be adopted. */
+  readonly orphans: Orphans;
 
   constructor(cfg: Config, log: Logger, game: CellAppGame, tickHz = DEFAULT_TICK_HZ) {
     this.#log = log;
@@ -151,6 +154,13 @@ export class CellApp {
           `${dropped.ghosts} ghosts (others hold them now); registering again as a new, empty cellapp`,
       );
     };
+    this.orphans = new Orphans({
+      cells: this.cells,
+      log,
+      connected: (address) => this.member.peers.peek(address) !== undefined,
+      dial: (address) => this.member.peers.get(address),
+      timeoutMs: cfg.orphanTimeoutSec * 1000,
+    });
     this.#serve();
     this.member.link.onRegistered = () => {
       this.#authority.registered();
@@ -192,16 +202,12 @@ export class CellApp {
         }
         return req.count;
       })
-      .on(CellMsg.createCellEntity, (_ch, spec) => {
-        // Asked again after the first answer was lost with its cellappmgr: the entity made then is the one.
-        for (const c of cellsOfSpace(this.cells, spec.spaceId)) {
-          const e = c.entities.get(spec.entityId);
-          if (e?.isReal && e.baseAddress === spec.baseAddress) {
-            return { spaceId: spec.spaceId, cellapp: this.member.link.id ?? 0 };
-          }
+      .on(CellMsg.createCellEntity, async (_ch, spec) => {
+        // Asked again (the first answer was lost with its cellappmgr, or its baseapp died and restored the base):
+        // the entity here is the one, adopted by that base unless another base that is alive holds it.
+        if (!(await this.orphans.claim(spec))) {
+          cellAt(this.cells, spec.spaceId, spec.position[0], spec.position[2]).createBaseEntity(spec);
         }
-        const cell = cellAt(this.cells, spec.spaceId, spec.position[0], spec.position[2]);
-        cell.createBaseEntity(spec);
         return { spaceId: spec.spaceId, cellapp: this.member.link.id ?? 0 };
       })
       .on(
@@ -320,6 +326,8 @@ export class CellApp {
    * copied, since callers may reuse their buffers.
    */
   #toPeer<A extends unknown[]>(address: string, def: MessageDef<A, unknown>, ...args: A): void {
+    // A baseapp found dead: its orphans' traffic has nobody to go to, and was logged once.
+    if (this.orphans.isDead(address)) return;
     if (this.#isSelf(address)) {
       this.#loopback.send(def, args);
       return;
@@ -385,6 +393,7 @@ export class CellApp {
   }
 
   #report(): void {
+    this.orphans.sweep();
     const ch = this.member.link.channel;
     if (!ch) return;
     const now = performance.now();

@@ -94,6 +94,10 @@ export class ClientTraffic {
       .on(
         CellMsg.destroyCellEntity,
         (ch, id) => this.#fromBase(ch, this.#locate(id), id, "destroyCellEntity") ? this.#destroyForBase(id, ch) : null,
+      )
+      .on(
+        CellMsg.cellPersistentState,
+        (ch, id) => this.#fromBase(ch, this.#locate(id), id, "cellPersistentState") ? this.#stateForBase(id, ch) : null,
       );
   }
 
@@ -210,6 +214,26 @@ export class ClientTraffic {
     }
     const address = at.ghost?.ghostInfo?.realAddress;
     return address ? await this.#destroyAt(address, id) : null;
+  }
+
+  /** Autosave: the real's persistent cell properties, wherever the real is now; the entity stays. */
+  async #stateForBase(id: number, from: Channel | null = null): Promise<Uint8Array | null> {
+    const e = this.#locate(id).real;
+    if (e?.offloading) {
+      const moved = await new Promise<CellAddress | null>((r) => e.offloading!.held.push(r));
+      if (moved) return await this.#stateAt(moved.address, id);
+    }
+    if (e && !e.destroyed) {
+      return this.#passedOn(from, e, "cellPersistentState") ? encodePersistentState(e.container) : null;
+    }
+    const address = this.#locate(id).ghost?.ghostInfo?.realAddress;
+    return address ? await this.#stateAt(address, id) : null;
+  }
+
+  /** cellPersistentState on the cellapp at `address`, which may be this one. */
+  async #stateAt(address: string, id: number): Promise<Uint8Array | null> {
+    if (this.host.isSelf(address)) return await this.#stateForBase(id);
+    return await this.host.ask(address, CellMsg.cellPersistentState, id);
   }
 
   /** destroyCellEntity on the cellapp at `address`, which may be this one (the real moved to another cell here). */

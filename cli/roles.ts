@@ -39,6 +39,7 @@ export async function runRole(cfg: Config): Promise<void> {
       limits: { abuseLimit: cfg.abuseLimit },
       loginLimits: { addressRefillPerSec: cfg.loginRate, addressBurst: 4 * cfg.loginRate },
       placement: cfg.clientSpawn ? clientPlacement : placement,
+      autosaveSec: cfg.autosaveSec,
     }));
   announceReady({ role, pid: Deno.pid, address: app.address, mgr: cfg.mgr, kv: cfg.kv, clientUrl: app.clientUrl });
   return stopOn(app.member.stopRequested, (why) => app.close(why), log);

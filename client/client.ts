@@ -25,6 +25,7 @@ import {
 } from "../core/def/client_protocol.ts";
 import { type ClientEvents, Emitter, type EntityView, type Vec3 } from "./events.ts";
 import { ClientWorld } from "./world.ts";
+import { isLostConnection, type ResumeOptions, type ResumeResult, retryResume } from "./resume.ts";
 
 /** Account name, password, and where the player would like to appear. */
 export interface Credentials {
@@ -50,6 +51,13 @@ export interface ConnectOptions {
   enableEntities?: boolean;
   /** Give up on the login after this long (default 15,000 ms). */
   timeoutMs?: number;
+  /**
+   * After a lost connection (closed without a close frame: the baseapp died, the network dropped), take the
+   * player back with the resume token of the last login, no password: `urls` are the baseapps' client URLs to try
+   * in turn (default: the one connected to), for at most `withinMs` (default 30,000). false: a lost connection is
+   * the end.
+   */
+  resume?: ResumeOptions | false;
 }
 
 /** The login was refused; `reason` is the server's. */
@@ -100,24 +108,45 @@ export class Client extends Emitter<ClientEvents> {
   };
   /** The AOI model (client/world.ts); null before login or with `decodeAoi: false`. */
   world: ClientWorld | null = null;
-  #ws: WebSocket;
+  #ws!: WebSocket;
+  #url: string;
   #opts: ConnectOptions;
+  /** The resume token the server gave last; single-use. */
+  #token: string | null = null;
+  /** Set by close(): no resume after it. */
+  #userClosed = false;
+  /** Settles the resume attempt under way. */
+  #resumeWait: ((r: ResumeResult) => void) | null = null;
   #out = new ByteWriter(256);
   #flushQueued = false;
   #loggedIn: { resolve(): void; reject(e: Error): void } | null = null;
   #closed = false;
 
-  private constructor(ws: WebSocket, opts: ConnectOptions) {
+  private constructor(url: string, opts: ConnectOptions) {
     super();
-    this.#ws = ws;
+    this.#url = url;
     this.#opts = opts;
+  }
+
+  /** Makes `ws` the connection; `first` is sent as soon as it is open (a login or a resume). */
+  #use(ws: WebSocket, first: () => ClientMessage): void {
+    ws.binaryType = "arraybuffer";
+    this.#ws = ws;
+    ws.onopen = () => {
+      if (this.#ws === ws) this.sendMessage(first());
+    };
+    ws.onmessage = (ev) => {
+      if (this.#ws === ws) this.#onFrame(ev.data);
+    };
+    ws.onerror = () => {};
+    ws.onclose = (ev) => {
+      if (this.#ws === ws) this.#onClose(ev.code, ev.reason);
+    };
   }
 
   /** Connects to a baseapp's client URL and logs in; rejects with LoginError when refused. */
   static connect(url: string, creds: Credentials, opts: ConnectOptions): Promise<Client> {
-    const ws = new WebSocket(url);
-    ws.binaryType = "arraybuffer";
-    const c = new Client(ws, opts);
+    const c = new Client(url, opts);
     return new Promise<Client>((resolve, reject) => {
       const timer = setTimeout(() => {
         reject(new Error(`no login reply from ${url} within ${opts.timeoutMs ?? 15_000} ms`));
@@ -133,20 +162,33 @@ export class Client extends Emitter<ClientEvents> {
           reject(e);
         },
       };
-      ws.onopen = () => {
-        const p = creds.position;
-        c.sendMessage({
-          id: C2S.login,
-          name: creds.name,
-          password: creds.password,
-          spaceId: creds.spaceId ?? null,
-          position: p ? [p.x, p.y, p.z] : null,
-        });
-      };
-      ws.onmessage = (ev) => c.#onFrame(ev.data);
-      ws.onerror = () => {};
-      ws.onclose = (ev) => c.#onClose(ev.code, ev.reason);
+      const p = creds.position;
+      c.#use(new WebSocket(url), () => ({
+        id: C2S.login,
+        name: creds.name,
+        password: creds.password,
+        spaceId: creds.spaceId ?? null,
+        position: p ? [p.x, p.y, p.z] : null,
+      }));
     });
+  }
+
+  /**
+   * Connects to a baseapp's client URL and takes a player back with a resume token (one `resumeToken` gave, kept
+   * e.g. over a page reload), no password; rejects with LoginError when the token is refused.
+   */
+  static async resume(url: string, token: string, opts: ConnectOptions): Promise<Client> {
+    const c = new Client(url, opts);
+    c.#token = token;
+    const r = await c.#tryResume(url, opts.timeoutMs ?? 15_000);
+    if (r.ok) return c;
+    c.close();
+    throw new LoginError(`resume refused: ${r.reason}`);
+  }
+
+  /** The resume token the server gave last (single-use, short-lived), or null before it came. */
+  get resumeToken(): string | null {
+    return this.#token;
   }
 
   /** The entities in the AOI (empty without a world model). */
@@ -228,6 +270,7 @@ export class Client extends Emitter<ClientEvents> {
 
   /** Closes the connection (the server keeps the player for a grace period). */
   close(): void {
+    this.#userClosed = true;
     this.flush();
     try {
       this.#ws.close(1000, "client closed");
@@ -244,10 +287,54 @@ export class Client extends Emitter<ClientEvents> {
 
   #onClose(code: number, reason: string): void {
     if (this.#closed) return;
+    if (this.#resumeWait) {
+      const settle = this.#resumeWait;
+      this.#resumeWait = null;
+      settle({ ok: false, final: false, reason: `closed: ${code} ${reason}` });
+      return;
+    }
+    const resume = this.#opts.resume ?? {};
+    if (isLostConnection(code) && resume !== false && !this.#userClosed && this.#token !== null && !this.#loggedIn) {
+      this.#resume(resume, code, reason);
+      return;
+    }
     this.#closed = true;
     this.#loggedIn?.reject(new LoginError(`connection closed before login: ${code} ${reason}`));
     this.#loggedIn = null;
     this.emit("close", code, reason);
+  }
+
+  /** Takes the player back on a baseapp of `opts.urls` with the resume token; closes for good when that fails. */
+  async #resume(opts: ResumeOptions, code: number, reason: string): Promise<void> {
+    const r = await retryResume(opts, this.#url, (url, ms) => this.#tryResume(url, ms), () => this.#userClosed);
+    if (r.ok) {
+      this.#url = r.url;
+      this.emit("resumed", r.url);
+      return;
+    }
+    this.#closed = true;
+    this.emit("close", code, `${reason || "connection lost"}; not resumed: ${r.reason}`);
+  }
+
+  /** One resume attempt on the baseapp at `url`. */
+  #tryResume(url: string, timeoutMs: number): Promise<ResumeResult> {
+    const token = this.#token!;
+    // What was queued for the lost connection is stale (moves from before): the server starts afresh.
+    this.#out.reset();
+    this.#flushQueued = false;
+    return new Promise<ResumeResult>((resolve) => {
+      const timer = setTimeout(() => {
+        try {
+          ws.close(1000, "no resume reply");
+        } catch { /* already closed */ }
+      }, Math.min(timeoutMs, 10_000));
+      this.#resumeWait = (r) => {
+        clearTimeout(timer);
+        resolve(r);
+      };
+      const ws = new WebSocket(url);
+      this.#use(ws, () => ({ id: C2S.resume, token }));
+    });
   }
 
   #onFrame(data: unknown): void {
@@ -274,6 +361,12 @@ export class Client extends Emitter<ClientEvents> {
       this.stats.undecoded++;
       this.emit("error", 0, `undecodable frame from the server: ${(e as Error).message}`, 0);
     }
+  }
+
+  #settleResume(r: ResumeResult): void {
+    const settle = this.#resumeWait;
+    this.#resumeWait = null;
+    settle?.(r);
   }
 
   #listen(w: ClientWorld): void {
@@ -304,11 +397,16 @@ export class Client extends Emitter<ClientEvents> {
         if (this.#opts.enableEntities !== false) this.enableEntities();
         this.#loggedIn?.resolve();
         this.#loggedIn = null;
+        this.#settleResume({ ok: true });
         return;
       }
       case S2C.loginFailed:
         this.#loggedIn?.reject(new LoginError(`login refused: ${m.reason}`));
         this.#loggedIn = null;
+        this.#settleResume({ ok: false, final: true, reason: m.reason });
+        return;
+      case S2C.resumeToken:
+        this.#token = m.token;
         return;
       case S2C.error:
         this.emit("error", m.code, m.message, m.about);

@@ -47,7 +47,9 @@ export interface ClientEvents {
   forcedPosition: [position: Vec3, direction: [number, number, number]];
   /** The server's reply to a bad message. */
   error: [code: number, message: string, about: number];
-  /** The connection closed. */
+  /** The connection was lost and the client took its player back with its resume token, on the baseapp at `url`. */
+  resumed: [url: string];
+  /** The connection closed (after a lost connection: once resuming gave up). */
   close: [code: number, reason: string];
 }
 

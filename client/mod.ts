@@ -13,5 +13,6 @@ export {
   PlayerEntity,
 } from "./client.ts";
 export { type ClientEntity, ClientWorld } from "./world.ts";
+export type { ResumeOptions } from "./resume.ts";
 export { type ClientEvents, Emitter, type EntityView, type Vec3 } from "./events.ts";
 export { ErrorCode } from "../core/def/client_protocol.ts";

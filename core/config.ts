@@ -73,6 +73,10 @@ export interface Config {
   loginRate: number;
   /** Baseapps: let a client choose an existing space and its position at login (tests and load generators). */
   clientSpawn: boolean;
+  /** Baseapps: seconds between two saves of a logged-in entity to Deno KV (besides the save at logout). */
+  autosaveSec: number;
+  /** Cellapps: seconds a cell entity whose baseapp is gone waits to be adopted by a restarted one before it goes. */
+  orphanTimeoutSec: number;
 }
 
 /** Seed 004's offload hysteresis: a real moves cell once this far outside its rect (m). */
@@ -230,6 +234,8 @@ const SPECS: Record<string, Spec> = {
   "header-timeout": { env: "SEAMLESS_HEADER_TIMEOUT", parse: integer(100, 600_000, "a time in milliseconds") },
   "login-rate": { env: "SEAMLESS_LOGIN_RATE", parse: integer(1, 100_000, "a number of logins per second") },
   "client-spawn": { env: "SEAMLESS_CLIENT_SPAWN", parse: bool, flag: true },
+  autosave: { env: "SEAMLESS_AUTOSAVE", parse: integer(1, 86_400, "a period in seconds") },
+  "orphan-timeout": { env: "SEAMLESS_ORPHAN_TIMEOUT", parse: integer(1, 86_400, "a time in seconds") },
   "aoi-radius": { env: "SEAMLESS_AOI_RADIUS", parse: integer(1, 100_000, "a radius in metres") },
   "ghost-radius": { env: "SEAMLESS_GHOST_RADIUS", parse: integer(1, 100_000, "a radius in metres") },
   "restore-timeout": { env: "SEAMLESS_RESTORE_TIMEOUT", parse: integer(100, 600_000, "a time in milliseconds") },
@@ -275,6 +281,8 @@ const KEY_OF: Record<string, keyof Config> = {
   "header-timeout": "headerTimeoutMs",
   "login-rate": "loginRate",
   "client-spawn": "clientSpawn",
+  autosave: "autosaveSec",
+  "orphan-timeout": "orphanTimeoutSec",
 };
 
 /** Usage text printed by --help. */
@@ -328,6 +336,10 @@ Flags (each also read from the environment variable shown):
   --client-spawn       baseapp: a client may choose an existing space and   SEAMLESS_CLIENT_SPAWN
                        its position at login (tests, bots); without it the
                        server or the game's placement hook decides
+  --autosave=S         baseapp: seconds between saves of a logged-in        SEAMLESS_AUTOSAVE
+                       entity (also saved at logout) [10]
+  --orphan-timeout=S   cellapp: seconds a cell entity whose baseapp died    SEAMLESS_ORPHAN_TIMEOUT
+                       waits to be adopted before it is destroyed [60]
   --config=FILE        JSON file with any of the above (camelCase keys)     SEAMLESS_CONFIG
   --help               this text
 `;
@@ -422,6 +434,8 @@ export function parseCommand(
     headerTimeoutMs: (got.headerTimeoutMs as number) ?? 10_000,
     loginRate: (got.loginRate as number) ?? 5,
     clientSpawn: (got.clientSpawn as boolean) ?? false,
+    autosaveSec: (got.autosaveSec as number) ?? 10,
+    orphanTimeoutSec: (got.orphanTimeoutSec as number) ?? 60,
   };
   config.moveRate ||= config.tickHz;
   const minGhost = config.aoiRadius + AOI_HYSTERESIS + OFFLOAD_HYSTERESIS;

@@ -19,6 +19,8 @@ export const C2S = {
   callCell: 4,
   position: 5,
   logout: 6,
+  /** Instead of a login after a lost connection: takes the player back with the resume token its last login gave. */
+  resume: 7,
 } as const;
 
 /** Session messages the baseapp sends. */
@@ -37,7 +39,12 @@ export const S2C = {
   cellGone: 23,
   /** The logout is written; the server closes the connection next. */
   loggedOut: 24,
+  /** A signed, single-use token that resumes this player after a lost connection (C2S.resume); replaces the last. */
+  resumeToken: 25,
 } as const;
+
+/** Longest resume token accepted (a token is well under this). */
+export const MAX_TOKEN = 512;
 
 /** Highest session message id; ids above belong to the AOI protocol. */
 export const MAX_SESSION_ID = 31;
@@ -75,7 +82,8 @@ export type ClientMessage =
   | { id: typeof C2S.callBase; method: number; args: Uint8Array }
   | { id: typeof C2S.callCell; target: number; typeId: number; method: number; args: Uint8Array }
   | { id: typeof C2S.position; position: Vec3Tuple; direction: Vec3Tuple }
-  | { id: typeof C2S.logout };
+  | { id: typeof C2S.logout }
+  | { id: typeof C2S.resume; token: string };
 
 /** A session message from the server, decoded. */
 export type ServerMessage =
@@ -87,7 +95,8 @@ export type ServerMessage =
   | { id: typeof S2C.baseClientCall; method: number; args: Uint8Array }
   | { id: typeof S2C.cellReady; spaceId: number; position: Vec3Tuple }
   | { id: typeof S2C.cellGone; reason: string }
-  | { id: typeof S2C.loggedOut };
+  | { id: typeof S2C.loggedOut }
+  | { id: typeof S2C.resumeToken; token: string };
 
 /** Raised for a message that cannot be decoded; `code` is the error code to answer with. */
 export class ProtocolError extends Error {
@@ -132,6 +141,9 @@ export function writeClientMessage(w: ByteWriter, m: ClientMessage): void {
       vec(w, m.position);
       vec(w, m.direction);
       return;
+    case C2S.resume:
+      w.string(m.token);
+      return;
   }
 }
 
@@ -169,6 +181,11 @@ export function readClientMessage(r: ByteReader, id: number): ClientMessage {
       }
       case C2S.position:
         return { id, position: readVec(r), direction: readVec(r) };
+      case C2S.resume: {
+        const token = r.string();
+        if (token.length > MAX_TOKEN) throw new ProtocolError(ErrorCode.badArguments, "resume: token too long");
+        return { id, token };
+      }
     }
   } catch (e) {
     if (e instanceof ProtocolError) throw e;
@@ -189,6 +206,9 @@ export function writeServerMessage(w: ByteWriter, m: ServerMessage): void {
     case S2C.loginFailed:
     case S2C.cellGone:
       w.string(m.reason);
+      return;
+    case S2C.resumeToken:
+      w.string(m.token);
       return;
     case S2C.error:
       w.varint(m.code);
@@ -233,6 +253,8 @@ export function readServerMessage(r: ByteReader, id: number): ServerMessage {
       return { id, spaceId: r.varint(), position: readVec(r) };
     case S2C.loggedOut:
       return { id };
+    case S2C.resumeToken:
+      return { id, token: r.string() };
   }
   throw new ProtocolError(ErrorCode.unknownMessage, `unknown session message id ${id}`);
 }

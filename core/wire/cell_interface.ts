@@ -434,6 +434,8 @@ export const CellMsg = {
   ),
   /** Destroys the cell part of a base entity; replies with its persistent cell properties (encodePersistentState). */
   destroyCellEntity: message<[number], Uint8Array | null>(91, "destroyCellEntity", tuple(entityId), CLIENT),
+  /** A base's autosave: replies with the persistent cell properties of its cell entity (encodePersistentState). */
+  cellPersistentState: message<[number], Uint8Array | null>(104, "cellPersistentState", tuple(entityId), CLIENT),
 } as const;
 
 /** How a base asks for its cell entity. */

@@ -1,0 +1,52 @@
+/**
+ * When and how the SDK takes its player back after a lost connection: which
+ * closes count as lost (not said by the server), and the retry loop over the
+ * baseapps' client URLs with a growing pause, until one takes the resume
+ * token, one refuses it for good, or the time is up.
+ */
+
+/** How a client resumes after a lost connection (ConnectOptions.resume). */
+export interface ResumeOptions {
+  /** The baseapps' client URLs to try in turn (default: the one connected to). */
+  urls?: string[];
+  /** How long to keep trying (default 30,000 ms). */
+  withinMs?: number;
+}
+
+/** How one resume attempt ended; `final` when trying again cannot help (the token was refused). */
+export type ResumeResult = { ok: true } | { ok: false; final: boolean; reason: string };
+
+/**
+ * Close codes of a connection lost rather than closed by the server (which always says why): no close frame
+ * (1006; 0 in Deno), or one without a code (1005).
+ */
+const LOST = new Set([0, 1005, 1006]);
+
+/** Whether a close with `code` is a lost connection, which the client may resume. */
+export function isLostConnection(code: number): boolean {
+  return LOST.has(code);
+}
+
+/**
+ * Tries `attempt` on the URLs in turn until one succeeds (resolves with its URL), one is final, `cancelled()`
+ * says stop, or `withinMs` pass; resolves with the last reason otherwise.
+ */
+export async function retryResume(
+  opts: ResumeOptions,
+  fallbackUrl: string,
+  attempt: (url: string, timeoutMs: number) => Promise<ResumeResult>,
+  cancelled: () => boolean,
+): Promise<{ ok: true; url: string } | { ok: false; reason: string }> {
+  const urls = opts.urls?.length ? opts.urls : [fallbackUrl];
+  const deadline = Date.now() + (opts.withinMs ?? 30_000);
+  let reason = "no baseapp answered in time";
+  for (let i = 0, pause = 100; Date.now() < deadline && !cancelled(); i++, pause = Math.min(2000, pause * 2)) {
+    const url = urls[i % urls.length];
+    const r = await attempt(url, Math.max(1000, deadline - Date.now()));
+    if (r.ok) return { ok: true, url };
+    reason = r.reason;
+    if (r.final) break;
+    await new Promise((res) => setTimeout(res, pause));
+  }
+  return { ok: false, reason };
+}

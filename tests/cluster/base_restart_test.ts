@@ -1,0 +1,154 @@
+/**
+ * A baseapp killed outright (kill -9) and started again on the same database: what its players did since login
+ * was autosaved, and the cell entities it left behind are adopted by the restarted baseapp, not refused as
+ * duplicates nor left to warn forever.
+ */
+import assert from "node:assert/strict";
+import { type Client, connect } from "../../client/mod.ts";
+import { registry } from "../../entities/mod.ts";
+import type { CellEntityView, ClusterView } from "../../core/views.ts";
+import { EntityStore } from "../../base/storage.ts";
+import { api, Procs } from "../helpers/procs.ts";
+import { cellReady, type LocalCluster, startBaseProcess, startCluster } from "../helpers/players.ts";
+import { waitFor } from "../helpers/wait.ts";
+
+const opts = { sanitizeOps: false, sanitizeResources: false };
+
+const player = (url: string, name: string): Promise<Client> => connect(url, { name, password: "pw" }, { registry });
+
+/** A temporary directory for a KV file, removed at the end of the test. */
+async function tempKv(): Promise<{ path: string } & AsyncDisposable> {
+  const dir = await Deno.makeTempDir();
+  return {
+    path: `${dir}/base.kv`,
+    [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }).catch(() => {}),
+  };
+}
+
+/** A baseapp that places players where they were saved, with `flags`, on the KV file at `kv`. */
+const baseapp = (procs: Procs, cluster: LocalCluster, kv: string, flags: string[] = []) =>
+  startBaseProcess(procs, cluster, ["--max-speed=1000", ...flags], { SEAMLESS_KV: kv }, true);
+
+Deno.test(
+  "a baseapp killed with -9 after one autosave period gives the player back what it did since login",
+  opts,
+  async () => {
+    await using procs = new Procs();
+    await using kv = await tempKv();
+    const cluster = await startCluster(procs);
+    const first = await baseapp(procs, cluster, kv.path, ["--autosave=1"]);
+    const ann = await player(first.clientUrl, "ann");
+    assert.equal(await cellReady(ann), 1);
+    const id = ann.player.id;
+    ann.move({ x: 12, y: 0, z: -7 });
+
+    // The test reads the same database the baseapp writes: the move is there within about one period.
+    const db = await Deno.openKv(kv.path);
+    try {
+      const store = new EntityStore(db);
+      await waitFor("the move autosaved", async () => {
+        const s = await store.load(id);
+        return s !== null && s.position[0] === 12 && s.position[2] === -7 && s.spaceId === 1;
+      }, 5_000);
+    } finally {
+      db.close();
+    }
+    first.proc.kill("SIGKILL");
+    await first.proc.status;
+    ann.close();
+
+    const second = await baseapp(procs, cluster, kv.path);
+    const again = await player(second.clientUrl, "ann");
+    assert.equal(again.player.id, id);
+    assert.equal(await cellReady(again), 1);
+    assert.deepEqual(again.player.position, { x: 12, y: 0, z: -7 }, "where it was when the baseapp died");
+    again.close();
+  },
+);
+
+/** The cell entities with id `id` in space 1 on every cellapp, as each cellapp lists them (the admin API). */
+async function inSpace1(admin: string, id: number): Promise<CellEntityView[]> {
+  const view = (await api(admin, "/api/cluster")).body as ClusterView;
+  const out: CellEntityView[] = [];
+  for (const p of view.processes.filter((p) => p.role === "cellapp")) {
+    const r = await api(admin, `/api/cellapps/${p.id}/cells/1`);
+    if (r.status === 200) out.push(...(r.body as { entities: CellEntityView[] }).entities.filter((e) => e.id === id));
+  }
+  return out;
+}
+
+const warnings = (lines: string[]): number => lines.filter((l) => / (WARN|ERROR) /.test(l)).length;
+
+Deno.test(
+  "a baseapp restarted after kill -9 adopts its player's orphaned cell entity: one cell entity, no refusal, no warnings",
+  opts,
+  async () => {
+    await using procs = new Procs();
+    await using kv = await tempKv();
+    const cluster = await startCluster(procs, { mgrFlags: ["--npcs=5"] });
+    const [cellapp] = cluster.cellapps;
+    const first = await baseapp(procs, cluster, kv.path);
+    const ann = await player(first.clientUrl, "ann");
+    assert.equal(await cellReady(ann), 1);
+    ann.enableEntities();
+    await waitFor("the NPCs in ann's AoI", () => ann.entities.size >= 5, 10_000);
+    const id = ann.player.id;
+
+    first.proc.kill("SIGKILL");
+    await first.proc.status;
+    ann.close();
+    await waitFor(
+      "the cellapp noticed the orphan",
+      () => cellapp.stderr.some((l) => l.includes(`Avatar ${id} lost its base at`)),
+      10_000,
+    );
+    const warned = warnings(cellapp.stderr);
+
+    const second = await baseapp(procs, cluster, kv.path);
+    const again = await player(second.clientUrl, "ann");
+    assert.equal(again.player.id, id);
+    assert.equal(await cellReady(again), 1, "the restored player gets its cell");
+    again.enableEntities();
+    await waitFor("the NPCs in ann's AoI again", () => again.entities.size >= 5, 10_000);
+    // Time passes as the witness sees it: a couple of seconds of its frames.
+    const frames = again.stats.framesIn;
+    await waitFor("20 more frames from the witness", () => again.stats.framesIn >= frames + 20, 10_000);
+
+    const found = (await api(cluster.admin, `/api/entities/${id}`)).body as { base: number | null };
+    assert.notEqual(found.base, null, "the cell entity names the restarted baseapp as its base");
+    assert.equal((await inSpace1(cluster.admin, id)).length, 1, "exactly one cell entity for the player");
+    const all = [...cellapp.stderr, ...second.proc.stderr, ...cluster.mgr.stderr];
+    assert.ok(!all.some((l) => l.includes("already exists")), "no login refused as a duplicate");
+    assert.equal(
+      warnings(cellapp.stderr),
+      warned,
+      `no more warnings once the orphan was noticed:\n${cellapp.stderr.slice(-10).join("\n")}`,
+    );
+    again.close();
+  },
+);
+
+Deno.test(
+  "an orphaned cell entity that no baseapp adopts is destroyed after the orphan timeout, with a log line",
+  opts,
+  async () => {
+    await using procs = new Procs();
+    const cluster = await startCluster(procs, { cellFlags: ["--orphan-timeout=1"] });
+    const [cellapp] = cluster.cellapps;
+    const first = await startBaseProcess(procs, cluster);
+    const bob = await player(first.clientUrl, "bob");
+    assert.equal(await cellReady(bob), 1);
+    bob.enableEntities();
+    const id = bob.player.id;
+    first.proc.kill("SIGKILL");
+    await first.proc.status;
+    bob.close();
+    await waitFor(
+      "the orphan destroyed",
+      () => cellapp.stderr.some((l) => l.includes(`Avatar ${id}: no baseapp adopted it in time; destroyed`)),
+      10_000,
+    );
+    assert.equal((await api(cluster.admin, `/api/entities/${id}`)).status, 404);
+    assert.equal(cellapp.stderr.filter((l) => l.includes(`Avatar ${id} lost its base`)).length, 1, "logged once");
+  },
+);
