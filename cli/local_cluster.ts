@@ -198,7 +198,15 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
     );
     const members: Child[] = [];
     for (let i = 0; i < cfg.cellapps; i++) {
-      members.push(spawn("cellapp", ["--role=cellapp", `--mgr=${mgrReady.address}`, "--port=0", ...common]));
+      const flags = [
+        "--role=cellapp",
+        `--mgr=${mgrReady.address}`,
+        "--port=0",
+        `--orphan-timeout=${cfg.orphanTimeoutSec}`,
+        `--restore-timeout=${cfg.restoreTimeoutMs}`,
+        ...common,
+      ];
+      members.push(spawn("cellapp", flags));
     }
     for (let i = 0; i < cfg.baseapps; i++) {
       members.push(
@@ -214,6 +222,7 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
             `--abuse-limit=${cfg.abuseLimit}`,
             `--move-rate=${cfg.moveRate}`,
             `--login-rate=${cfg.loginRate}`,
+            `--autosave=${cfg.autosaveSec}`,
             ...(cfg.publicHost ? [`--public-host=${cfg.publicHost}`] : []),
             ...(cfg.clientSpawn ? ["--client-spawn"] : []),
             ...common,
