@@ -4,7 +4,7 @@ import { type MemberProcess, startMember } from "../core/member_process.ts";
 import { openKv } from "../core/kv.ts";
 import { EntityIdPool } from "../core/id_pool.ts";
 import { BusyMeter } from "../core/busy.ts";
-import { BaseMsg } from "../core/wire/mod.ts";
+import { BackupMsg, BaseMsg } from "../core/wire/mod.ts";
 import {
   decodePersistentState,
   encodeOwnClientState,
@@ -191,7 +191,8 @@ export class BaseApp implements SessionHost {
         (ch, id, epoch, spaceId, position, direction) =>
           this.proxies.get(id)?.onTeleported(epoch, spaceId, position, direction, ch.peer.address),
       )
-      .on(BaseMsg.toClient, (ch, id, epoch, bytes) => this.proxies.get(id)?.fromCell(epoch, bytes, ch.peer.address));
+      .on(BaseMsg.toClient, (ch, id, epoch, bytes) => this.proxies.get(id)?.fromCell(epoch, bytes, ch.peer.address))
+      .on(BackupMsg.cellBackup, (ch, id, backup) => this.proxies.get(id)?.onCellBackup(backup, ch.peer.address));
   }
 
   /** SessionHost: checks the login and attaches the session to the account's proxy. */

@@ -23,12 +23,13 @@ import {
   type ServerMessage,
   type Vec3Tuple,
 } from "../core/def/client_protocol.ts";
-import { type CellEntitySpec, CellMsg, RemoteError, sameAddress } from "../core/wire/mod.ts";
+import { type CellBackup, type CellEntitySpec, CellMsg, RemoteError, sameAddress } from "../core/wire/mod.ts";
 import type { Placement } from "../core/placement.ts";
 import type { Logger } from "../core/log.ts";
 import { withinWorld, wrapAngle } from "../core/geo/rect.ts";
 import type { CellRoute } from "./cell_route.ts";
 import { ClientFrameOrder } from "./client_order.ts";
+import { CellBackupKeeper } from "./cell_backup.ts";
 import type { BaseEntityApi, BaseScripts } from "./scripts.ts";
 import { SpeedCheck } from "./speed_check.ts";
 import type { StoredEntity } from "./storage.ts";
@@ -73,6 +74,8 @@ export class Proxy implements BaseEntityApi, ChangeSink {
   readonly speed: SpeedCheck;
   /** The client's traffic from the cellapps, in order across cell changes. */
   readonly frames: ClientFrameOrder;
+  /** The latest backup of the cell entity, to restore it from. */
+  readonly cellBackup: CellBackupKeeper;
   client: ClientLink | null = null;
   cellState: CellState = "none";
   spaceId = 0;
@@ -105,6 +108,7 @@ export class Proxy implements BaseEntityApi, ChangeSink {
     this.#moveTokens = 2 * host.moveRate;
     this.direction = [...direction];
     this.#log = host.log.child(`[${type.name} ${id}]`);
+    this.cellBackup = new CellBackupKeeper(id);
     this.frames = new ClientFrameOrder(
       (bytes) => this.client?.send(bytes),
       (spaceId, address) => this.onCellLocated(spaceId, address),
@@ -236,6 +240,18 @@ export class Proxy implements BaseEntityApi, ChangeSink {
     this.frames.frame(epoch, bytes, from);
   }
 
+  /**
+   * A backup of the cell entity from the cellapp at `from`: kept in order with its epoch's frames, if `from` holds
+   * the real of that epoch; refused (counted and logged by the frame order) otherwise.
+   */
+  onCellBackup(backup: CellBackup, from: string): void {
+    const refusedBefore = this.frames.stats.foreign;
+    this.frames.notice(backup.epoch, from, () => {
+      if (this.cellState === "live") this.cellBackup.keep(backup);
+    });
+    this.cellBackup.stats.refused += this.frames.stats.foreign - refusedBefore;
+  }
+
   /** The real of `fromEpoch` moved to the cellapp at `address`; told by its old cellapp after its last frame. */
   onCellMoved(fromEpoch: number, spaceId: number, address: string, from: string): void {
     this.frames.moved(fromEpoch, spaceId, address, from);
@@ -268,6 +284,7 @@ export class Proxy implements BaseEntityApi, ChangeSink {
     this.cellState = "none";
     this.witness = false;
     this.frames.reset();
+    this.cellBackup.clear();
     this.route.setAddress(null);
     this.client?.sendMessage({ id: S2C.cellGone, reason });
   }

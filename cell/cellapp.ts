@@ -4,6 +4,7 @@ import { type MemberProcess, startMember } from "../core/member_process.ts";
 import { EntityIdPool } from "../core/id_pool.ts";
 import { BusyMeter } from "../core/busy.ts";
 import {
+  BackupMsg,
   BaseMsg,
   beginTick,
   CellMsg,
@@ -26,6 +27,7 @@ import { rectFromArray } from "../core/geo/rect.ts";
 import { Loopback } from "./loopback.ts";
 import { ClientTraffic } from "./client_traffic.ts";
 import { cellAt, cellKey, cellOf, cellsOfSpace } from "./cell_table.ts";
+import { BackupSender, BuddyStore } from "./backup/mod.ts";
 
 /** What a cellapp runs: the entity types and their cell scripts. */
 export interface CellAppGame {
@@ -66,6 +68,10 @@ export class CellApp {
   #clients: ClientTraffic;
   /** The addresses the cellappmgr announces this cellapp under (its own, or the one its connection came from). */
   #selfAddresses = new Set<string>();
+  /** Each real's cell backup, once per backup period, to its base (or, without one, to the buddy). */
+  readonly backups: BackupSender;
+  /** The NPC backups of the cellapps whose buddy this one is. */
+  readonly buddyStore: BuddyStore = new BuddyStore();
 
   constructor(cfg: Config, log: Logger, game: CellAppGame, tickHz = DEFAULT_TICK_HZ) {
     this.#log = log;
@@ -139,6 +145,10 @@ export class CellApp {
       ask: async (address, def, ...args) => await (await this.member.peers.get(address)).request(def, ...args),
       isSelf: (address) => this.#isSelf(address),
     });
+    this.backups = new BackupSender({
+      toBase: (address, id, backup) => this.#toBase(address, BackupMsg.cellBackup, id, backup),
+      toBuddy: (address, backup) => this.#toPeer(address, BackupMsg.npcBackup, backup),
+    }, this.periodMs);
     this.#serve();
     this.member.link.onRegistered = () => {
       this.ids.ensure().catch((e) => log.warn(`could not get entity ids: ${e.message}`));
@@ -244,6 +254,11 @@ export class CellApp {
         (_ch, spaceId, cellId, id, cellapp, address, cell, epoch) =>
           this.cells.get(cellKey(spaceId, cellId))?.realMoved(id, { cell, cellapp, address }, epoch),
       )
+      .on(BackupMsg.setBuddy, (_ch, id, address) => {
+        this.backups.buddy = id !== null && address !== null ? { id, address } : null;
+        this.#log.info(id === null ? "no buddy cellapp: NPCs are not backed up" : `buddy cellapp ${id} at ${address}`);
+      })
+      .on(BackupMsg.npcBackup, (ch, backup) => this.buddyStore.put(ch.peer.address, backup))
       .on(CellMsg.describeCell, (_ch, spaceId) => {
         const cells = cellsOfSpace(this.cells, spaceId);
         return cells.length === 0 ? null : cells.flatMap((c) => c.describe());
@@ -362,6 +377,11 @@ export class CellApp {
         }
         const ms = performance.now() - t0;
         cell.stats.record(t0, ms);
+      }
+      try {
+        this.backups.tick(this.cells.values());
+      } catch (e) {
+        this.#log.error(`cell backups failed: ${(e as Error).stack ?? e}`);
       }
     } finally {
       endTick();

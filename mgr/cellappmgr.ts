@@ -26,6 +26,7 @@ import {
 } from "../core/views.ts";
 import { type Member, Registry } from "./registry.ts";
 import { IdAllocator } from "./ids.ts";
+import { Buddies } from "./buddies.ts";
 import { DEFAULT_SPACE_ID, Spaces } from "./spaces.ts";
 import { adoptClaims, dropMissingCellApps, REJOIN_WINDOW_MS, RejoinWindow } from "./rejoin.ts";
 import { cellViews, spaceSummary } from "./views.ts";
@@ -82,12 +83,15 @@ export class CellAppMgr {
   /** Entities of admin spawns under way, counted against the entity limit until they exist. */
   #spawning = 0;
   #resolveShutdown!: () => void;
+  /** Where each cellapp backs up its NPCs. */
+  readonly buddies: Buddies;
 
   private constructor(opts: CellAppMgrOptions, ids: IdAllocator) {
     this.#opts = opts;
     this.#log = opts.log;
     this.#ids = ids;
     this.registry = new Registry(opts.log);
+    this.buddies = new Buddies(this.registry, opts.log);
     this.spaces = new Spaces(this.registry, opts.log, (n) => this.#ids.allocate(n));
     this.shutdownDone = new Promise((r) => (this.#resolveShutdown = r));
     this.#rejoin = new RejoinWindow(opts.rejoinWindowMs ?? REJOIN_WINDOW_MS, () => this.#rejoined());
@@ -95,7 +99,10 @@ export class CellAppMgr {
       if (m.role !== "cellapp" || this.#shuttingDown) return;
       if (event === "left") this.spaces.onCellAppLeft(m.id);
       // After the current message: a new cellapp must get its registration reply before createCell.
-      setTimeout(() => this.#ensureDefaultSpace(), 0);
+      setTimeout(() => {
+        this.buddies.update();
+        void this.#ensureDefaultSpace();
+      }, 0);
     };
     const handlers = new Handlers()
       .on(MgrMsg.register, async (ch, info) => {

@@ -1,0 +1,148 @@
+/** Cell backups on one cellapp: spread over the ticks of a period, to the base or the buddy; the buddy's store. */
+import assert from "node:assert/strict";
+import { createRegistry, decodeCellBackup, defineEntity, T } from "../../core/def/mod.ts";
+import { Cell, type CellHost } from "../../cell/cell.ts";
+import { BackupSender, BuddyStore } from "../../cell/backup/mod.ts";
+import type { CellBackup, SpaceGeometry } from "../../core/wire/mod.ts";
+import { memoryLogger } from "../helpers/log.ts";
+
+const Walker = defineEntity({
+  name: "Walker",
+  hasCell: true,
+  properties: { steps: { type: T.UINT32, flags: "CELL_PUBLIC" } },
+});
+const registry = createRegistry({ entities: [Walker] });
+
+function makeCell(): Cell {
+  let next = 1;
+  const host: CellHost = {
+    registry,
+    scripts: {},
+    log: memoryLogger(),
+    budgetMs: 100,
+    newEntityId: () => next++,
+    requestShutDown: () => {},
+    cellGone: () => {},
+    cellEntityDestroyed: () => {},
+  };
+  const geometry: SpaceGeometry = {
+    spaceId: 5,
+    bounds: [-100, -100, 100, 100],
+    tree: { cell: { id: 1, cellapp: 1 } },
+    isDefault: false,
+  };
+  return new Cell(host, geometry, 1);
+}
+
+/** A sender whose backups are recorded as [where, backup], per tick. */
+function recordingSender(periodMs = 1000, tickMs = 100) {
+  const sent: [string, CellBackup][] = [];
+  const sender = new BackupSender(
+    {
+      toBase: (address, id, backup) => {
+        assert.equal(backup.entity.id, id);
+        sent.push([address, backup]);
+      },
+      toBuddy: (address, backup) => void sent.push([`buddy ${address}`, backup]),
+    },
+    tickMs,
+    periodMs,
+  );
+  return { sent, sender };
+}
+
+Deno.test("every real is backed up once per period, a tenth of them each tick at 10 Hz", () => {
+  const cell = makeCell();
+  for (let i = 0; i < 200; i++) {
+    const e = cell.createEntity("Walker", { x: i % 50, y: 0, z: 0 }, { steps: i });
+    if (i % 2 === 0) e.baseAddress = "127.0.0.1:7001";
+  }
+  const { sent, sender } = recordingSender();
+  sender.buddy = { id: 2, address: "127.0.0.1:7002" };
+  assert.equal(sender.ticksPerPeriod, 10);
+  const perTick: number[] = [];
+  for (let t = 0; t < 20; t++) {
+    cell.tick(100);
+    perTick.push(sender.tick([cell]));
+  }
+  assert.deepEqual(perTick, new Array(20).fill(20), "200 reals over 10 ticks: 20 each tick, every tick");
+  const times = new Map<number, number>();
+  for (const [, b] of sent) times.set(b.entity.id, (times.get(b.entity.id) ?? 0) + 1);
+  assert.equal(times.size, 200);
+  assert.ok([...times.values()].every((n) => n === 2), "each real twice in two periods");
+  assert.equal(sender.stats.toBases, 200);
+  assert.equal(sender.stats.toBuddy, 200);
+  const [where, b] = sent.find(([, b]) => b.entity.id === 9)!;
+  assert.equal(where, "127.0.0.1:7001", "a real with a base goes to its base");
+  assert.equal(sent.find(([, b]) => b.entity.id === 8)![0], "buddy 127.0.0.1:7002", "one without goes to the buddy");
+  assert.equal(b.spaceId, 5);
+});
+
+Deno.test("a backup holds the state at its tick: a changed property, the position, timers; ghosts are not backed up", () => {
+  const cell = makeCell();
+  const e = cell.createEntity("Walker", { x: 1, y: 2, z: 3 }, { steps: 1 });
+  e.baseAddress = "127.0.0.1:7001";
+  cell.addTimer(e, 5000, 1000, 42);
+  const { sent, sender } = recordingSender(300, 100);
+  for (let t = 0; t < 3; t++) sender.tick([cell]);
+  assert.equal(sent.length, 1);
+  (e.container.view as { steps: number }).steps = 77;
+  cell.moveEntity(e, 10, 0, -4);
+  for (let t = 0; t < 3; t++) {
+    cell.tick(100);
+    sender.tick([cell]);
+  }
+  assert.equal(sent.length, 2);
+  const last = sent[1][1];
+  assert.deepEqual(last.entity.position, [10, 0, -4]);
+  assert.equal(decodeCellBackup(e.type, last.entity.props, e.id).view.steps, 77);
+  const timer = last.entity.controllers.find((c) => (c as { kind: string }).kind === "timer") as Record<string, number>;
+  assert.equal(timer.userArg, 42);
+  assert.equal(timer.dueInMs, 4800, "backed up at 200 ms of game time (its tick of the period)");
+  e.isReal = false; // as a ghost is
+  for (let t = 0; t < 3; t++) sender.tick([cell]);
+  assert.equal(sent.length, 2);
+});
+
+Deno.test("without a buddy, reals without a base are counted, not sent", () => {
+  const cell = makeCell();
+  cell.createEntity("Walker", { x: 0, y: 0, z: 0 });
+  const { sent, sender } = recordingSender(100, 100);
+  sender.tick([cell]);
+  assert.equal(sent.length, 0);
+  assert.equal(sender.stats.noBuddy, 1);
+});
+
+Deno.test("the buddy store keeps the latest backup per entity and forgets those no longer refreshed", () => {
+  let now = 0;
+  const store = new BuddyStore(2000, () => now);
+  const backup = (id: number, x: number): CellBackup => ({
+    spaceId: 3,
+    epoch: 0,
+    entity: {
+      id,
+      type: "Walker",
+      position: [x, 0, 0],
+      direction: [0, 0, 0],
+      isOnGround: false,
+      props: new Uint8Array(),
+      controllers: [],
+      nextControllerId: 1,
+    },
+  });
+  store.put("a:1", backup(1, 1));
+  store.put("a:1", backup(2, 1));
+  store.put("b:1", backup(3, 1));
+  now = 1000;
+  store.put("a:1", backup(1, 5));
+  assert.deepEqual(store.backupsFrom("a:1").map((b) => [b.entity.id, b.entity.position[0]]), [[1, 5], [2, 1]]);
+  // Entity 2 went away from a: only 1 is backed up from then on.
+  for (now = 2000; now <= 4000; now += 1000) store.put("a:1", backup(1, now));
+  assert.deepEqual(store.backupsFrom("a:1").map((b) => b.entity.id), [1]);
+  // A stalled sender's last backups stay current: they are what is left of it.
+  now = 60_000;
+  assert.deepEqual(store.backupsFrom("b:1").map((b) => b.entity.id), [3]);
+  assert.deepEqual(store.senders(), ["a:1", "b:1"]);
+  store.forget("b:1");
+  assert.deepEqual(store.backupsFrom("b:1"), []);
+});
