@@ -4,7 +4,7 @@ import { type MemberProcess, startMember } from "../core/member_process.ts";
 import { openKv } from "../core/kv.ts";
 import { EntityIdPool } from "../core/id_pool.ts";
 import { BusyMeter } from "../core/busy.ts";
-import { BackupMsg, BaseMsg } from "../core/wire/mod.ts";
+import { BackupMsg, BaseMsg, RestoreMsg } from "../core/wire/mod.ts";
 import {
   decodePersistentState,
   encodeOwnClientState,
@@ -145,6 +145,11 @@ export class BaseApp implements SessionHost {
       scripts: this.#opts.baseScripts,
       createCellEntity: (spec, signal) => requestCellEntity(this.member.link, spec, signal, log),
       save: (id, e) => this.store.save(id, e),
+      restoreCellEntity: (backup) => {
+        const ch = this.member.link.channel;
+        if (!ch) return Promise.reject(new Error("the cellappmgr is not reachable"));
+        return ch.request(RestoreMsg.restoreCellEntity, backup, this.member.server.address, true);
+      },
       removed: (p) => {
         if (this.proxies.get(p.id) === p) this.proxies.delete(p.id);
       },
@@ -192,7 +197,10 @@ export class BaseApp implements SessionHost {
           this.proxies.get(id)?.onTeleported(epoch, spaceId, position, direction, ch.peer.address),
       )
       .on(BaseMsg.toClient, (ch, id, epoch, bytes) => this.proxies.get(id)?.fromCell(epoch, bytes, ch.peer.address))
-      .on(BackupMsg.cellBackup, (ch, id, backup) => this.proxies.get(id)?.onCellBackup(backup, ch.peer.address));
+      .on(BackupMsg.cellBackup, (ch, id, backup) => this.proxies.get(id)?.onCellBackup(backup, ch.peer.address))
+      .on(RestoreMsg.cellAppDied, (_ch, _id, address) => {
+        for (const p of this.proxies.values()) void p.onCellAppDied(address);
+      });
   }
 
   /** SessionHost: checks the login and attaches the session to the account's proxy. */

@@ -23,7 +23,14 @@ import {
   type ServerMessage,
   type Vec3Tuple,
 } from "../core/def/client_protocol.ts";
-import { type CellBackup, type CellEntitySpec, CellMsg, RemoteError, sameAddress } from "../core/wire/mod.ts";
+import {
+  type CellBackup,
+  type CellEntitySpec,
+  CellMsg,
+  RemoteError,
+  type RestoredAt,
+  sameAddress,
+} from "../core/wire/mod.ts";
 import type { Placement } from "../core/placement.ts";
 import type { Logger } from "../core/log.ts";
 import { withinWorld, wrapAngle } from "../core/geo/rect.ts";
@@ -61,6 +68,8 @@ export interface ProxyHost {
   /** Asks the cellappmgr for the cell entity (waiting while it is away); gives up waiting when `signal` aborts. */
   createCellEntity(spec: CellEntitySpec, signal: AbortSignal): Promise<{ spaceId: number; cellappAddress: string }>;
   save(id: number, e: StoredEntity): Promise<void>;
+  /** Asks the cellappmgr to re-create the cell entity from `backup` (its cellapp died). */
+  restoreCellEntity(backup: CellBackup): Promise<RestoredAt>;
   /** The proxy logged out and is gone. */
   removed(p: Proxy): void;
 }
@@ -250,6 +259,41 @@ export class Proxy implements BaseEntityApi, ChangeSink {
       if (this.cellState === "live") this.cellBackup.keep(backup);
     });
     this.cellBackup.stats.refused += this.frames.stats.foreign - refusedBefore;
+  }
+
+  /**
+   * The cellapp at `address` died. If it held the cell entity, the entity is restored from its latest backup where
+   * the cellappmgr says; the client stays connected, hears cellReady again, and its witness is rebuilt there.
+   */
+  async onCellAppDied(address: string): Promise<void> {
+    const at = this.route.address;
+    if (this.cellState !== "live" || at === null || !sameAddress(at, address)) return;
+    const backup = this.cellBackup.latest;
+    this.route.setAddress(null);
+    this.cellState = "creating";
+    this.witness = false;
+    try {
+      if (!backup) throw new Error("its cellapp died before its first backup");
+      const where = await this.host.restoreCellEntity(backup);
+      if (this.cellState !== "creating") return;
+      this.frames.restart(backup.epoch + 1, where.cellappAddress);
+      this.cellState = "live";
+      this.spaceId = where.spaceId;
+      this.route.setAddress(where.cellappAddress);
+      this.speed.reset(backup.entity.position);
+      this.direction = [...backup.entity.direction];
+      this.#log.info(`cell entity restored from its backup in space ${where.spaceId} on ${where.cellappAddress}`);
+      if (this.client) this.#sendCellReady();
+      if (this.entitiesEnabled) this.#setWitness(true);
+    } catch (e) {
+      if (this.cellState !== "creating") return;
+      this.cellState = "none";
+      this.frames.reset();
+      this.cellBackup.clear();
+      const why = `the cell entity was lost with its cellapp and not restored: ${(e as Error).message}`;
+      this.#log.error(why);
+      this.client?.sendMessage({ id: S2C.cellGone, reason: why });
+    }
   }
 
   /** The real of `fromEpoch` moved to the cellapp at `address`; told by its old cellapp after its last frame. */

@@ -13,6 +13,7 @@ import {
   MAX_LOAD,
   type MessageDef,
   MgrMsg,
+  RestoreMsg,
   type SpaceGeometry,
 } from "../core/wire/mod.ts";
 import type { EntityRegistry } from "../core/def/mod.ts";
@@ -27,7 +28,7 @@ import { rectFromArray } from "../core/geo/rect.ts";
 import { Loopback } from "./loopback.ts";
 import { ClientTraffic } from "./client_traffic.ts";
 import { cellAt, cellKey, cellOf, cellsOfSpace } from "./cell_table.ts";
-import { BackupSender, BuddyStore } from "./backup/mod.ts";
+import { BackupSender, BuddyStore, restoreFromBackup, restoreNpcsOf } from "./backup/mod.ts";
 
 /** What a cellapp runs: the entity types and their cell scripts. */
 export interface CellAppGame {
@@ -259,6 +260,19 @@ export class CellApp {
         this.#log.info(id === null ? "no buddy cellapp: NPCs are not backed up" : `buddy cellapp ${id} at ${address}`);
       })
       .on(BackupMsg.npcBackup, (ch, backup) => this.buddyStore.put(ch.peer.address, backup))
+      .on(RestoreMsg.restoreEntity, (_ch, backup, baseAddress, hasClient) => {
+        const cell = cellAt(this.cells, backup.spaceId, backup.entity.position[0], backup.entity.position[2]);
+        return restoreFromBackup(cell, backup, baseAddress, hasClient);
+      })
+      .on(
+        RestoreMsg.cellAppDied,
+        (_ch, id, address) =>
+          restoreNpcsOf(this.buddyStore, id, address, this.#log, (backup) => {
+            const ch = this.member.link.channel;
+            if (!ch) return Promise.reject(new Error("the cellappmgr is not reachable"));
+            return ch.request(RestoreMsg.restoreCellEntity, backup, null, false);
+          }),
+      )
       .on(CellMsg.describeCell, (_ch, spaceId) => {
         const cells = cellsOfSpace(this.cells, spaceId);
         return cells.length === 0 ? null : cells.flatMap((c) => c.describe());

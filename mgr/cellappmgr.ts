@@ -5,6 +5,7 @@ import {
   Handlers,
   MgrMsg,
   ProcMsg,
+  RestoreMsg,
   sameAddress,
   WireServer,
 } from "../core/wire/mod.ts";
@@ -27,6 +28,7 @@ import {
 import { type Member, Registry } from "./registry.ts";
 import { IdAllocator } from "./ids.ts";
 import { Buddies } from "./buddies.ts";
+import { announceDeath, restoreCellEntity } from "./restore.ts";
 import { DEFAULT_SPACE_ID, Spaces } from "./spaces.ts";
 import { adoptClaims, dropMissingCellApps, REJOIN_WINDOW_MS, RejoinWindow } from "./rejoin.ts";
 import { cellViews, spaceSummary } from "./views.ts";
@@ -97,7 +99,10 @@ export class CellAppMgr {
     this.#rejoin = new RejoinWindow(opts.rejoinWindowMs ?? REJOIN_WINDOW_MS, () => this.#rejoined());
     this.registry.onChange = (m, event) => {
       if (m.role !== "cellapp" || this.#shuttingDown) return;
-      if (event === "left") this.spaces.onCellAppLeft(m.id);
+      if (event === "left") {
+        this.spaces.onCellAppLeft(m.id);
+        announceDeath(this.registry, m, this.#log);
+      }
       // After the current message: a new cellapp must get its registration reply before createCell.
       setTimeout(() => {
         this.buddies.update();
@@ -171,6 +176,15 @@ export class CellAppMgr {
           throw new Error(far);
         }
         return this.#createCellEntity(spec);
+      })
+      .on(RestoreMsg.restoreCellEntity, (ch, backup, baseAddress, hasClient) => {
+        const m = this.#member(ch, "restoreCellEntity");
+        const own = m.role === "baseapp" ? baseAddress !== null && sameAddress(baseAddress, m.address) : !baseAddress;
+        if (!own) {
+          ch.drop(`restoreCellEntity for entity ${backup.entity.id} names the base at ${baseAddress}`);
+          throw new Error("a baseapp restores its own bases' cell entities only, a cellapp entities without a base");
+        }
+        return restoreCellEntity(this.spaces, this.registry, backup, baseAddress, hasClient);
       })
       .on(MgrMsg.findCell, async (ch, spaceId, x, z) => {
         this.#member(ch, "findCell");

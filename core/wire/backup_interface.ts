@@ -4,7 +4,7 @@
  * to the buddy cellapp the cellappmgr assigns.
  */
 import { message } from "./catalog.ts";
-import { address, entityId, int, obj, optional, spaceId, tuple } from "./check.ts";
+import { address, bool, entityId, int, obj, optional, spaceId, tuple } from "./check.ts";
 import { type EntitySnapshot, entitySnapshotCheck } from "./cell_interface.ts";
 
 /** One real's cell state as its last backup had it. */
@@ -32,6 +32,39 @@ export const BackupMsg = {
     202,
     "setBuddy",
     tuple(optional(int(1, 2 ** 31)), optional(address)),
+    ["cellappmgr"],
+  ),
+} as const;
+
+/** Where a restored cell entity now is. */
+export interface RestoredAt {
+  spaceId: number;
+  cellapp: number;
+  cellappAddress: string;
+}
+
+/** Messages of restoring cell entities from their backups when their cellapp died. */
+export const RestoreMsg = {
+  /**
+   * The cellapp `cellappId` at `address` died (the cellappmgr dropped it and gave its area to the others): bases whose
+   * cell entity was there, and the buddy holding its NPC backups, restore them.
+   */
+  cellAppDied: message<[number, string]>(203, "cellAppDied", tuple(int(1, 2 ** 31), address), ["cellappmgr"]),
+  /**
+   * Restores a cell entity from `backup` in the cell now covering its position: for its base at `baseAddress` (a
+   * baseapp asks for its own bases only), or without a base (a buddy cellapp asks).
+   */
+  restoreCellEntity: message<[CellBackup, string | null, boolean], RestoredAt>(
+    204,
+    "restoreCellEntity",
+    tuple(cellBackup, optional(address), bool),
+    ["baseapp", "cellapp"],
+  ),
+  /** Re-creates the entity of `backup` in this cellapp's cell covering its position (sent by the cellappmgr). */
+  restoreEntity: message<[CellBackup, string | null, boolean], boolean>(
+    205,
+    "restoreEntity",
+    tuple(cellBackup, optional(address), bool),
     ["cellappmgr"],
   ),
 } as const;

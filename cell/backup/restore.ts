@@ -1,0 +1,77 @@
+/**
+ * Restoring a cell entity from its latest backup after its cellapp died (issue 12, seed 004): re-created with its
+ * id, properties, position, direction, timers, movement and range triggers as the backup had them, in the cell now
+ * covering its position; its script hears onRestore instead of onCreated.
+ */
+import { type CellBackup, type EntitySnapshot, sameAddress } from "../../core/wire/mod.ts";
+import type { Logger } from "../../core/log.ts";
+import type { BuddyStore } from "./buddy_store.ts";
+
+/** A restored entity, as restoring sets it up. */
+export interface RestoredEntity {
+  readonly id: number;
+  baseAddress: string | null;
+  hasClient: boolean;
+  epoch: number;
+}
+
+/** What restoring needs of the cell that takes the entity: Cell satisfies it. */
+export interface RestoreCell {
+  readonly spaceId: number;
+  readonly entities: ReadonlyMap<number, RestoredEntity>;
+  readonly ghosts: ReadonlyMap<number, unknown>;
+  /** Drops the ghost of `id` (of the real that died), whatever its epoch. */
+  deleteGhost(id: number): void;
+  restoreEntity(state: EntitySnapshot): RestoredEntity;
+  callScript(e: RestoredEntity, name: string): void;
+}
+
+/**
+ * Re-creates the entity of `backup` in `cell`, for its base at `baseAddress` (null: none). Its epoch goes on past the
+ * backup's, as after a move, so that what its old real sent is older than anything it sends. Returns false when the
+ * entity is real here already (asked again; or it had moved here after its backup).
+ */
+export function restoreFromBackup(
+  cell: RestoreCell,
+  backup: CellBackup,
+  baseAddress: string | null,
+  hasClient: boolean,
+): boolean {
+  const id = backup.entity.id;
+  if (cell.entities.has(id)) return false;
+  // The ghost here was of the real that died: the restored real takes its place.
+  if (cell.ghosts.has(id)) cell.deleteGhost(id);
+  const e = cell.restoreEntity(backup.entity);
+  e.baseAddress = baseAddress;
+  e.hasClient = hasClient;
+  e.epoch = backup.epoch + 1;
+  cell.callScript(e, "onRestore");
+  return true;
+}
+
+/**
+ * As the buddy of the cellapp `id` at `address`, which died: asks (through `restore`, the cellappmgr) for each NPC it
+ * backed up here to be re-created where its position now is. Failures are logged per entity.
+ */
+export function restoreNpcsOf(
+  store: BuddyStore,
+  id: number,
+  address: string,
+  log: Logger,
+  restore: (backup: CellBackup) => Promise<unknown>,
+): void {
+  const from = store.senders().find((a) => sameAddress(a, address));
+  if (from === undefined) return;
+  const backups = store.backupsFrom(from);
+  store.forget(from);
+  log.info(`restoring ${backups.length} NPCs of dead cellapp ${id} from their backups`);
+  for (const b of backups) {
+    restore(b).catch((e) =>
+      log.error(
+        `${b.entity.type} ${b.entity.id} of dead cellapp ${id} not restored in space ${b.spaceId}: ${
+          (e as Error).message
+        }`,
+      )
+    );
+  }
+}

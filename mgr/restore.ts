@@ -1,0 +1,45 @@
+/**
+ * Restoring the cell entities of a dead cellapp (issue 12): the cellappmgr tells the baseapps and cellapps which
+ * cellapp died (after giving its area to the others), and places each restore in the cell now covering the backup's
+ * position.
+ */
+import { type CellBackup, type RestoredAt, RestoreMsg } from "../core/wire/mod.ts";
+import { cellIndexAt } from "../core/geo/bsp.ts";
+import type { Logger } from "../core/log.ts";
+import type { Member, Registry } from "./registry.ts";
+import type { Spaces } from "./spaces.ts";
+
+/** How long a cellapp may take to re-create one entity. */
+const RESTORE_TIMEOUT_MS = 10_000;
+
+/** Tells every baseapp and cellapp that `dead` died: bases and buddies restore what it held. */
+export function announceDeath(registry: Registry, dead: Member, log: Logger): void {
+  for (const m of registry.members.values()) {
+    if (m.id === dead.id) continue;
+    try {
+      m.channel.send(RestoreMsg.cellAppDied, dead.id, dead.address);
+    } catch (e) {
+      log.warn(`could not tell ${m.role} ${m.id} that cellapp ${dead.id} died: ${(e as Error).message}`);
+    }
+  }
+}
+
+/** Re-creates the entity of `backup` on the cellapp whose cell covers its position in its space. */
+export async function restoreCellEntity(
+  spaces: Spaces,
+  registry: Registry,
+  backup: CellBackup,
+  baseAddress: string | null,
+  hasClient: boolean,
+): Promise<RestoredAt> {
+  const what = `${backup.entity.type} ${backup.entity.id}`;
+  const space = spaces.all.get(backup.spaceId);
+  if (!space) throw new Error(`${what} cannot be restored: space ${backup.spaceId} is gone`);
+  if (space.shuttingDown) throw new Error(`${what} cannot be restored: space ${space.id} is shutting down`);
+  const [x, , z] = backup.entity.position;
+  const cell = space.cells()[cellIndexAt(space.tree, x, z)];
+  const m = registry.members.get(cell.cellapp);
+  if (!m) throw new Error(`${what} cannot be restored: the cellapp ${cell.cellapp} of space ${space.id} is gone`);
+  await m.channel.requestWithin(RESTORE_TIMEOUT_MS, RestoreMsg.restoreEntity, backup, baseAddress, hasClient);
+  return { spaceId: space.id, cellapp: m.id, cellappAddress: m.address };
+}
