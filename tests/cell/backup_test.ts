@@ -2,7 +2,8 @@
 import assert from "node:assert/strict";
 import { createRegistry, decodeCellBackup, defineEntity, T } from "../../core/def/mod.ts";
 import { Cell, type CellHost } from "../../cell/cell.ts";
-import { BackupSender, BuddyStore } from "../../cell/backup/mod.ts";
+import { BackupSender, BuddyStore, restoreFromBackup } from "../../cell/backup/mod.ts";
+import { CellScript, type CellScriptClass } from "../../core/script.ts";
 import type { CellBackup, SpaceGeometry } from "../../core/wire/mod.ts";
 import { memoryLogger } from "../helpers/log.ts";
 
@@ -13,11 +14,11 @@ const Walker = defineEntity({
 });
 const registry = createRegistry({ entities: [Walker] });
 
-function makeCell(): Cell {
+function makeCell(scripts: Record<string, CellScriptClass> = {}): Cell {
   let next = 1;
   const host: CellHost = {
     registry,
-    scripts: {},
+    scripts,
     log: memoryLogger(),
     budgetMs: 100,
     newEntityId: () => next++,
@@ -145,4 +146,43 @@ Deno.test("the buddy store keeps the latest backup per entity and forgets those 
   assert.deepEqual(store.senders(), ["a:1", "b:1"]);
   store.forget("b:1");
   assert.deepEqual(store.backupsFrom("b:1"), []);
+});
+
+Deno.test("an entity restored from its backup keeps its state and timers, hears onRestore, and comes once", () => {
+  const heard: string[] = [];
+  class Counting extends CellScript<{ steps: number }> {
+    override onCreated() {
+      heard.push("onCreated");
+    }
+    override onRestore() {
+      heard.push(`onRestore steps=${this.self.props.steps}`);
+    }
+    override onTimer(_id: number, userArg: number) {
+      heard.push(`onTimer ${userArg}`);
+    }
+  }
+  const scripts = { Walker: Counting as unknown as CellScriptClass };
+  const old = makeCell(scripts);
+  const e = old.createEntity("Walker", { x: 3, y: 0, z: 4 }, { steps: 9 });
+  old.addTimer(e, 250, 0, 5);
+  e.baseAddress = "127.0.0.1:7001";
+  e.epoch = 2;
+  const { sent, sender } = recordingSender(100, 100);
+  sender.tick([old]);
+  const backup = sent[0][1];
+
+  heard.length = 0;
+  const cell = makeCell(scripts);
+  assert.equal(restoreFromBackup(cell, backup, "127.0.0.1:7001", true), true);
+  assert.equal(restoreFromBackup(cell, backup, "127.0.0.1:7001", true), false, "asked again: already here");
+  const r = cell.entities.get(e.id)!;
+  assert.deepEqual([r.x, r.y, r.z], [3, 0, 4]);
+  assert.equal(r.baseAddress, "127.0.0.1:7001");
+  assert.equal(r.hasClient, true);
+  assert.equal(r.epoch, 3, "past the backup's epoch, as after a move");
+  assert.deepEqual(heard, ["onRestore steps=9"]);
+  cell.tick(200);
+  assert.deepEqual(heard, ["onRestore steps=9"]);
+  cell.tick(100);
+  assert.deepEqual(heard, ["onRestore steps=9", "onTimer 5"], "its timer fires when the backup had it due");
 });
