@@ -6,6 +6,7 @@
 import { type CellBackup, type EntitySnapshot, sameAddress } from "../../core/wire/mod.ts";
 import type { Logger } from "../../core/log.ts";
 import type { BuddyStore } from "./buddy_store.ts";
+import { controllerProblem } from "./check_controllers.ts";
 
 /** A restored entity, as restoring sets it up. */
 export interface RestoredEntity {
@@ -39,6 +40,12 @@ export function restoreFromBackup(
 ): boolean {
   const id = backup.entity.id;
   if (cell.entities.has(id)) return false;
+  backup.entity.controllers.forEach((c, i) => {
+    const problem = controllerProblem(c);
+    if (problem) {
+      throw new Error(`${backup.entity.type} ${id} not restored: controller ${i} of its backup: ${problem}`);
+    }
+  });
   // The ghost here was of the real that died: the restored real takes its place.
   if (cell.ghosts.has(id)) cell.deleteGhost(id);
   const e = cell.restoreEntity(backup.entity);

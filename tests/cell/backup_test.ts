@@ -186,3 +186,33 @@ Deno.test("an entity restored from its backup keeps its state and timers, hears 
   cell.tick(100);
   assert.deepEqual(heard, ["onRestore steps=9", "onTimer 5"], "its timer fires when the backup had it due");
 });
+
+Deno.test("a backup with a malformed controller is refused, naming the entity and the controller", () => {
+  const cell = makeCell();
+  const e = cell.createEntity("Walker", { x: 0, y: 0, z: 0 });
+  cell.startMovement(e, {
+    kind: "moveToPoint",
+    id: 1,
+    dest: { x: 5, y: 0, z: 0 },
+    speed: 2,
+    faceMovement: true,
+    userArg: 0,
+  });
+  e.baseAddress = "127.0.0.1:7001";
+  const { sent, sender } = recordingSender(100, 100);
+  sender.tick([cell]);
+  const good = sent[0][1];
+  const forged: CellBackup = {
+    ...good,
+    entity: { ...good.entity, controllers: [{ ...(good.entity.controllers[0] as object), dest: null }] },
+  };
+  const target = makeCell();
+  assert.throws(
+    () => restoreFromBackup(target, forged, "127.0.0.1:7001", true),
+    /Walker 1 not restored: controller 0 of its backup: dest must be a point/,
+  );
+  assert.equal(target.entities.size, 0);
+  assert.equal(restoreFromBackup(target, good, "127.0.0.1:7001", true), true, "the real one restores, moving on");
+  target.tick(1000);
+  assert.deepEqual([target.entities.get(e.id)!.x], [2]);
+});
