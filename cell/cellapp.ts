@@ -266,8 +266,8 @@ export class CellApp {
       })
       .on(
         RestoreMsg.cellAppDied,
-        (_ch, id, address) =>
-          restoreNpcsOf(this.buddyStore, id, address, this.#log, (backup) => {
+        (_ch, id, address, buddy) =>
+          restoreNpcsOf(this.buddyStore, id, address, buddy === this.member.link.id, this.#log, (backup) => {
             const ch = this.member.link.channel;
             if (!ch) return Promise.reject(new Error("the cellappmgr is not reachable"));
             return ch.request(RestoreMsg.restoreCellEntity, backup, null, false);

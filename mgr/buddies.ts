@@ -26,11 +26,8 @@ export class Buddies {
     const now = this.assignment();
     for (const id of this.#told.keys()) if (!now.has(id)) this.#told.delete(id);
     for (const [id, buddy] of now) {
-      // A cellapp starts with no buddy: it is told only once it has one (or loses it).
-      if (this.#told.has(id) ? this.#told.get(id) === buddy : buddy === null) {
-        this.#told.set(id, buddy);
-        continue;
-      }
+      // Also "none" to a cellapp never told: after a cellappmgr restart it may still name a buddy that is gone.
+      if (this.#told.has(id) && this.#told.get(id) === buddy) continue;
       const m = this.registry.members.get(id)!;
       const b = buddy === null ? null : this.registry.members.get(buddy)!;
       try {

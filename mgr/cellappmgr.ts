@@ -101,7 +101,7 @@ export class CellAppMgr {
       if (m.role !== "cellapp" || this.#shuttingDown) return;
       if (event === "left") {
         this.spaces.onCellAppLeft(m.id);
-        announceDeath(this.registry, m, this.#log);
+        announceDeath(this.registry, m, this.buddies.buddyOf(m.id), this.#log);
       }
       // After the current message: a new cellapp must get its registration reply before createCell.
       setTimeout(() => {

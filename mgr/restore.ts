@@ -12,12 +12,12 @@ import type { Spaces } from "./spaces.ts";
 /** How long a cellapp may take to re-create one entity. */
 const RESTORE_TIMEOUT_MS = 10_000;
 
-/** Tells every baseapp and cellapp that `dead` died: bases and buddies restore what it held. */
-export function announceDeath(registry: Registry, dead: Member, log: Logger): void {
+/** Tells every baseapp and cellapp that `dead` died: its bases and its buddy (`buddy`) restore what it held. */
+export function announceDeath(registry: Registry, dead: Member, buddy: number | null, log: Logger): void {
   for (const m of registry.members.values()) {
     if (m.id === dead.id) continue;
     try {
-      m.channel.send(RestoreMsg.cellAppDied, dead.id, dead.address);
+      m.channel.send(RestoreMsg.cellAppDied, dead.id, dead.address, buddy);
     } catch (e) {
       log.warn(`could not tell ${m.role} ${m.id} that cellapp ${dead.id} died: ${(e as Error).message}`);
     }

@@ -57,13 +57,15 @@ export function restoreFromBackup(
 }
 
 /**
- * As the buddy of the cellapp `id` at `address`, which died: asks (through `restore`, the cellappmgr) for each NPC it
- * backed up here to be re-created where its position now is. Failures are logged per entity.
+ * The cellapp `id` at `address` died. As its buddy (`isBuddy`), asks (through `restore`, the cellappmgr) for each NPC
+ * it backed up here to be re-created where its position now is; failures are logged per entity. Backups from it kept
+ * by a cellapp that is no longer its buddy are stale (its NPCs went to the new buddy since): they are dropped.
  */
 export function restoreNpcsOf(
   store: BuddyStore,
   id: number,
   address: string,
+  isBuddy: boolean,
   log: Logger,
   restore: (backup: CellBackup) => Promise<unknown>,
 ): void {
@@ -71,6 +73,10 @@ export function restoreNpcsOf(
   if (from === undefined) return;
   const backups = store.backupsFrom(from);
   store.forget(from);
+  if (!isBuddy) {
+    log.info(`${backups.length} stale NPC backups of dead cellapp ${id} dropped: this cellapp is not its buddy now`);
+    return;
+  }
   log.info(`restoring ${backups.length} NPCs of dead cellapp ${id} from their backups`);
   for (const b of backups) {
     restore(b).catch((e) =>

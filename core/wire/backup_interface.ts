@@ -47,9 +47,15 @@ export interface RestoredAt {
 export const RestoreMsg = {
   /**
    * The cellapp `cellappId` at `address` died (the cellappmgr dropped it and gave its area to the others): bases whose
-   * cell entity was there, and the buddy holding its NPC backups, restore them.
+   * cell entity was there restore it; so does its buddy (`buddyId`, null for none) for its NPCs. Another cellapp
+   * holding NPC backups of it (its buddy before a reassignment) drops them: they are stale.
    */
-  cellAppDied: message<[number, string]>(203, "cellAppDied", tuple(int(1, 2 ** 31), address), ["cellappmgr"]),
+  cellAppDied: message<[number, string, number | null]>(
+    203,
+    "cellAppDied",
+    tuple(int(1, 2 ** 31), address, optional(int(1, 2 ** 31))),
+    ["cellappmgr"],
+  ),
   /**
    * Restores a cell entity from `backup` in the cell now covering its position: for its base at `baseAddress` (a
    * baseapp asks for its own bases only), or without a base (a buddy cellapp asks).

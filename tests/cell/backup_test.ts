@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { createRegistry, decodeCellBackup, defineEntity, T } from "../../core/def/mod.ts";
 import { Cell, type CellHost } from "../../cell/cell.ts";
-import { BackupSender, BuddyStore, restoreFromBackup } from "../../cell/backup/mod.ts";
+import { BackupSender, BuddyStore, restoreFromBackup, restoreNpcsOf } from "../../cell/backup/mod.ts";
 import { CellScript, type CellScriptClass } from "../../core/script.ts";
 import type { CellBackup, SpaceGeometry } from "../../core/wire/mod.ts";
 import { memoryLogger } from "../helpers/log.ts";
@@ -215,4 +215,34 @@ Deno.test("a backup with a malformed controller is refused, naming the entity an
   assert.equal(restoreFromBackup(target, good, "127.0.0.1:7001", true), true, "the real one restores, moving on");
   target.tick(1000);
   assert.deepEqual([target.entities.get(e.id)!.x], [2]);
+});
+
+Deno.test("only the dead cellapp's buddy restores its NPCs; a former buddy drops its stale backups", async () => {
+  const cell = makeCell();
+  cell.createEntity("Walker", { x: 1, y: 0, z: 1 });
+  cell.createEntity("Walker", { x: 2, y: 0, z: 2 });
+  const { sent, sender } = recordingSender(100, 100);
+  sender.buddy = { id: 2, address: "127.0.0.1:7002" };
+  sender.tick([cell]);
+  const log = memoryLogger();
+  const current = new BuddyStore();
+  const former = new BuddyStore();
+  for (const [, b] of sent) {
+    current.put("127.0.0.1:7001", b);
+    former.put("127.0.0.1:7001", b);
+  }
+  const asked: number[] = [];
+  const restore = (b: CellBackup) => (asked.push(b.entity.id), Promise.resolve());
+  restoreNpcsOf(former, 1, "127.0.0.1:7001", false, log, restore);
+  assert.deepEqual(asked, []);
+  assert.deepEqual(former.senders(), [], "the stale backups are dropped");
+  restoreNpcsOf(current, 1, "127.0.0.1:7001", true, log, restore);
+  assert.deepEqual(asked.sort(), [1, 2]);
+  assert.deepEqual(current.senders(), []);
+  // A restore the cellappmgr refuses is logged, naming the entity.
+  restoreNpcsOf(former, 1, "127.0.0.1:7001", true, log, restore); // nothing left: no-op
+  const again = new BuddyStore();
+  again.put("127.0.0.1:7001", sent[0][1]);
+  restoreNpcsOf(again, 1, "127.0.0.1:7001", true, log, () => Promise.reject(new Error("space 5 is gone")));
+  await log.waitFor(/Walker 1 of dead cellapp 1 not restored in space 5: space 5 is gone/, 1000);
 });
