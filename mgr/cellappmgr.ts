@@ -184,7 +184,7 @@ export class CellAppMgr {
           ch.drop(`restoreCellEntity for entity ${backup.entity.id} names the base at ${baseAddress}`);
           throw new Error("a baseapp restores its own bases' cell entities only, a cellapp entities without a base");
         }
-        return restoreCellEntity(this.spaces, this.registry, backup, baseAddress, hasClient);
+        return restoreCellEntity(this.spaces, this.registry, backup, baseAddress, hasClient, this.#log);
       })
       .on(MgrMsg.findCell, async (ch, spaceId, x, z) => {
         this.#member(ch, "findCell");
