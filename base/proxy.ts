@@ -265,13 +265,19 @@ export class Proxy implements BaseEntityApi, ChangeSink {
    * The cellapp at `address` died. If it held the cell entity, the entity is restored from its latest backup where
    * the cellappmgr says; the client stays connected, hears cellReady again, and its witness is rebuilt there.
    */
-  async onCellAppDied(address: string): Promise<void> {
+  onCellAppDied(address: string): Promise<void> {
     const at = this.route.address;
-    if (this.cellState !== "live" || at === null || !sameAddress(at, address)) return;
-    const backup = this.cellBackup.latest;
+    if (this.cellState !== "live" || at === null || !sameAddress(at, address)) return Promise.resolve();
     this.route.setAddress(null);
     this.cellState = "creating";
     this.witness = false;
+    // Like a cell entity being created: a logout meanwhile waits for it, then destroys what it made.
+    const done = this.#restoreCell(this.cellBackup.latest).finally(() => (this.#creating = null));
+    this.#creating = { done, abort: new AbortController() };
+    return done;
+  }
+
+  async #restoreCell(backup: CellBackup | null): Promise<void> {
     try {
       if (!backup) throw new Error("its cellapp died before its first backup");
       const where = await this.host.restoreCellEntity(backup);

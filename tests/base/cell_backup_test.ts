@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { decodeCellBackup } from "../../core/def/mod.ts";
 import { BackupMsg, type CellBackup, dial, Handlers, WireServer } from "../../core/wire/mod.ts";
 import { login, startBase, testRegistry } from "./fixtures.ts";
-import { cellReady } from "../helpers/players.ts";
+import { cellReady, entityAt } from "../helpers/players.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -74,3 +74,30 @@ Deno.test(
     c.close();
   },
 );
+
+Deno.test(
+  "a logout while the cell entity is being restored waits for it and destroys it: nothing is left",
+  opts,
+  async () => {
+    await using b = await startBase();
+    const c = await login(b.app, { name: "leaving", position: { x: 1, y: 0, z: 1 } });
+    await cellReady(c);
+    const p = b.app.proxies.get(c.player.id)!;
+    await waitFor("a first backup", () => p.cellBackup.latest !== null, 5000);
+    // As if its cellapp had died: the restore goes to the cellappmgr (which finds the real where it is), and the
+    // player logs out before the answer.
+    const restoring = p.onCellAppDied(await cellappOf(b, p.id));
+    assert.equal(p.cellState, "creating");
+    const out = p.logout();
+    await restoring;
+    await out;
+    await waitFor("its cell entity gone", async () => (await entityAt(b.admin, c.player.id)) === null, 5000);
+  },
+);
+
+/** The address of the cellapp holding the real of entity `id`. */
+async function cellappOf(b: Awaited<ReturnType<typeof startBase>>, id: number): Promise<string> {
+  const at = (await entityAt(b.admin, id))!;
+  const r = await fetch(`${b.admin}/api/cellapps/${at.cellapp}`);
+  return ((await r.json()) as { address: string }).address;
+}
