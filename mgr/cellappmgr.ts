@@ -87,6 +87,8 @@ export class CellAppMgr {
   #resolveShutdown!: () => void;
   /** Where each cellapp backs up its NPCs. */
   readonly buddies: Buddies;
+  /** The default space was lost with a cellapp that had a buddy: made again, its NPCs come back from their backups. */
+  #defaultNpcsRestored = false;
 
   private constructor(opts: CellAppMgrOptions, ids: IdAllocator) {
     this.#opts = opts;
@@ -100,8 +102,10 @@ export class CellAppMgr {
     this.registry.onChange = (m, event) => {
       if (m.role !== "cellapp" || this.#shuttingDown) return;
       if (event === "left") {
-        this.spaces.onCellAppLeft(m.id);
-        announceDeath(this.registry, m, this.buddies.buddyOf(m.id), this.#log);
+        const lost = this.spaces.onCellAppLeft(m.id);
+        const buddy = this.buddies.buddyOf(m.id);
+        if (buddy !== null && lost.some((s) => s.isDefault)) this.#defaultNpcsRestored = true;
+        announceDeath(this.registry, m, buddy, this.#log);
       }
       // After the current message: a new cellapp must get its registration reply before createCell.
       setTimeout(() => {
@@ -177,13 +181,15 @@ export class CellAppMgr {
         }
         return this.#createCellEntity(spec);
       })
-      .on(RestoreMsg.restoreCellEntity, (ch, backup, baseAddress, hasClient) => {
+      .on(RestoreMsg.restoreCellEntity, async (ch, backup, baseAddress, hasClient) => {
         const m = this.#member(ch, "restoreCellEntity");
         const own = m.role === "baseapp" ? baseAddress !== null && sameAddress(baseAddress, m.address) : !baseAddress;
         if (!own) {
           ch.drop(`restoreCellEntity for entity ${backup.entity.id} names the base at ${baseAddress}`);
           throw new Error("a baseapp restores its own bases' cell entities only, a cellapp entities without a base");
         }
+        // The default space may be being made again (its cellapp died): its entities come back into the new one.
+        if (backup.spaceId === DEFAULT_SPACE_ID) await this.#ensureDefaultSpace();
         return restoreCellEntity(this.spaces, this.registry, backup, baseAddress, hasClient, this.#log);
       })
       .on(MgrMsg.findCell, async (ch, spaceId, x, z) => {
@@ -274,11 +280,14 @@ export class CellAppMgr {
   async #createDefaultSpace(): Promise<void> {
     try {
       const { bounds, npcs } = this.#opts.defaultSpace;
+      const restored = this.#defaultNpcsRestored;
+      this.#defaultNpcsRestored = false;
+      if (restored) this.#log.info("the default space is made again; its NPCs come back from their backups");
       await this.spaces.create({
         bounds,
         cells: 1,
         isDefault: true,
-        entities: npcs > 0 ? [{ type: "NPC", count: npcs }] : [],
+        entities: npcs > 0 && !restored ? [{ type: "NPC", count: npcs }] : [],
       });
     } catch (e) {
       const why = `could not create the default space: ${(e as Error).message}`;
