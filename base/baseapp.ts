@@ -4,7 +4,7 @@ import { type MemberProcess, startMember } from "../core/member_process.ts";
 import { openKv } from "../core/kv.ts";
 import { EntityIdPool } from "../core/id_pool.ts";
 import { BusyMeter } from "../core/busy.ts";
-import { BaseMsg } from "../core/wire/mod.ts";
+import { BackupMsg, BaseMsg, RestoreMsg } from "../core/wire/mod.ts";
 import {
   decodePersistentState,
   encodeOwnClientState,
@@ -172,6 +172,11 @@ export class BaseApp implements SessionHost {
       scripts: this.#opts.baseScripts,
       createCellEntity: (spec, signal) => requestCellEntity(this.member.link, spec, signal, log),
       save: (id, e) => this.store.save(id, e),
+      restoreCellEntity: (backup) => {
+        const ch = this.member.link.channel;
+        if (!ch) return Promise.reject(new Error("the cellappmgr is not reachable"));
+        return ch.request(RestoreMsg.restoreCellEntity, backup, this.member.server.address, true);
+      },
       removed: (p) => {
         this.autosave.remove(p);
         if (this.proxies.get(p.id) === p) this.proxies.delete(p.id);
@@ -222,6 +227,10 @@ export class BaseApp implements SessionHost {
       .on(BaseMsg.toClient, (ch, id, epoch, bytes, generation) => {
         if (this.member.link.isDead(generation)) return this.#staleFrame(ch.peer.address, id, generation);
         this.proxies.get(id)?.fromCell(epoch, bytes, ch.peer.address);
+      })
+      .on(BackupMsg.cellBackup, (ch, id, backup) => this.proxies.get(id)?.onCellBackup(backup, ch.peer.address))
+      .on(RestoreMsg.cellAppDied, (_ch, _id, address) => {
+        for (const p of this.proxies.values()) void p.onCellAppDied(address);
       });
   }
 

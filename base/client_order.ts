@@ -175,6 +175,16 @@ export class ClientFrameOrder {
     return false;
   }
 
+  /**
+   * The cell entity was restored from a backup on the cellapp at `address` as `epoch` (its cellapp died): what was
+   * held belongs to the lost real.
+   */
+  restart(epoch: number, address: string): void {
+    this.reset();
+    this.epoch = epoch;
+    this.#address = address;
+  }
+
   /** A new cell entity (epoch 0 again): whatever was held belongs to the old one. */
   reset(): void {
     if (this.#heldFrames > 0) this.log.info(`${this.#heldFrames} held frames dropped: the cell entity is new`);

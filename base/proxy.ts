@@ -23,12 +23,20 @@ import {
   type ServerMessage,
   type Vec3Tuple,
 } from "../core/def/client_protocol.ts";
-import { type CellEntitySpec, CellMsg, RemoteError, sameAddress } from "../core/wire/mod.ts";
+import {
+  type CellBackup,
+  type CellEntitySpec,
+  CellMsg,
+  RemoteError,
+  type RestoredAt,
+  sameAddress,
+} from "../core/wire/mod.ts";
 import type { Placement } from "../core/placement.ts";
 import type { Logger } from "../core/log.ts";
 import { withinWorld, wrapAngle } from "../core/geo/rect.ts";
 import type { CellRoute } from "./cell_route.ts";
 import { ClientFrameOrder } from "./client_order.ts";
+import { CellBackupKeeper } from "./cell_backup.ts";
 import type { BaseEntityApi, BaseScripts } from "./scripts.ts";
 import { SpeedCheck } from "./speed_check.ts";
 import type { StoredEntity } from "./storage.ts";
@@ -60,6 +68,8 @@ export interface ProxyHost {
   /** Asks the cellappmgr for the cell entity (waiting while it is away); gives up waiting when `signal` aborts. */
   createCellEntity(spec: CellEntitySpec, signal: AbortSignal): Promise<{ spaceId: number; cellappAddress: string }>;
   save(id: number, e: StoredEntity): Promise<void>;
+  /** Asks the cellappmgr to re-create the cell entity from `backup` (its cellapp died). */
+  restoreCellEntity(backup: CellBackup): Promise<RestoredAt>;
   /** The proxy logged out and is gone. */
   removed(p: Proxy): void;
 }
@@ -73,6 +83,8 @@ export class Proxy implements BaseEntityApi, ChangeSink {
   readonly speed: SpeedCheck;
   /** The client's traffic from the cellapps, in order across cell changes. */
   readonly frames: ClientFrameOrder;
+  /** The latest backup of the cell entity, to restore it from. */
+  readonly cellBackup: CellBackupKeeper;
   client: ClientLink | null = null;
   cellState: CellState = "none";
   spaceId = 0;
@@ -109,6 +121,7 @@ export class Proxy implements BaseEntityApi, ChangeSink {
     this.#moveTokens = 2 * host.moveRate;
     this.direction = [...direction];
     this.#log = host.log.child(`[${type.name} ${id}]`);
+    this.cellBackup = new CellBackupKeeper(id);
     this.frames = new ClientFrameOrder(
       (bytes) => this.client?.send(bytes),
       (spaceId, address) => this.onCellLocated(spaceId, address),
@@ -240,6 +253,59 @@ export class Proxy implements BaseEntityApi, ChangeSink {
     this.frames.frame(epoch, bytes, from);
   }
 
+  /**
+   * A backup of the cell entity from the cellapp at `from`: kept in order with its epoch's frames, if `from` holds
+   * the real of that epoch; refused (counted and logged by the frame order) otherwise.
+   */
+  onCellBackup(backup: CellBackup, from: string): void {
+    const refusedBefore = this.frames.stats.foreign;
+    this.frames.notice(backup.epoch, from, () => {
+      if (this.cellState === "live") this.cellBackup.keep(backup);
+    });
+    this.cellBackup.stats.refused += this.frames.stats.foreign - refusedBefore;
+  }
+
+  /**
+   * The cellapp at `address` died. If it held the cell entity, the entity is restored from its latest backup where
+   * the cellappmgr says; the client stays connected, hears cellReady again, and its witness is rebuilt there.
+   */
+  onCellAppDied(address: string): Promise<void> {
+    const at = this.route.address;
+    if (this.cellState !== "live" || at === null || !sameAddress(at, address)) return Promise.resolve();
+    this.route.setAddress(null);
+    this.cellState = "creating";
+    this.witness = false;
+    // Like a cell entity being created: a logout meanwhile waits for it, then destroys what it made.
+    const done = this.#restoreCell(this.cellBackup.latest).finally(() => (this.#creating = null));
+    this.#creating = { done, abort: new AbortController() };
+    return done;
+  }
+
+  async #restoreCell(backup: CellBackup | null): Promise<void> {
+    try {
+      if (!backup) throw new Error("its cellapp died before its first backup");
+      const where = await this.host.restoreCellEntity(backup);
+      if (this.cellState !== "creating") return;
+      this.frames.restart(backup.epoch + 1, where.cellappAddress);
+      this.cellState = "live";
+      this.spaceId = where.spaceId;
+      this.route.setAddress(where.cellappAddress);
+      this.speed.reset(backup.entity.position);
+      this.direction = [...backup.entity.direction];
+      this.#log.info(`cell entity restored from its backup in space ${where.spaceId} on ${where.cellappAddress}`);
+      if (this.client) this.#sendCellReady();
+      if (this.entitiesEnabled) this.#setWitness(true);
+    } catch (e) {
+      if (this.cellState !== "creating") return;
+      this.cellState = "none";
+      this.frames.reset();
+      this.cellBackup.clear();
+      const why = `the cell entity was lost with its cellapp and not restored: ${(e as Error).message}`;
+      this.#log.error(why);
+      this.client?.sendMessage({ id: S2C.cellGone, reason: why });
+    }
+  }
+
   /** The real of `fromEpoch` moved to the cellapp at `address`; told by its old cellapp after its last frame. */
   onCellMoved(fromEpoch: number, spaceId: number, address: string, from: string): void {
     this.frames.moved(fromEpoch, spaceId, address, from);
@@ -272,6 +338,7 @@ export class Proxy implements BaseEntityApi, ChangeSink {
     this.cellState = "none";
     this.witness = false;
     this.frames.reset();
+    this.cellBackup.clear();
     this.route.setAddress(null);
     this.client?.sendMessage({ id: S2C.cellGone, reason });
   }

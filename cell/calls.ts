@@ -6,7 +6,7 @@
  */
 import { ByteReader } from "../core/def/mod.ts";
 import { ErrorCode, type ErrorCodeValue } from "../core/def/client_protocol.ts";
-import { CellMsg } from "../core/wire/mod.ts";
+import { CellMsg, RemoteError } from "../core/wire/mod.ts";
 import type { Cell } from "./cell.ts";
 import type { Entity } from "./entity.ts";
 import type { CellAddress } from "./borders/mod.ts";
@@ -105,7 +105,14 @@ function forward(
     callerId,
     method,
     args,
-  );
+  )
+    .catch((e: Error) => {
+      if (e instanceof RemoteError) throw e; // the real answered: its own error
+      throw new Error(
+        `${method} on entity ${targetId}: its real's cellapp at ${address} did not answer (${e.message}); ` +
+          `if that cellapp died, the entity comes back from its latest backup without this call`,
+      );
+    });
 }
 
 async function invoke(target: Entity, callerId: number, method: string, args: unknown[]): Promise<unknown> {

@@ -4,6 +4,7 @@ import { type MemberProcess, startMember } from "../core/member_process.ts";
 import { EntityIdPool } from "../core/id_pool.ts";
 import { BusyMeter } from "../core/busy.ts";
 import {
+  BackupMsg,
   BaseMsg,
   beginTick,
   CellMsg,
@@ -12,6 +13,7 @@ import {
   MAX_LOAD,
   type MessageDef,
   MgrMsg,
+  RestoreMsg,
   type SpaceGeometry,
 } from "../core/wire/mod.ts";
 import type { EntityRegistry } from "../core/def/mod.ts";
@@ -28,6 +30,7 @@ import { ClientTraffic } from "./client_traffic.ts";
 import { cellAt, cellKey, cellOf, cellsOfSpace } from "./cell_table.ts";
 import { Authority, dropAllCells } from "./fence.ts";
 import { Orphans } from "./orphans.ts";
+import { BackupSender, BuddyStore, restoreFromBackup, restoreNpcsOf } from "./backup/mod.ts";
 
 /** What a cellapp runs: the entity types and their cell scripts. */
 export interface CellAppGame {
@@ -72,6 +75,10 @@ export class CellApp {
   #authority: Authority;
   /** Cell entities whose baseapp died, waiting to be adopted. */
   readonly orphans: Orphans;
+  /** Each real's cell backup, once per backup period, to its base (or, without one, to the buddy). */
+  readonly backups: BackupSender;
+  /** The NPC backups of the cellapps whose buddy this one is. */
+  readonly buddyStore: BuddyStore = new BuddyStore();
 
   constructor(cfg: Config, log: Logger, game: CellAppGame, tickHz = DEFAULT_TICK_HZ) {
     this.#log = log;
@@ -161,6 +168,10 @@ export class CellApp {
       dial: (address) => this.member.peers.get(address),
       timeoutMs: cfg.orphanTimeoutSec * 1000,
     });
+    this.backups = new BackupSender({
+      toBase: (address, id, backup) => this.#toBase(address, BackupMsg.cellBackup, id, backup),
+      toBuddy: (address, backup) => this.#toPeer(address, BackupMsg.npcBackup, backup),
+    }, this.periodMs);
     this.#serve();
     this.member.link.onRegistered = () => {
       this.#authority.registered();
@@ -262,6 +273,24 @@ export class CellApp {
         CellMsg.realMoved,
         (_ch, spaceId, cellId, id, cellapp, address, cell, epoch) =>
           this.cells.get(cellKey(spaceId, cellId))?.realMoved(id, { cell, cellapp, address }, epoch),
+      )
+      .on(BackupMsg.setBuddy, (_ch, id, address) => {
+        this.backups.buddy = id !== null && address !== null ? { id, address } : null;
+        this.#log.info(id === null ? "no buddy cellapp: NPCs are not backed up" : `buddy cellapp ${id} at ${address}`);
+      })
+      .on(BackupMsg.npcBackup, (ch, backup) => this.buddyStore.put(ch.peer.address, backup))
+      .on(RestoreMsg.restoreEntity, (_ch, backup, baseAddress, hasClient) => {
+        const cell = cellAt(this.cells, backup.spaceId, backup.entity.position[0], backup.entity.position[2]);
+        return restoreFromBackup(cell, backup, baseAddress, hasClient);
+      })
+      .on(
+        RestoreMsg.cellAppDied,
+        (_ch, id, address, buddy) =>
+          restoreNpcsOf(this.buddyStore, id, address, buddy === this.member.link.id, this.#log, (backup) => {
+            const ch = this.member.link.channel;
+            if (!ch) return Promise.reject(new Error("the cellappmgr is not reachable"));
+            return ch.request(RestoreMsg.restoreCellEntity, backup, null, false);
+          }),
       )
       .on(CellMsg.describeCell, (_ch, spaceId) => {
         const cells = cellsOfSpace(this.cells, spaceId);
@@ -385,6 +414,11 @@ export class CellApp {
         }
         const ms = performance.now() - t0;
         cell.stats.record(t0, ms);
+      }
+      try {
+        this.backups.tick(this.cells.values());
+      } catch (e) {
+        this.#log.error(`cell backups failed: ${(e as Error).stack ?? e}`);
       }
     } finally {
       endTick();

@@ -113,6 +113,11 @@ export abstract class CellScript<P = Record<string, unknown>> {
   onEnteredCell?(): void;
   /** A move to another cell failed; the entity stays real here. */
   onStayedInCell?(): void;
+  /**
+   * The entity was re-created from its latest backup after its cellapp died (instead of onCreated): what changed
+   * since that backup is lost, timers and movements go on from the backup.
+   */
+  onRestore?(): void;
   /** The entity is about to be destroyed. */
   onDestroy?(): void;
   onTimer?(controllerId: number, userArg: number): void;

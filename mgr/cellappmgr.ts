@@ -5,6 +5,7 @@ import {
   Handlers,
   MgrMsg,
   ProcMsg,
+  RestoreMsg,
   sameAddress,
   WireServer,
 } from "../core/wire/mod.ts";
@@ -26,6 +27,8 @@ import {
 } from "../core/views.ts";
 import { type Member, Registry } from "./registry.ts";
 import { IdAllocator } from "./ids.ts";
+import { Buddies } from "./buddies.ts";
+import { announceDeath, restoreCellEntity } from "./restore.ts";
 import { DEFAULT_SPACE_ID, Spaces } from "./spaces.ts";
 import { adoptClaims, dropMissingCellApps, REJOIN_WINDOW_MS, RejoinWindow } from "./rejoin.ts";
 import { cellViews, spaceSummary } from "./views.ts";
@@ -84,20 +87,31 @@ export class CellAppMgr {
   /** Entities of admin spawns under way, counted against the entity limit until they exist. */
   #spawning = 0;
   #resolveShutdown!: () => void;
+  /** Where each cellapp backs up its NPCs. */
+  readonly buddies: Buddies;
+  /** The default space was lost with a cellapp that had a buddy: made again, its NPCs come back from their backups. */
+  #defaultNpcsRestored = false;
 
   private constructor(opts: CellAppMgrOptions, ids: IdAllocator) {
     this.#opts = opts;
     this.#log = opts.log;
     this.#ids = ids;
     this.registry = new Registry(opts.log);
+    this.buddies = new Buddies(this.registry, opts.log);
     this.spaces = new Spaces(this.registry, opts.log, (n) => this.#ids.allocate(n));
     this.shutdownDone = new Promise((r) => (this.#resolveShutdown = r));
     this.#rejoin = new RejoinWindow(opts.rejoinWindowMs ?? REJOIN_WINDOW_MS, () => this.#rejoined());
     this.registry.onChange = (m, event) => {
       if (m.role !== "cellapp" || this.#shuttingDown) return;
-      if (event === "left") this.spaces.onCellAppLeft(m.id);
+      if (event === "left") {
+        const lost = this.spaces.onCellAppLeft(m.id);
+        const buddy = this.buddies.buddyOf(m.id);
+        if (buddy !== null && lost.some((s) => s.isDefault)) this.#defaultNpcsRestored = true;
+        announceDeath(this.registry, m, buddy, this.#log);
+      }
       // After the current message: a new cellapp must get its registration reply before createCell.
       setTimeout(() => {
+        this.buddies.update();
         void this.#ensureDefaultSpace();
         if (!this.#rejoin.isOpen && !this.#shuttingDown) void this.spaces.giveCellsToBareSpaces();
       }, 0);
@@ -183,6 +197,17 @@ export class CellAppMgr {
         }
         return this.#createCellEntity(spec);
       })
+      .on(RestoreMsg.restoreCellEntity, async (ch, backup, baseAddress, hasClient) => {
+        const m = this.#member(ch, "restoreCellEntity");
+        const own = m.role === "baseapp" ? baseAddress !== null && sameAddress(baseAddress, m.address) : !baseAddress;
+        if (!own) {
+          ch.drop(`restoreCellEntity for entity ${backup.entity.id} names the base at ${baseAddress}`);
+          throw new Error("a baseapp restores its own bases' cell entities only, a cellapp entities without a base");
+        }
+        // The default space may be being made again (its cellapp died): its entities come back into the new one.
+        if (backup.spaceId === DEFAULT_SPACE_ID) await this.#ensureDefaultSpace();
+        return restoreCellEntity(this.spaces, this.registry, backup, baseAddress, hasClient, this.#log);
+      })
       .on(MgrMsg.findCell, async (ch, spaceId, x, z) => {
         this.#member(ch, "findCell");
         await this.#rejoin.wait();
@@ -247,6 +272,7 @@ export class CellAppMgr {
       );
     }
     if (space.shuttingDown) throw new Error(`space ${space.id} is shutting down`);
+    await this.spaces.placed(space);
     const cell = space.cells()[cellIndexAt(space.tree, x, z)];
     const m = this.registry.members.get(cell.cellapp);
     if (!m) throw new Error(`the cellapp ${cell.cellapp} of space ${space.id} is gone`);
@@ -271,11 +297,14 @@ export class CellAppMgr {
   async #createDefaultSpace(): Promise<void> {
     try {
       const { bounds, npcs } = this.#opts.defaultSpace;
+      const restored = this.#defaultNpcsRestored;
+      this.#defaultNpcsRestored = false;
+      if (restored) this.#log.info("the default space is made again; its NPCs come back from their backups");
       await this.spaces.create({
         bounds,
         cells: 1,
         isDefault: true,
-        entities: npcs > 0 ? [{ type: "NPC", count: npcs }] : [],
+        entities: npcs > 0 && !restored ? [{ type: "NPC", count: npcs }] : [],
       });
     } catch (e) {
       const why = `could not create the default space: ${(e as Error).message}`;

@@ -367,7 +367,22 @@ export class Spaces {
     }
     await Promise.all(jobs);
   }
+
+  /**
+   * Resolves once `space` has a cell on a live cellapp again (placing one now if it is bare), or after `ms`: a
+   * restore or a login that arrives while its space lost its only cell waits for the new one rather than failing.
+   */
+  async placed(space: Space, ms: number = PLACE_WAIT_MS): Promise<void> {
+    const end = performance.now() + ms;
+    while ((space.bare || space.placing) && this.all.get(space.id) === space && performance.now() < end) {
+      if (space.bare && !space.placing) await this.giveCellsToBareSpaces();
+      if (space.bare || space.placing) await new Promise((r) => setTimeout(r, 50));
+    }
+  }
 }
+
+/** How long a request for a space that lost its only cell waits for the new one. */
+export const PLACE_WAIT_MS = 5000;
 
 function hostOf(address: string): string {
   return address.replace(/:\d+$/, "").replace(/^\[|\]$/g, "");

@@ -246,6 +246,8 @@ const snapshot: Check = obj({
   controllers: arrayOf(any, 100_000),
   nextControllerId: int(0, 2 ** 53),
 });
+/** Checks an EntitySnapshot from the wire (cell backups too). */
+export const entitySnapshotCheck: Check = snapshot;
 const offloadFields = {
   spaceId,
   cellId,

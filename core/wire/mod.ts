@@ -10,4 +10,5 @@ export * from "./member.ts";
 export * from "./mgr_interface.ts";
 export * from "./cell_interface.ts";
 export * from "./base_interface.ts";
+export * from "./backup_interface.ts";
 export * from "./peers.ts";

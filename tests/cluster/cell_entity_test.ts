@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { BaseMsg, CellMsg, type Channel, dial, Handlers, MgrMsg, WireServer } from "../../core/wire/mod.ts";
+import { BackupMsg, BaseMsg, CellMsg, type Channel, dial, Handlers, MgrMsg, WireServer } from "../../core/wire/mod.ts";
 import { ByteWriter, decodePersistentState, encodeCellBackup, PropertyContainer } from "../../core/def/mod.ts";
 import { registry } from "../../entities/mod.ts";
 import type { CellEntityView, EntityView } from "../../core/views.ts";
@@ -30,7 +30,8 @@ Deno.test(
         BaseMsg.clientError,
         (_ch, id, code, about, message) => void refused.push(`${id} ${code} ${about} ${message}`),
       )
-      .on(BaseMsg.toClient, () => {});
+      .on(BaseMsg.toClient, () => {})
+      .on(BackupMsg.cellBackup, () => {});
     const base = new WireServer({ host: "127.0.0.1", port: 0, role: "baseapp", handlers });
     const channels: Channel[] = [];
     try {

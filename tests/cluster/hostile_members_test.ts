@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import {
+  BackupMsg,
   CellMsg,
   type Channel,
   type ChannelOptions,
@@ -15,6 +16,7 @@ import {
   MgrMsg,
   ProcMsg,
   type RegisterInfo,
+  RestoreMsg,
   WireServer,
 } from "../../core/wire/mod.ts";
 import type { ClusterView, SpaceSummaryView } from "../../core/views.ts";
@@ -35,6 +37,10 @@ class Fake implements Disposable {
   constructor(readonly role: "cellapp" | "baseapp") {
     // A cellapp that registers is given the default space: it plays along.
     if (role === "cellapp") this.handlers.on(CellMsg.createCell, () => true).on(CellMsg.shutDownSpace, () => {});
+    // Backups and restores are for the cluster's own members to act on: a fake takes them in and does nothing.
+    this.handlers.on(RestoreMsg.cellAppDied, () => {});
+    if (role === "cellapp") this.handlers.on(BackupMsg.setBuddy, () => {}).on(BackupMsg.npcBackup, () => {});
+    else this.handlers.on(BackupMsg.cellBackup, () => {});
     this.server = new WireServer({ host: "127.0.0.1", port: 0, role, handlers: this.handlers });
   }
 

@@ -4,7 +4,7 @@
  * refused until the cellappmgr has heard that it had entities.
  */
 import assert from "node:assert/strict";
-import { CellMsg, dial, Handlers, MgrMsg, WireServer } from "../../core/wire/mod.ts";
+import { BackupMsg, CellMsg, dial, Handlers, MgrMsg, WireServer } from "../../core/wire/mod.ts";
 import type { SpaceView } from "../../core/views.ts";
 import { api, Procs } from "../helpers/procs.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -16,7 +16,8 @@ Deno.test("a cell cannot shut down a space that never had entities; once it has 
   const mgr = await procs.start(["--role=mgr", "--port=0", "--admin-port=0", "--npcs=0"]);
   const admin = mgr.ready.admin!;
   // A cellapp of our own, so that the test decides what its cells report and ask.
-  const handlers = new Handlers().on(CellMsg.createCell, () => true).on(CellMsg.shutDownSpace, () => {});
+  const handlers = new Handlers().on(CellMsg.createCell, () => true).on(CellMsg.shutDownSpace, () => {})
+    .on(BackupMsg.setBuddy, () => {});
   const server = new WireServer({ host: "127.0.0.1", port: 0, role: "cellapp", handlers });
   const ch = await dial(mgr.ready.address!, {
     role: "cellapp",

@@ -1,0 +1,39 @@
+/**
+ * Checks the controllers of a backup before they are restored: a backup of a base's cell entity comes back from its
+ * baseapp, and a malformed controller would fail in every tick of the cell that took it.
+ */
+import { MAX_COORD } from "../../core/geo/rect.ts";
+
+const isNum = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
+const isId = (v: unknown): boolean => Number.isInteger(v) && (v as number) >= 0 && (v as number) < 2 ** 53;
+const isPos = (v: unknown): v is number => isNum(v) && v >= 0;
+const isCoord = (v: unknown): boolean => isNum(v) && Math.abs(v) <= MAX_COORD;
+
+/** What is wrong with controller state `c`, or null when it can be restored. */
+export function controllerProblem(c: unknown): string | null {
+  if (typeof c !== "object" || c === null) return "not an object";
+  const o = c as Record<string, unknown>;
+  if (!isId(o.id)) return `id ${String(o.id)} is not a controller id`;
+  if (!isNum(o.userArg)) return "userArg is not a finite number";
+  switch (o.kind) {
+    case "timer":
+      return isPos(o.dueInMs) && isPos(o.repeatMs) ? null : "dueInMs and repeatMs must be numbers >= 0";
+    case "rangeTrigger":
+      return isPos(o.radius) ? null : "radius must be a number >= 0";
+    case "moveToPoint": {
+      const d = o.dest as Record<string, unknown> | null;
+      if (typeof d !== "object" || d === null || !isCoord(d.x) || !isCoord(d.y) || !isCoord(d.z)) {
+        return `dest must be a point within ±${MAX_COORD} m`;
+      }
+      return isPos(o.speed) && o.speed > 0 && typeof o.faceMovement === "boolean"
+        ? null
+        : "speed must be > 0 and faceMovement a boolean";
+    }
+    case "moveToEntity":
+      return isId(o.targetId) && isPos(o.speed) && o.speed > 0 && isPos(o.range) && typeof o.faceMovement === "boolean"
+        ? null
+        : "targetId, speed > 0, range >= 0 and faceMovement are required";
+    default:
+      return `unknown kind ${JSON.stringify(o.kind)}`;
+  }
+}

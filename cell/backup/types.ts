@@ -1,0 +1,23 @@
+/** What the backup mechanism needs of cells and their entities: Cell and Entity satisfy these. */
+import type { EntitySnapshot } from "../../core/wire/mod.ts";
+
+/** A real entity as a backup sees it. */
+export interface BackupEntity {
+  readonly id: number;
+  readonly isReal: boolean;
+  readonly destroyed: boolean;
+  /** Set while the real is handed to another cell: its state travels with the hand-over, not in a backup. */
+  readonly offloading: unknown;
+  /** Its base's baseapp; null for an entity without a base (an NPC). */
+  readonly baseAddress: string | null;
+  readonly epoch: number;
+  serialise(now: number): EntitySnapshot;
+}
+
+/** A cell as a backup sees it. */
+export interface BackupCell {
+  readonly spaceId: number;
+  /** Game time in ms (timers' due times are relative to it). */
+  readonly time: number;
+  readonly entities: ReadonlyMap<number, BackupEntity>;
+}

@@ -1,0 +1,46 @@
+/**
+ * Buddy cellapps (issue 12): each cellapp backs its reals without a base (NPCs) up to another cellapp, the next one
+ * by id in a ring of the registered cellapps. Reassigned whenever a cellapp joins or leaves; a lone cellapp has none.
+ */
+import { BackupMsg } from "../core/wire/mod.ts";
+import type { Logger } from "../core/log.ts";
+import type { Registry } from "./registry.ts";
+
+/** Each cellapp's buddy, as last told. */
+export class Buddies {
+  /** Buddy id (null: none) by cellapp id, as last sent to it. */
+  readonly #told = new Map<number, number | null>();
+
+  constructor(private readonly registry: Registry, private readonly log: Logger) {}
+
+  /** The buddy of each cellapp now: the next one by id in the ring, none when alone. */
+  assignment(): Map<number, number | null> {
+    const ids = this.registry.withRole("cellapp").map((m) => m.id).sort((a, b) => a - b);
+    const out = new Map<number, number | null>();
+    ids.forEach((id, i) => out.set(id, ids.length > 1 ? ids[(i + 1) % ids.length] : null));
+    return out;
+  }
+
+  /** Tells every cellapp whose buddy changed (or that was never told) its buddy. */
+  update(): void {
+    const now = this.assignment();
+    for (const id of this.#told.keys()) if (!now.has(id)) this.#told.delete(id);
+    for (const [id, buddy] of now) {
+      // Also "none" to a cellapp never told: after a cellappmgr restart it may still name a buddy that is gone.
+      if (this.#told.has(id) && this.#told.get(id) === buddy) continue;
+      const m = this.registry.members.get(id)!;
+      const b = buddy === null ? null : this.registry.members.get(buddy)!;
+      try {
+        m.channel.send(BackupMsg.setBuddy, b?.id ?? null, b?.address ?? null);
+        this.#told.set(id, buddy);
+      } catch (e) {
+        this.log.warn(`could not tell cellapp ${id} its buddy ${buddy ?? "(none)"}: ${(e as Error).message}`);
+      }
+    }
+  }
+
+  /** The buddy cellapp `id` was last told, if any. */
+  buddyOf(id: number): number | null {
+    return this.#told.get(id) ?? null;
+  }
+}
