@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { CellAppMgr } from "../../mgr/cellappmgr.ts";
 import {
+  BackupMsg,
   CellMsg,
   type Channel,
   dial,
@@ -14,6 +15,7 @@ import {
   MgrMsg,
   ProcMsg,
   type RegisterInfo,
+  RestoreMsg,
   WireServer,
 } from "../../core/wire/mod.ts";
 import { memoryLogger } from "../helpers/log.ts";
@@ -22,7 +24,9 @@ import { waitFor, within } from "../helpers/wait.ts";
 /** A member's listening address and the channels it opens to the cellappmgr. */
 class Member implements Disposable {
   readonly server: WireServer;
-  readonly handlers = new Handlers().on(CellMsg.createCell, () => true).on(CellMsg.shutDownSpace, () => {});
+  // A member plays along with what the cellappmgr tells every cellapp.
+  readonly handlers = new Handlers().on(CellMsg.createCell, () => true).on(CellMsg.shutDownSpace, () => {})
+    .on(BackupMsg.setBuddy, () => {}).on(RestoreMsg.cellAppDied, () => {});
   readonly channels: Channel[] = [];
 
   constructor(readonly role: "cellapp" | "baseapp") {
