@@ -28,7 +28,7 @@ import {
 import { type Member, Registry } from "./registry.ts";
 import { IdAllocator } from "./ids.ts";
 import { Buddies } from "./buddies.ts";
-import { announceDeath, restoreCellEntity } from "./restore.ts";
+import { announceDeath, holderOf, restoreCellEntity } from "./restore.ts";
 import { DEFAULT_SPACE_ID, Spaces } from "./spaces.ts";
 import { adoptClaims, dropMissingCellApps, REJOIN_WINDOW_MS, RejoinWindow } from "./rejoin.ts";
 import { cellViews, spaceSummary } from "./views.ts";
@@ -256,6 +256,13 @@ export class CellAppMgr {
    */
   async #createCellEntity(spec: CellEntitySpec): Promise<{ spaceId: number; cellapp: number; cellappAddress: string }> {
     await this.#rejoin.wait();
+    // Its real may live on (its baseapp died and came back, or lost the answer): that cellapp adopts it, wherever it
+    // walked since the base last knew, rather than a second real being made where the base thinks it is.
+    const holder = await holderOf(this.registry, spec.entityId, this.#log);
+    if (holder) {
+      await holder.channel.request(CellMsg.createCellEntity, { ...spec, spaceId: holder.spaceId });
+      return { spaceId: holder.spaceId, cellapp: holder.id, cellappAddress: holder.address };
+    }
     if (spec.spaceId === DEFAULT_SPACE_ID) await this.#ensureDefaultSpace();
     const [x, , z] = spec.position;
     const space = spec.spaceId === 0

@@ -3,7 +3,7 @@
  * cellapp died (after giving its area to the others), and places each restore in the cell now covering the backup's
  * position.
  */
-import { type CellBackup, CellMsg, type RestoredAt, RestoreMsg } from "../core/wire/mod.ts";
+import { type CellBackup, CellMsg, type Channel, type RestoredAt, RestoreMsg } from "../core/wire/mod.ts";
 import { cellIndexAt } from "../core/geo/bsp.ts";
 import type { Logger } from "../core/log.ts";
 import type { Member, Registry } from "./registry.ts";
@@ -57,16 +57,16 @@ export async function restoreCellEntity(
 }
 
 /** The live cellapp holding the real of entity `id` (and in which space), if one does; ghosts do not count. */
-async function holderOf(
+export async function holderOf(
   registry: Registry,
   id: number,
   log: Logger,
-): Promise<{ id: number; address: string; spaceId: number } | null> {
+): Promise<{ id: number; address: string; spaceId: number; channel: Channel } | null> {
   const found = await Promise.all(
     registry.withRole("cellapp").map(async (m) => {
       try {
         const at = await m.channel.requestWithin(FIND_TIMEOUT_MS, CellMsg.findEntity, id);
-        return at?.real ? { id: m.id, address: m.address, spaceId: at.spaceId } : null;
+        return at?.real ? { id: m.id, address: m.address, spaceId: at.spaceId, channel: m.channel } : null;
       } catch (e) {
         log.warn(`cellapp ${m.id} did not say whether it holds entity ${id}: ${(e as Error).message}`);
         return null;

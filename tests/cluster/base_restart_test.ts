@@ -9,7 +9,7 @@ import { registry } from "../../entities/mod.ts";
 import type { CellEntityView, ClusterView } from "../../core/views.ts";
 import { EntityStore } from "../../base/storage.ts";
 import { api, Procs } from "../helpers/procs.ts";
-import { cellReady, type LocalCluster, startBaseProcess, startCluster } from "../helpers/players.ts";
+import { cellReady, entityAt, type LocalCluster, startBaseProcess, startCluster } from "../helpers/players.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -150,5 +150,69 @@ Deno.test(
     );
     assert.equal((await api(cluster.admin, `/api/entities/${id}`)).status, 404);
     assert.equal(cellapp.stderr.filter((l) => l.includes(`Avatar ${id} lost its base`)).length, 1, "logged once");
+  },
+);
+
+/** Every real cell entity of `id` in any space, on every cellapp, as [cellapp, space]. */
+async function realsOf(admin: string, id: number): Promise<[number, number][]> {
+  const view = (await api(admin, "/api/cluster")).body as ClusterView;
+  const spaces = ((await api(admin, "/api/spaces")).body as { spaces: { id: number }[] }).spaces.map((s) => s.id);
+  const out: [number, number][] = [];
+  for (const p of view.processes.filter((p) => p.role === "cellapp")) {
+    for (const s of spaces) {
+      const r = await api(admin, `/api/cellapps/${p.id}/cells/${s}`);
+      if (r.status !== 200) continue;
+      const es = (r.body as { entities: CellEntityView[] }).entities;
+      for (const e of es) if (e.id === id && e.real) out.push([p.id, s]);
+    }
+  }
+  return out;
+}
+
+Deno.test(
+  "an orphan that walked onto another cellapp since its base last saved it is adopted where it is, not made twice",
+  opts,
+  async () => {
+    await using procs = new Procs();
+    await using kv = await tempKv();
+    const cluster = await startCluster(procs, { cellapps: 2 });
+    const made = await api(cluster.admin, "/api/spaces", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ bounds: [0, 0, 400, 200], cells: 2 }),
+    });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const space = (made.body as { id: number }).id;
+    // Players choose where they start (--client-spawn); nothing is autosaved during the test.
+    const flags = ["--max-speed=1000", "--client-spawn", "--autosave=3600"];
+    const first = await startBaseProcess(procs, cluster, flags, { SEAMLESS_KV: kv.path });
+    const ann = await connect(first.clientUrl, {
+      name: "walker",
+      password: "pw",
+      spaceId: space,
+      position: { x: 50, y: 0, z: 100 },
+    }, { registry });
+    assert.equal(await cellReady(ann), space);
+    const id = ann.player.id;
+    const startedOn = (await realsOf(cluster.admin, id))[0][0];
+    for (const x of [100, 150, 200, 250, 300, 350]) {
+      ann.move({ x, y: 0, z: 100 });
+      await waitFor(`ann at x=${x}`, async () => (await entityAt(cluster.admin, id))?.position[0] === x, 10_000);
+    }
+    const walkedTo = await waitFor("the real handed over to the other cellapp", async () => {
+      const r = await realsOf(cluster.admin, id);
+      return r.length === 1 && r[0][0] !== startedOn ? r[0][0] : null;
+    }, 10_000);
+
+    first.proc.kill("SIGKILL");
+    await first.proc.status;
+    ann.close();
+    const second = await startBaseProcess(procs, cluster, flags, { SEAMLESS_KV: kv.path });
+    const again = await connect(second.clientUrl, { name: "walker", password: "pw" }, { registry });
+    assert.equal(again.player.id, id);
+    assert.equal(await cellReady(again), space, "adopted in the space where it is");
+    await waitFor("the base's new address on the cell entity", async () => (await entityAt(cluster.admin, id))?.base);
+    assert.deepEqual(await realsOf(cluster.admin, id), [[walkedTo, space]], "one real, where it walked to");
+    again.close();
   },
 );
