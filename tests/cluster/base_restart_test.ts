@@ -6,24 +6,22 @@
 import assert from "node:assert/strict";
 import { type Client, connect } from "../../client/mod.ts";
 import { registry } from "../../entities/mod.ts";
-import type { CellEntityView, ClusterView } from "../../core/views.ts";
 import { EntityStore } from "../../base/storage.ts";
 import { api, Procs } from "../helpers/procs.ts";
-import { cellReady, entityAt, type LocalCluster, startBaseProcess, startCluster } from "../helpers/players.ts";
+import {
+  cellEntitiesOf,
+  cellReady,
+  entityAt,
+  type LocalCluster,
+  startBaseProcess,
+  startCluster,
+  tempDir,
+} from "../helpers/players.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
 const player = (url: string, name: string): Promise<Client> => connect(url, { name, password: "pw" }, { registry });
-
-/** A temporary directory for a KV file, removed at the end of the test. */
-async function tempKv(): Promise<{ path: string } & AsyncDisposable> {
-  const dir = await Deno.makeTempDir();
-  return {
-    path: `${dir}/base.kv`,
-    [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }).catch(() => {}),
-  };
-}
 
 /** A baseapp that places players where they were saved, with `flags`, on the KV file at `kv`. */
 const baseapp = (procs: Procs, cluster: LocalCluster, kv: string, flags: string[] = []) =>
@@ -34,7 +32,8 @@ Deno.test(
   opts,
   async () => {
     await using procs = new Procs();
-    await using kv = await tempKv();
+    await using dir = await tempDir();
+    const kv = { path: `${dir.path}/base.kv` };
     const cluster = await startCluster(procs);
     const first = await baseapp(procs, cluster, kv.path, ["--autosave=1"]);
     const ann = await player(first.clientUrl, "ann");
@@ -66,17 +65,6 @@ Deno.test(
   },
 );
 
-/** The cell entities with id `id` in space 1 on every cellapp, as each cellapp lists them (the admin API). */
-async function inSpace1(admin: string, id: number): Promise<CellEntityView[]> {
-  const view = (await api(admin, "/api/cluster")).body as ClusterView;
-  const out: CellEntityView[] = [];
-  for (const p of view.processes.filter((p) => p.role === "cellapp")) {
-    const r = await api(admin, `/api/cellapps/${p.id}/cells/1`);
-    if (r.status === 200) out.push(...(r.body as { entities: CellEntityView[] }).entities.filter((e) => e.id === id));
-  }
-  return out;
-}
-
 const warnings = (lines: string[]): number => lines.filter((l) => / (WARN|ERROR) /.test(l)).length;
 
 Deno.test(
@@ -84,7 +72,8 @@ Deno.test(
   opts,
   async () => {
     await using procs = new Procs();
-    await using kv = await tempKv();
+    await using dir = await tempDir();
+    const kv = { path: `${dir.path}/base.kv` };
     const cluster = await startCluster(procs, { mgrFlags: ["--npcs=5"] });
     const [cellapp] = cluster.cellapps;
     const first = await baseapp(procs, cluster, kv.path);
@@ -116,7 +105,7 @@ Deno.test(
 
     const found = (await api(cluster.admin, `/api/entities/${id}`)).body as { base: number | null };
     assert.notEqual(found.base, null, "the cell entity names the restarted baseapp as its base");
-    assert.equal((await inSpace1(cluster.admin, id)).length, 1, "exactly one cell entity for the player");
+    assert.equal((await cellEntitiesOf(cluster.admin, id, 1)).length, 1, "exactly one cell entity for the player");
     const all = [...cellapp.stderr, ...second.proc.stderr, ...cluster.mgr.stderr];
     assert.ok(!all.some((l) => l.includes("already exists")), "no login refused as a duplicate");
     assert.equal(
@@ -153,28 +142,13 @@ Deno.test(
   },
 );
 
-/** Every real cell entity of `id` in any space, on every cellapp, as [cellapp, space]. */
-async function realsOf(admin: string, id: number): Promise<[number, number][]> {
-  const view = (await api(admin, "/api/cluster")).body as ClusterView;
-  const spaces = ((await api(admin, "/api/spaces")).body as { spaces: { id: number }[] }).spaces.map((s) => s.id);
-  const out: [number, number][] = [];
-  for (const p of view.processes.filter((p) => p.role === "cellapp")) {
-    for (const s of spaces) {
-      const r = await api(admin, `/api/cellapps/${p.id}/cells/${s}`);
-      if (r.status !== 200) continue;
-      const es = (r.body as { entities: CellEntityView[] }).entities;
-      for (const e of es) if (e.id === id && e.real) out.push([p.id, s]);
-    }
-  }
-  return out;
-}
-
 Deno.test(
   "an orphan that walked onto another cellapp since its base last saved it is adopted where it is, not made twice",
   opts,
   async () => {
     await using procs = new Procs();
-    await using kv = await tempKv();
+    await using dir = await tempDir();
+    const kv = { path: `${dir.path}/base.kv` };
     const cluster = await startCluster(procs, { cellapps: 2 });
     const made = await api(cluster.admin, "/api/spaces", {
       method: "POST",
@@ -194,14 +168,15 @@ Deno.test(
     }, { registry });
     assert.equal(await cellReady(ann), space);
     const id = ann.player.id;
-    const startedOn = (await realsOf(cluster.admin, id))[0][0];
+    const reals = async () => (await cellEntitiesOf(cluster.admin, id)).filter((e) => e.real);
+    const startedOn = (await reals())[0].cellapp;
     for (const x of [100, 150, 200, 250, 300, 350]) {
       ann.move({ x, y: 0, z: 100 });
       await waitFor(`ann at x=${x}`, async () => (await entityAt(cluster.admin, id))?.position[0] === x, 10_000);
     }
     const walkedTo = await waitFor("the real handed over to the other cellapp", async () => {
-      const r = await realsOf(cluster.admin, id);
-      return r.length === 1 && r[0][0] !== startedOn ? r[0][0] : null;
+      const r = await reals();
+      return r.length === 1 && r[0].cellapp !== startedOn ? r[0].cellapp : null;
     }, 10_000);
 
     first.proc.kill("SIGKILL");
@@ -212,7 +187,7 @@ Deno.test(
     assert.equal(again.player.id, id);
     assert.equal(await cellReady(again), space, "adopted in the space where it is");
     await waitFor("the base's new address on the cell entity", async () => (await entityAt(cluster.admin, id))?.base);
-    assert.deepEqual(await realsOf(cluster.admin, id), [[walkedTo, space]], "one real, where it walked to");
+    assert.deepEqual((await reals()).map((e) => [e.cellapp, e.spaceId]), [[walkedTo, space]], "one real, where it is");
     again.close();
   },
 );

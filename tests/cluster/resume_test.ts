@@ -5,23 +5,12 @@
 import assert from "node:assert/strict";
 import { Client, connect } from "../../client/mod.ts";
 import { registry } from "../../entities/mod.ts";
-import type { CellEntityView, ClusterView } from "../../core/views.ts";
+import type { ClusterView } from "../../core/views.ts";
 import { api, Procs } from "../helpers/procs.ts";
-import { cellReady, startBaseProcess, startCluster } from "../helpers/players.ts";
+import { cellEntitiesOf, cellReady, startBaseProcess, startCluster } from "../helpers/players.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
-
-/** The cell entities with id `id` in space 1 on every cellapp, as each cellapp lists them (the admin API). */
-async function inSpace1(admin: string, id: number): Promise<CellEntityView[]> {
-  const view = (await api(admin, "/api/cluster")).body as ClusterView;
-  const out: CellEntityView[] = [];
-  for (const p of view.processes.filter((p) => p.role === "cellapp")) {
-    const r = await api(admin, `/api/cellapps/${p.id}/cells/1`);
-    if (r.status === 200) out.push(...(r.body as { entities: CellEntityView[] }).entities.filter((e) => e.id === id));
-  }
-  return out;
-}
 
 Deno.test(
   "the SDK resumes its player with its token after its baseapp is killed with -9 and restarted: same entity, one cell",
@@ -52,7 +41,7 @@ Deno.test(
     assert.equal(ann.closed, false);
     assert.equal(ann.player.id, id, "its own entity");
     assert.equal(await cellReady(ann), 1, "with its cell");
-    assert.equal((await inSpace1(cluster.admin, id)).length, 1, "one cell entity");
+    assert.equal((await cellEntitiesOf(cluster.admin, id, 1)).length, 1, "one cell entity");
     ann.close();
   },
 );

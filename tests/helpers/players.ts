@@ -5,7 +5,7 @@
  * helpers to look at what the admin API and SDK clients see.
  */
 import { type Config, parseCommand } from "../../core/config.ts";
-import type { ClusterView, EntityView } from "../../core/views.ts";
+import type { CellEntityView, ClusterView, EntityView } from "../../core/views.ts";
 import type { Client, EntityView as ClientEntityView } from "../../client/mod.ts";
 import { api, type Proc, type Procs } from "./procs.ts";
 import { waitFor } from "./wait.ts";
@@ -110,4 +110,38 @@ export async function seen(c: Client, id: number, ms = 15_000): Promise<ClientEn
 /** Waits until `c` no longer has entity `id` in its AoI. */
 export async function unseen(c: Client, id: number, ms = 10_000): Promise<void> {
   await waitFor(`entity ${id} to leave the AoI of ${c.player.id}`, () => !c.entities.has(id), ms);
+}
+
+/** One cell entity as a cellapp lists it, with the cellapp and space it is in. */
+export interface CellEntityAt extends CellEntityView {
+  cellapp: number;
+  spaceId: number;
+}
+
+/**
+ * Every cell entity (real or ghost) with id `id` on every cellapp, in space `spaceId` or in every space, as each
+ * cellapp lists it through the admin API: what "one real, nowhere twice" is checked against.
+ */
+export async function cellEntitiesOf(admin: string, id: number, spaceId?: number): Promise<CellEntityAt[]> {
+  const view = (await api(admin, "/api/cluster")).body as ClusterView;
+  const spaces = spaceId !== undefined
+    ? [spaceId]
+    : ((await api(admin, "/api/spaces")).body as { spaces: { id: number }[] }).spaces.map((s) => s.id);
+  const out: CellEntityAt[] = [];
+  for (const p of view.processes.filter((p) => p.role === "cellapp")) {
+    for (const s of spaces) {
+      const r = await api(admin, `/api/cellapps/${p.id}/cells/${s}`);
+      if (r.status !== 200) continue;
+      for (const e of (r.body as { entities: CellEntityView[] }).entities) {
+        if (e.id === id) out.push({ ...e, cellapp: p.id, spaceId: s });
+      }
+    }
+  }
+  return out;
+}
+
+/** A temporary directory (for KV files), removed when disposed. */
+export async function tempDir(): Promise<{ path: string } & AsyncDisposable> {
+  const path = await Deno.makeTempDir();
+  return { path, [Symbol.asyncDispose]: () => Deno.remove(path, { recursive: true }).catch(() => {}) };
 }
