@@ -24,7 +24,7 @@ export interface SpaceSpec {
 }
 
 /** Loads are compared in steps of 1/LOAD_STEPS of a core. */
-const LOAD_STEPS = 20;
+const LOAD_STEPS = 10;
 
 /** A space as the cellappmgr knows it. */
 export class Space {
@@ -91,7 +91,7 @@ export class Spaces {
       for (const c of s.cells()) cellsOf.set(c.cellapp, (cellsOf.get(c.cellapp) ?? 0) + 1);
     }
     const score = (m: Member) => (preferredHost !== null && hostOf(m.address) === preferredHost ? 1 : 0);
-    // Loads are measured CPU shares: ones within a few percent are noise, and the cell count decides.
+    // Loads are measured CPU shares: ones within about 10 % of a core are noise, and the cell count decides.
     const level = (m: Member) => Math.round(m.load * LOAD_STEPS);
     return this.registry.withRole("cellapp").sort((a, b) =>
       score(b) - score(a) || level(a) - level(b) || (cellsOf.get(a.id) ?? 0) - (cellsOf.get(b.id) ?? 0) ||

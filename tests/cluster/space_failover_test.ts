@@ -26,7 +26,6 @@ Deno.test(
         ? ids as number[]
         : null;
     });
-    const defaultApp = (await space(admin, 1)).cells[0].cellapp;
     const created = await api(admin, "/api/spaces", {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -36,8 +35,8 @@ Deno.test(
     const id = (created.body as { id: number }).id;
     const before = await space(admin, id);
     assert.equal(before.cells.length, 1);
+    // Placement follows measured load: the space may share the default space's cellapp, which then loses both.
     const doomed = before.cells[0].cellapp;
-    assert.notEqual(doomed, defaultApp, "the new space went to the cellapp without a cell");
     const survivor = ids.find((i) => i !== doomed)!;
 
     apps[ids.indexOf(doomed)].kill("SIGKILL");
