@@ -92,7 +92,7 @@ export class Spaces {
     }
     const score = (m: Member) => (preferredHost !== null && hostOf(m.address) === preferredHost ? 1 : 0);
     // Loads are measured CPU shares: ones within about 10 % of a core are noise, and the cell count decides.
-    const level = (m: Member) => Math.round(m.load * LOAD_STEPS);
+    const level = (m: Member) => Math.floor(m.load * LOAD_STEPS);
     return this.registry.withRole("cellapp").sort((a, b) =>
       score(b) - score(a) || level(a) - level(b) || (cellsOf.get(a.id) ?? 0) - (cellsOf.get(b.id) ?? 0) ||
       a.id - b.id
