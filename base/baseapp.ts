@@ -4,7 +4,7 @@ import { type MemberProcess, startMember } from "../core/member_process.ts";
 import { openKv } from "../core/kv.ts";
 import { EntityIdPool } from "../core/id_pool.ts";
 import { BusyMeter } from "../core/busy.ts";
-import { BackupMsg, BaseMsg, RestoreMsg } from "../core/wire/mod.ts";
+import { BackupMsg, backupTarget, type BaseAppInfo, BaseBackupMsg, BaseMsg, RestoreMsg } from "../core/wire/mod.ts";
 import {
   decodePersistentState,
   encodeOwnClientState,
@@ -25,7 +25,9 @@ import { Proxy, type ProxyHost } from "./proxy.ts";
 import type { BaseScripts } from "./scripts.ts";
 import { ClientSession, type SessionHost, type SessionLimits } from "./session.ts";
 import { EntityStore, type StoredEntity } from "./storage.ts";
-import { ResumeTokens } from "./resume_token.ts";
+import { ResumeTokens, tokenNonce } from "./resume_token.ts";
+import { BaseBackups } from "./base_backup.ts";
+import { type BaseRestoreHost, restoreBase } from "./base_restore.ts";
 
 /** How a baseapp serves clients; every field has a default. */
 export interface BaseAppOptions {
@@ -85,6 +87,8 @@ export class BaseApp implements SessionHost {
   readonly store: EntityStore;
   /** Saves every proxy once per autosave period. */
   readonly autosave: Autosave;
+  /** Backs every proxy up to another baseapp once per backup period, and holds the backups of others' bases. */
+  readonly backups: BaseBackups;
   /** Proxies by entity id. */
   readonly proxies: Map<number, Proxy> = new Map();
   readonly sessions: Set<ClientSession> = new Set();
@@ -96,6 +100,7 @@ export class BaseApp implements SessionHost {
     Omit<BaseAppOptions, "limits" | "registry" | "checkLogin" | "clientPort" | "loginLimits" | "autosaveSec">
   >;
   readonly #proxyHost: ProxyHost;
+  readonly #restoreHost: BaseRestoreHost;
   /** Client frames from cellapp generations declared dead, logged at most once a minute per generation. */
   readonly #staleLog = new Throttle(60_000);
 
@@ -179,9 +184,41 @@ export class BaseApp implements SessionHost {
       },
       removed: (p) => {
         this.autosave.remove(p);
+        this.#dropBackup(p.id);
         if (this.proxies.get(p.id) === p) this.proxies.delete(p.id);
       },
     };
+    this.#restoreHost = {
+      log,
+      registry: this.registry,
+      has: (id) => this.proxies.has(id) || this.#loading.has(id),
+      newProxy: (id, type, account, cellProps, position, direction) =>
+        new Proxy(
+          id,
+          type,
+          account,
+          cellProps,
+          new CellRoute(this.member.peers, log),
+          this.#proxyHost,
+          position,
+          direction,
+        ),
+      hold: (proxy, nonce) => {
+        this.proxies.set(proxy.id, proxy);
+        this.autosave.add(proxy);
+        this.backups.awaitResume(proxy.id, nonce);
+      },
+      holds: (proxy) => this.proxies.get(proxy.id) === proxy,
+      rebase: async (cellapp, id) =>
+        await (await this.member.peers.get(cellapp)).request(BaseBackupMsg.rebase, id, this.address),
+      spawn: () => this.#spawn(),
+    };
+    this.backups = new BaseBackups({
+      log,
+      selfId: () => this.member.link.id,
+      bases: () => this.proxies.values(),
+      send: async (address, backup) => (await this.member.peers.get(address)).send(BaseBackupMsg.baseBackup, backup),
+    });
     this.#serve();
   }
 
@@ -231,7 +268,35 @@ export class BaseApp implements SessionHost {
       .on(BackupMsg.cellBackup, (ch, id, backup) => this.proxies.get(id)?.onCellBackup(backup, ch.peer.address))
       .on(RestoreMsg.cellAppDied, (_ch, _id, address) => {
         for (const p of this.proxies.values()) void p.onCellAppDied(address);
+      })
+      .on(BaseBackupMsg.baseApps, (_ch, list) => this.#baseAppsChanged(list))
+      .on(BaseBackupMsg.baseBackup, (ch, backup) => this.backups.keep(ch.peer.address, backup))
+      .on(BaseBackupMsg.dropBaseBackup, (ch, id) => this.backups.drop(ch.peer.address, id))
+      .on(BaseBackupMsg.baseAppDied, (_ch, id, address) => {
+        for (const b of this.backups.takeOf(address)) {
+          restoreBase(this.#restoreHost, b, id).catch((e) =>
+            this.log.error(`${b.type} ${b.entityId} of dead baseapp ${id} not restored: ${(e as Error).message}`)
+          );
+        }
       });
+  }
+
+  /** The live baseapps changed: backups follow the new list, and clients learn where they may resume. */
+  #baseAppsChanged(list: BaseAppInfo[]): void {
+    this.backups.setLive(list);
+    const urls = this.backups.clientUrls();
+    for (const s of this.sessions) if (s.state === "online") s.sendMessage({ id: S2C.baseApps, urls });
+  }
+
+  /** Base `id` logged out: its backup baseapp drops its backup, so that it is not restored if this one dies. */
+  #dropBackup(id: number): void {
+    this.backups.forget(id);
+    const target = backupTarget(id, this.backups.live, this.member.link.id);
+    if (!target) return;
+    this.member.peers.get(target.address).then(
+      (ch) => ch.send(BaseBackupMsg.dropBaseBackup, id),
+      (e) => this.log.warn(`could not drop the backup of entity ${id} at ${target.address}: ${(e as Error).message}`),
+    );
   }
 
   /** A frame for the client of `id` from a cellapp generation declared dead: dropped, logged once a minute per generation. */
@@ -257,7 +322,11 @@ export class BaseApp implements SessionHost {
    * the proxy still here, or the entity restored from the database (its orphaned cell entity adopted).
    */
   async resume(session: ClientSession, m: Extract<ClientMessage, { id: typeof C2S.resume }>): Promise<string | null> {
-    const res = await this.tokens.redeem(m.token);
+    // A base restored here from its backup takes its last token only; one whose baseapp may be dying waits to be.
+    const res = await this.tokens.redeem(
+      m.token,
+      (claim, nonce) => this.backups.checkResume(claim.entityId, nonce, 5000),
+    );
     if (!res.ok) return res.reason;
     const { entityId, type, account } = res.claim;
     const login = { id: C2S.login, name: account, password: "", spaceId: null, position: null } as const;
@@ -300,7 +369,10 @@ export class BaseApp implements SessionHost {
       ownState: encodeOwnClientState(proxy.base),
     });
     if (session.state === "closed") proxy.detach(session);
-    else this.#sendToken(session, proxy);
+    else {
+      this.#sendToken(session, proxy);
+      session.sendMessage({ id: S2C.baseApps, urls: this.backups.clientUrls() });
+    }
     this.log.info(`${m.name} logged in as ${proxy.type.name} ${proxy.id}${note}`);
     if (placement) {
       const spawn = this.#spawn();
@@ -312,7 +384,9 @@ export class BaseApp implements SessionHost {
   #sendToken(session: ClientSession, proxy: Proxy): void {
     this.tokens.issue({ entityId: proxy.id, type: proxy.type.name, account: proxy.accountName }).then(
       (token) => {
-        if (proxy.client === session) session.sendMessage({ id: S2C.resumeToken, token });
+        if (proxy.client !== session) return;
+        proxy.tokenNonce = tokenNonce(token);
+        session.sendMessage({ id: S2C.resumeToken, token });
       },
       (e) => this.log.error(`no resume token for ${proxy.type.name} ${proxy.id}: ${(e as Error).message}`),
     );
@@ -384,6 +458,7 @@ export class BaseApp implements SessionHost {
   /** Logs every proxy out (persisting it), stops serving and closes the database. */
   async close(reason: string): Promise<void> {
     this.autosave.close();
+    this.backups.close();
     clearInterval(this.#tokenTimer);
     const outs = [...this.proxies.values()].map((p) =>
       p.logout().catch((e) => this.log.error(`logout of ${p.id} failed: ${(e as Error).message}`))

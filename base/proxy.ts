@@ -24,6 +24,7 @@ import {
   type Vec3Tuple,
 } from "../core/def/client_protocol.ts";
 import {
+  type BaseBackup,
   type CellBackup,
   type CellEntitySpec,
   CellMsg,
@@ -91,6 +92,8 @@ export class Proxy implements BaseEntityApi, ChangeSink {
   direction: Vec3Tuple;
   entitiesEnabled = false;
   witness = false;
+  /** The nonce of the last resume token its client was given: its backup carries it (base_backup.ts). */
+  tokenNonce: string | null = null;
   #awaitingCorrection = false;
   /** Moves the client may still send now: refilled at twice the expected rate, up to a second's worth. */
   #moveTokens: number;
@@ -178,9 +181,51 @@ export class Proxy implements BaseEntityApi, ChangeSink {
     this.entitiesEnabled = false;
     if (this.witness) this.#setWitness(false);
     if (this.#loggingOut) return;
+    this.awaitClient();
+  }
+
+  /** Without a client (gone, or not back yet after a restore) it logs out unless one comes within the grace period. */
+  awaitClient(): void {
+    if (this.client || this.#loggingOut) return;
+    clearTimeout(this.#grace);
     this.#grace = setTimeout(() => {
       if (!this.client) this.logout().catch((e) => this.#log.error(`logout failed: ${(e as Error).message}`));
     }, this.host.disconnectGraceMs);
+  }
+
+  /** Its state for its backup baseapp, or null when it is logging out (base_backup.ts). */
+  backupState(): BaseBackup | null {
+    if (this.#loggingOut) return null;
+    const cellapp = this.cellState === "live" ? this.route.address : null;
+    return {
+      entityId: this.id,
+      type: this.type.name,
+      account: this.accountName,
+      base: encodePersistent(this.base),
+      cell: cellapp === null ? null : this.cellBackup.latest,
+      spaceId: this.spaceId,
+      cellapp,
+      position: [...this.speed.position],
+      direction: [...this.direction],
+      tokenNonce: this.tokenNonce,
+    };
+  }
+
+  /**
+   * Restored from its backup, it is the base of the cell entity on the cellapp at `address` (which took it as such
+   * and said where the entity is); `cellBackup` is the backup its old base held, renumbered to the real's new epoch 0.
+   */
+  rebased(
+    address: string,
+    spaceId: number,
+    position: Vec3Tuple,
+    direction: Vec3Tuple,
+    cellBackup: CellBackup | null,
+  ): void {
+    this.speed.reset(position);
+    this.direction = [...direction];
+    if (cellBackup) this.cellBackup.keep({ ...cellBackup, epoch: 0 });
+    this.onCellLocated(spaceId, address);
   }
 
   /**

@@ -9,6 +9,9 @@
  * that fails for a nonce seen before, so a replayed token is refused.
  *
  * Form: base64url(JSON payload) "." base64url(HMAC of the payload part).
+ *
+ * Resuming on another baseapp (its own died; base_backup.ts) needs the cluster `--secret`: without one each
+ * database has its own key, and another baseapp's tokens do not verify.
  */
 import { withKvRetry } from "./kv_retry.ts";
 
@@ -28,6 +31,22 @@ interface Payload {
   x: number;
   /** 128 random bits, hex: what makes the token single-use. */
   n: string;
+}
+
+/**
+ * A baseapp's say on a signed, unexpired token before it is used up: null to take it, else why not. `nonce` is what
+ * makes the token single-use (tokenNonce).
+ */
+export type ResumeCheck = (claim: ResumeClaim, nonce: string) => string | null | Promise<string | null>;
+
+/** The nonce of `token` (what makes it single-use), or null when it is malformed; the signature is not checked. */
+export function tokenNonce(token: string): string | null {
+  try {
+    const n = JSON.parse(new TextDecoder().decode(fromB64url(token.split(".")[0]))).n;
+    return typeof n === "string" ? n : null;
+  } catch {
+    return null;
+  }
 }
 
 /** How long a token is good for unless configured; a new one is sent before it runs out. */
@@ -99,7 +118,10 @@ export class ResumeTokens {
    * Checks `token` and uses it up: the claim it carries, or the reason it is refused (malformed, forged,
    * expired, or used before).
    */
-  async redeem(token: string): Promise<{ ok: true; claim: ResumeClaim } | { ok: false; reason: string }> {
+  async redeem(
+    token: string,
+    accept: ResumeCheck | null = null,
+  ): Promise<{ ok: true; claim: ResumeClaim } | { ok: false; reason: string }> {
     const [body, sig, extra] = token.split(".");
     if (!body || !sig || extra !== undefined) return { ok: false, reason: "resume token malformed" };
     let payload: Payload;
@@ -119,11 +141,15 @@ export class ResumeTokens {
     }
     const left = x - Date.now();
     if (left <= 0) return { ok: false, reason: "resume token expired; log in again" };
+    const claim = { entityId: e, type: t, account: a };
+    // Checked before the token is used up: a token refused here for now (say, its base is being restored) stays good.
+    const refused = accept ? await accept(claim, n) : null;
+    if (refused !== null) return { ok: false, reason: refused };
     const used: Deno.KvKey = ["resume", "used", n];
     const res = await withKvRetry(() =>
       this.kv.atomic().check({ key: used, versionstamp: null }).set(used, e, { expireIn: left + 60_000 }).commit()
     );
     if (!res.ok) return { ok: false, reason: "resume token already used; log in again" };
-    return { ok: true, claim: { entityId: e, type: t, account: a } };
+    return { ok: true, claim };
   }
 }

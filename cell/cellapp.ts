@@ -5,6 +5,7 @@ import { EntityIdPool } from "../core/id_pool.ts";
 import { BusyMeter } from "../core/busy.ts";
 import {
   BackupMsg,
+  BaseBackupMsg,
   BaseMsg,
   beginTick,
   CellMsg,
@@ -13,6 +14,7 @@ import {
   MAX_LOAD,
   type MessageDef,
   MgrMsg,
+  type Rebased,
   RestoreMsg,
   type SpaceGeometry,
 } from "../core/wire/mod.ts";
@@ -292,6 +294,16 @@ export class CellApp {
             return ch.request(RestoreMsg.restoreCellEntity, backup, null, false);
           }),
       )
+      .on(BaseBackupMsg.baseAppDied, (_ch, _id, address) => this.orphans.baseAppDied(address))
+      .on(BaseBackupMsg.rebase, (_ch, id, baseAddress): Rebased | null => {
+        for (const cell of this.cells.values()) {
+          const e = cell.entities.get(id);
+          if (!e?.isReal || e.destroyed) continue;
+          this.orphans.rebase(e, baseAddress);
+          return { spaceId: cell.spaceId, position: [e.x, e.y, e.z], direction: [e.yaw, e.pitch, e.roll] };
+        }
+        return null;
+      })
       .on(CellMsg.describeCell, (_ch, spaceId) => {
         const cells = cellsOfSpace(this.cells, spaceId);
         return cells.length === 0 ? null : cells.flatMap((c) => c.describe());

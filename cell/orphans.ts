@@ -111,22 +111,44 @@ export class Orphans {
     if (e.destroyed || e.cell.entities.get(e.id) !== e) {
       throw new Error(`the cell entity ${e.id} moved or went while it was being adopted; ask again`);
     }
-    this.#revived(spec.baseAddress);
+    this.#takeOver(e, spec.baseAddress, spec.hasClient);
+    // The base restored its place from its database and tells its client so: the entity goes there.
+    [e.yaw, e.pitch, e.roll] = spec.direction;
+    e.cell.moveEntity(e, spec.position[0], spec.position[1], spec.position[2]);
+    if (old !== spec.baseAddress) {
+      this.host.log.info(`${e.type.name} ${e.id} adopted by its base at ${spec.baseAddress}`);
+    }
+  }
+
+  /**
+   * The base of real `e` was restored from its backup on the baseapp at `baseAddress` (its own died): `e` takes it as
+   * its base where it is, so that its client frames, backups and orphan handling go there.
+   */
+  rebase(e: Entity, baseAddress: string): void {
+    const old = e.baseAddress;
+    this.#takeOver(e, baseAddress, true);
+    this.host.log.info(`${e.type.name} ${e.id}: its base moved from ${old} to ${baseAddress} (restored from a backup)`);
+  }
+
+  /**
+   * The cellappmgr says the baseapp at `address` died: found unreachable now rather than at the next sweep, nothing
+   * more goes there and its entities wait to be adopted (one the cellappmgr dropped but that still answers is kept).
+   */
+  baseAppDied(address: string): void {
+    this.#probe(address);
+  }
+
+  #takeOver(e: Entity, baseAddress: string, hasClient: boolean): void {
+    this.#revived(baseAddress);
     this.#since.delete(e);
     const cell = e.cell;
     // A new base starts a new client: no witness of the old one, frames counted from epoch 0 again, and ghosts made
     // again so that they name the new base.
     cell.disableWitness(e);
     cell.borders.dropGhosts(e);
-    e.baseAddress = spec.baseAddress;
-    e.hasClient = spec.hasClient;
+    e.baseAddress = baseAddress;
+    e.hasClient = hasClient;
     e.epoch = 0;
-    // The base restored its place from its database and tells its client so: the entity goes there.
-    [e.yaw, e.pitch, e.roll] = spec.direction;
-    cell.moveEntity(e, spec.position[0], spec.position[1], spec.position[2]);
-    if (old !== spec.baseAddress) {
-      this.host.log.info(`${e.type.name} ${e.id} adopted by its base at ${spec.baseAddress}`);
-    }
   }
 
   #isOrphan(e: Entity): boolean {

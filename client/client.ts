@@ -54,7 +54,8 @@ export interface ConnectOptions {
   /**
    * After a lost connection (closed without a close frame: the baseapp died, the network dropped), take the
    * player back with the resume token of the last login, no password: `urls` are the baseapps' client URLs to try
-   * in turn (default: the one connected to), for at most `withinMs` (default 30,000). false: a lost connection is
+   * in turn (default: the one connected to, then the live baseapps the server listed), for at most `withinMs`
+   * (default 30,000). false: a lost connection is
    * the end.
    */
   resume?: ResumeOptions | false;
@@ -110,6 +111,8 @@ export class Client extends Emitter<ClientEvents> {
   world: ClientWorld | null = null;
   #ws!: WebSocket;
   #url: string;
+  /** The live baseapps' client URLs, as the server last listed them: where a lost connection may resume. */
+  #baseUrls: string[] = [];
   #opts: ConnectOptions;
   /** The resume token the server gave last; single-use. */
   #token: string | null = null;
@@ -306,7 +309,14 @@ export class Client extends Emitter<ClientEvents> {
 
   /** Takes the player back on a baseapp of `opts.urls` with the resume token; closes for good when that fails. */
   async #resume(opts: ResumeOptions, code: number, reason: string): Promise<void> {
-    const r = await retryResume(opts, this.#url, (url, ms) => this.#tryResume(url, ms), () => this.#userClosed);
+    // Unless told where: the baseapp connected to first (a dropped connection), then the others the server listed.
+    const urls = opts.urls?.length ? opts.urls : [this.#url, ...this.#baseUrls.filter((u) => u !== this.#url)];
+    const r = await retryResume(
+      { ...opts, urls },
+      this.#url,
+      (url, ms) => this.#tryResume(url, ms),
+      () => this.#userClosed,
+    );
     if (r.ok) {
       this.#url = r.url;
       this.emit("resumed", r.url);
@@ -407,6 +417,9 @@ export class Client extends Emitter<ClientEvents> {
         return;
       case S2C.resumeToken:
         this.#token = m.token;
+        return;
+      case S2C.baseApps:
+        this.#baseUrls = m.urls;
         return;
       case S2C.error:
         this.emit("error", m.code, m.message, m.about);

@@ -7,7 +7,10 @@
 
 /** How a client resumes after a lost connection (ConnectOptions.resume). */
 export interface ResumeOptions {
-  /** The baseapps' client URLs to try in turn (default: the one connected to). */
+  /**
+   * The baseapps' client URLs to try in turn (default: the one connected to, then the live baseapps the server
+   * listed; resuming on another baseapp than the one that gave the token needs the cluster `--secret`).
+   */
   urls?: string[];
   /** How long to keep trying (default 30,000 ms). */
   withinMs?: number;

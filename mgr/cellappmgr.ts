@@ -29,6 +29,7 @@ import { type Member, Registry } from "./registry.ts";
 import { IdAllocator } from "./ids.ts";
 import { Buddies } from "./buddies.ts";
 import { announceDeath, holderOf, restoreCellEntity } from "./restore.ts";
+import { announceBaseAppDeath, announceBaseApps } from "./base_members.ts";
 import { DEFAULT_SPACE_ID, Spaces } from "./spaces.ts";
 import { adoptClaims, dropMissingCellApps, REJOIN_WINDOW_MS, RejoinWindow } from "./rejoin.ts";
 import { cellViews, spaceSummary } from "./views.ts";
@@ -102,6 +103,7 @@ export class CellAppMgr {
     this.shutdownDone = new Promise((r) => (this.#resolveShutdown = r));
     this.#rejoin = new RejoinWindow(opts.rejoinWindowMs ?? REJOIN_WINDOW_MS, () => this.#rejoined());
     this.registry.onChange = (m, event) => {
+      if (m.role === "baseapp" && !this.#shuttingDown) return this.#baseAppsChanged(m, event);
       if (m.role !== "cellapp" || this.#shuttingDown) return;
       if (event === "left") {
         const lost = this.spaces.onCellAppLeft(m.id);
@@ -230,6 +232,12 @@ export class CellAppMgr {
       handlers,
       log: opts.log,
     });
+  }
+
+  /** A baseapp joined or left: the baseapps hear the new list (after a new one's registration reply), all of a death. */
+  #baseAppsChanged(m: Member, event: "joined" | "left"): void {
+    if (event === "left") announceBaseAppDeath(this.registry, m, this.#log);
+    setTimeout(() => announceBaseApps(this.registry, this.#log), 0);
   }
 
   /** The registered process on `ch`; a process that has not registered is dropped for sending `what`. */

@@ -41,7 +41,12 @@ export const S2C = {
   loggedOut: 24,
   /** A signed, single-use token that resumes this player after a lost connection (C2S.resume); replaces the last. */
   resumeToken: 25,
+  /** The client URLs of the live baseapps, where it may resume when its own is lost; sent at login and on a change. */
+  baseApps: 26,
 } as const;
+
+/** Most baseapp URLs a baseApps message carries. */
+export const MAX_BASEAPP_URLS = 256;
 
 /** Longest resume token accepted (a token is well under this). */
 export const MAX_TOKEN = 512;
@@ -96,7 +101,8 @@ export type ServerMessage =
   | { id: typeof S2C.cellReady; spaceId: number; position: Vec3Tuple }
   | { id: typeof S2C.cellGone; reason: string }
   | { id: typeof S2C.loggedOut }
-  | { id: typeof S2C.resumeToken; token: string };
+  | { id: typeof S2C.resumeToken; token: string }
+  | { id: typeof S2C.baseApps; urls: string[] };
 
 /** Raised for a message that cannot be decoded; `code` is the error code to answer with. */
 export class ProtocolError extends Error {
@@ -210,6 +216,10 @@ export function writeServerMessage(w: ByteWriter, m: ServerMessage): void {
     case S2C.resumeToken:
       w.string(m.token);
       return;
+    case S2C.baseApps:
+      w.varint(m.urls.length);
+      for (const u of m.urls) w.string(u);
+      return;
     case S2C.error:
       w.varint(m.code);
       w.u8(m.about);
@@ -255,6 +265,13 @@ export function readServerMessage(r: ByteReader, id: number): ServerMessage {
       return { id };
     case S2C.resumeToken:
       return { id, token: r.string() };
+    case S2C.baseApps: {
+      const n = r.varint();
+      if (n > MAX_BASEAPP_URLS) throw new ProtocolError(ErrorCode.malformed, `baseApps with ${n} URLs`);
+      const urls: string[] = [];
+      for (let i = 0; i < n; i++) urls.push(r.string());
+      return { id, urls };
+    }
   }
   throw new ProtocolError(ErrorCode.unknownMessage, `unknown session message id ${id}`);
 }

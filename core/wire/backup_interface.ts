@@ -4,7 +4,7 @@
  * to the buddy cellapp the cellappmgr assigns.
  */
 import { message } from "./catalog.ts";
-import { address, bool, entityId, int, obj, optional, spaceId, tuple } from "./check.ts";
+import { address, bool, type Check, entityId, int, obj, optional, spaceId, tuple } from "./check.ts";
 import { type EntitySnapshot, entitySnapshotCheck } from "./cell_interface.ts";
 
 /** One real's cell state as its last backup had it. */
@@ -16,7 +16,8 @@ export interface CellBackup {
   epoch: number;
 }
 
-const cellBackup = obj({ spaceId, entity: entitySnapshotCheck, epoch: int(0, 2 ** 53) });
+/** Checks a CellBackup on the wire. */
+export const cellBackup: Check = obj({ spaceId, entity: entitySnapshotCheck, epoch: int(0, 2 ** 53) });
 
 /** Messages of the backup mechanism. */
 export const BackupMsg = {

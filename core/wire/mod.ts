@@ -12,3 +12,4 @@ export * from "./cell_interface.ts";
 export * from "./base_interface.ts";
 export * from "./backup_interface.ts";
 export * from "./peers.ts";
+export * from "./base_backup_interface.ts";

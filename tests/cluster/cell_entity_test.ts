@@ -1,5 +1,15 @@
 import assert from "node:assert/strict";
-import { BackupMsg, BaseMsg, CellMsg, type Channel, dial, Handlers, MgrMsg, WireServer } from "../../core/wire/mod.ts";
+import {
+  BackupMsg,
+  BaseBackupMsg,
+  BaseMsg,
+  CellMsg,
+  type Channel,
+  dial,
+  Handlers,
+  MgrMsg,
+  WireServer,
+} from "../../core/wire/mod.ts";
 import { ByteWriter, decodePersistentState, encodeCellBackup, PropertyContainer } from "../../core/def/mod.ts";
 import { registry } from "../../entities/mod.ts";
 import type { CellEntityView, EntityView } from "../../core/views.ts";
@@ -31,7 +41,8 @@ Deno.test(
         (_ch, id, code, about, message) => void refused.push(`${id} ${code} ${about} ${message}`),
       )
       .on(BaseMsg.toClient, () => {})
-      .on(BackupMsg.cellBackup, () => {});
+      .on(BackupMsg.cellBackup, () => {})
+      .on(BaseBackupMsg.baseApps, () => {});
     const base = new WireServer({ host: "127.0.0.1", port: 0, role: "baseapp", handlers });
     const channels: Channel[] = [];
     try {

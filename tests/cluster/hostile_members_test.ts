@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import {
   BackupMsg,
+  BaseBackupMsg,
   CellMsg,
   type Channel,
   type ChannelOptions,
@@ -38,9 +39,9 @@ class Fake implements Disposable {
     // A cellapp that registers is given the default space: it plays along.
     if (role === "cellapp") this.handlers.on(CellMsg.createCell, () => true).on(CellMsg.shutDownSpace, () => {});
     // Backups and restores are for the cluster's own members to act on: a fake takes them in and does nothing.
-    this.handlers.on(RestoreMsg.cellAppDied, () => {});
+    this.handlers.on(RestoreMsg.cellAppDied, () => {}).on(BaseBackupMsg.baseAppDied, () => {});
     if (role === "cellapp") this.handlers.on(BackupMsg.setBuddy, () => {}).on(BackupMsg.npcBackup, () => {});
-    else this.handlers.on(BackupMsg.cellBackup, () => {});
+    else this.handlers.on(BackupMsg.cellBackup, () => {}).on(BaseBackupMsg.baseApps, () => {});
     this.server = new WireServer({ host: "127.0.0.1", port: 0, role, handlers: this.handlers });
   }
 

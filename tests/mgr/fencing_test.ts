@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { CellAppMgr } from "../../mgr/cellappmgr.ts";
 import {
   BackupMsg,
+  BaseBackupMsg,
   CellMsg,
   type Channel,
   dial,
@@ -26,7 +27,8 @@ class Member implements Disposable {
   readonly server: WireServer;
   // A member plays along with what the cellappmgr tells every cellapp.
   readonly handlers = new Handlers().on(CellMsg.createCell, () => true).on(CellMsg.shutDownSpace, () => {})
-    .on(BackupMsg.setBuddy, () => {}).on(RestoreMsg.cellAppDied, () => {});
+    .on(BackupMsg.setBuddy, () => {}).on(RestoreMsg.cellAppDied, () => {})
+    .on(BaseBackupMsg.baseApps, () => {}).on(BaseBackupMsg.baseAppDied, () => {});
   readonly channels: Channel[] = [];
 
   constructor(readonly role: "cellapp" | "baseapp") {
