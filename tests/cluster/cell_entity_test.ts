@@ -1,20 +1,11 @@
 import assert from "node:assert/strict";
-import {
-  BackupMsg,
-  BaseBackupMsg,
-  BaseMsg,
-  CellMsg,
-  type Channel,
-  dial,
-  Handlers,
-  MgrMsg,
-  WireServer,
-} from "../../core/wire/mod.ts";
+import { BaseMsg, CellMsg, type Channel, dial, MgrMsg, WireServer } from "../../core/wire/mod.ts";
 import { ByteWriter, decodePersistentState, encodeCellBackup, PropertyContainer } from "../../core/def/mod.ts";
 import { registry } from "../../entities/mod.ts";
 import type { CellEntityView, EntityView } from "../../core/views.ts";
 import { api, Procs } from "../helpers/procs.ts";
 import { waitFor } from "../helpers/wait.ts";
+import { playAlong } from "../helpers/fake_member.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
@@ -34,15 +25,13 @@ Deno.test(
 
     const told: string[] = [];
     const refused: string[] = [];
-    const handlers = new Handlers()
+    const handlers = playAlong("baseapp")
       .on(BaseMsg.cellEntityDestroyed, (_ch, id, why) => void told.push(`destroyed ${id}: ${why}`))
       .on(
         BaseMsg.clientError,
         (_ch, id, code, about, message) => void refused.push(`${id} ${code} ${about} ${message}`),
       )
-      .on(BaseMsg.toClient, () => {})
-      .on(BackupMsg.cellBackup, () => {})
-      .on(BaseBackupMsg.baseApps, () => {});
+      .on(BaseMsg.toClient, () => {});
     const base = new WireServer({ host: "127.0.0.1", port: 0, role: "baseapp", handlers });
     const channels: Channel[] = [];
     try {

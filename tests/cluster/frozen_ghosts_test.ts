@@ -49,7 +49,6 @@ Deno.test(
     const cluster = ((await api(admin, "/api/cluster")).body as { processes: ProcessView[] }).processes;
     const doomedPid = cluster.find((p) => p.id === doomed)!.pid;
     apps.find((p) => p.pid === doomedPid)!.kill("SIGKILL");
-    const t0 = performance.now();
     await waitFor(
       "the surviving cell to cover the space",
       async () => {

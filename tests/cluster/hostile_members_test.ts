@@ -7,8 +7,6 @@
  */
 import assert from "node:assert/strict";
 import {
-  BackupMsg,
-  BaseBackupMsg,
   CellMsg,
   type Channel,
   type ChannelOptions,
@@ -17,7 +15,6 @@ import {
   MgrMsg,
   ProcMsg,
   type RegisterInfo,
-  RestoreMsg,
   WireServer,
 } from "../../core/wire/mod.ts";
 import type { ClusterView, SpaceSummaryView } from "../../core/views.ts";
@@ -25,6 +22,7 @@ import { login, startBase } from "../base/fixtures.ts";
 import { cellReady, entityAt } from "../helpers/players.ts";
 import { api, Procs } from "../helpers/procs.ts";
 import { waitFor } from "../helpers/wait.ts";
+import { playAlong } from "../helpers/fake_member.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
@@ -33,15 +31,11 @@ class Fake implements Disposable {
   readonly server: WireServer;
   readonly channels: Channel[] = [];
 
-  readonly handlers = new Handlers();
+  readonly handlers: Handlers;
 
   constructor(readonly role: "cellapp" | "baseapp") {
-    // A cellapp that registers is given the default space: it plays along.
-    if (role === "cellapp") this.handlers.on(CellMsg.createCell, () => true).on(CellMsg.shutDownSpace, () => {});
-    // Backups and restores are for the cluster's own members to act on: a fake takes them in and does nothing.
-    this.handlers.on(RestoreMsg.cellAppDied, () => {}).on(BaseBackupMsg.baseAppDied, () => {});
-    if (role === "cellapp") this.handlers.on(BackupMsg.setBuddy, () => {}).on(BackupMsg.npcBackup, () => {});
-    else this.handlers.on(BackupMsg.cellBackup, () => {}).on(BaseBackupMsg.baseApps, () => {});
+    // A cellapp that registers is given the default space, and every member hears of buddies and deaths: it plays along.
+    this.handlers = playAlong(role);
     this.server = new WireServer({ host: "127.0.0.1", port: 0, role, handlers: this.handlers });
   }
 

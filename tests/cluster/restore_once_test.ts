@@ -3,12 +3,13 @@
  * backup) is not restored elsewhere. The backup is sent by a cellapp of the test's own, as a buddy would.
  */
 import assert from "node:assert/strict";
-import { BackupMsg, CellMsg, dial, Handlers, MgrMsg, RestoreMsg, WireServer } from "../../core/wire/mod.ts";
+import { CellMsg, dial, MgrMsg, RestoreMsg, WireServer } from "../../core/wire/mod.ts";
 import type { CellEntityView, SpaceView } from "../../core/views.ts";
 import { encodeCellBackup, PropertyContainer } from "../../core/def/mod.ts";
 import { registry } from "../../entities/mod.ts";
 import { startCluster } from "../helpers/players.ts";
 import { api, Procs } from "../helpers/procs.ts";
+import { playAlong } from "../helpers/fake_member.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
@@ -31,12 +32,7 @@ Deno.test("a backup of an entity that is real on a live cellapp is not restored 
   assert.ok(npc, "an NPC on the first cellapp");
 
   // A cellapp of the test's own: it answers what the cellappmgr asks a cellapp, and holds nothing.
-  const handlers = new Handlers()
-    .on(CellMsg.createCell, () => true)
-    .on(CellMsg.findEntity, () => null)
-    .on(BackupMsg.setBuddy, () => {})
-    .on(BackupMsg.npcBackup, () => {})
-    .on(RestoreMsg.cellAppDied, () => {});
+  const handlers = playAlong("cellapp").on(CellMsg.findEntity, () => null);
   const server = new WireServer({ host: "127.0.0.1", port: 0, role: "cellapp", handlers });
   const ch = await dial(cluster.mgrAddress, {
     role: "cellapp",

@@ -4,10 +4,11 @@
  * refused until the cellappmgr has heard that it had entities.
  */
 import assert from "node:assert/strict";
-import { BackupMsg, CellMsg, dial, Handlers, MgrMsg, WireServer } from "../../core/wire/mod.ts";
+import { dial, MgrMsg, WireServer } from "../../core/wire/mod.ts";
 import type { SpaceView } from "../../core/views.ts";
 import { api, Procs } from "../helpers/procs.ts";
 import { waitFor } from "../helpers/wait.ts";
+import { playAlong } from "../helpers/fake_member.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
@@ -16,8 +17,7 @@ Deno.test("a cell cannot shut down a space that never had entities; once it has 
   const mgr = await procs.start(["--role=mgr", "--port=0", "--admin-port=0", "--npcs=0"]);
   const admin = mgr.ready.admin!;
   // A cellapp of our own, so that the test decides what its cells report and ask.
-  const handlers = new Handlers().on(CellMsg.createCell, () => true).on(CellMsg.shutDownSpace, () => {})
-    .on(BackupMsg.setBuddy, () => {});
+  const handlers = playAlong("cellapp");
   const server = new WireServer({ host: "127.0.0.1", port: 0, role: "cellapp", handlers });
   const ch = await dial(mgr.ready.address!, {
     role: "cellapp",

@@ -6,29 +6,16 @@
  */
 import assert from "node:assert/strict";
 import { CellAppMgr } from "../../mgr/cellappmgr.ts";
-import {
-  BackupMsg,
-  BaseBackupMsg,
-  CellMsg,
-  type Channel,
-  dial,
-  Handlers,
-  MgrMsg,
-  ProcMsg,
-  type RegisterInfo,
-  RestoreMsg,
-  WireServer,
-} from "../../core/wire/mod.ts";
+import { type Channel, dial, MgrMsg, ProcMsg, type RegisterInfo, WireServer } from "../../core/wire/mod.ts";
 import { memoryLogger } from "../helpers/log.ts";
 import { waitFor, within } from "../helpers/wait.ts";
+import { playAlong } from "../helpers/fake_member.ts";
 
 /** A member's listening address and the channels it opens to the cellappmgr. */
 class Member implements Disposable {
   readonly server: WireServer;
   // A member plays along with what the cellappmgr tells every cellapp.
-  readonly handlers = new Handlers().on(CellMsg.createCell, () => true).on(CellMsg.shutDownSpace, () => {})
-    .on(BackupMsg.setBuddy, () => {}).on(RestoreMsg.cellAppDied, () => {})
-    .on(BaseBackupMsg.baseApps, () => {}).on(BaseBackupMsg.baseAppDied, () => {});
+  readonly handlers = playAlong("cellapp", playAlong("baseapp"));
   readonly channels: Channel[] = [];
 
   constructor(readonly role: "cellapp" | "baseapp") {
