@@ -414,7 +414,7 @@ export class CellApp {
     const gap = start - this.#lastTickAt;
     const dt = Math.min(gap, 4 * this.periodMs);
     this.#lastTickAt = start;
-    if (!this.#authority.holds(start, gap, this.cells.size)) return this.#scheduleTick();
+    if (!this.#authority.holds(gap, this.cells.size)) return this.#scheduleTick();
     beginTick();
     try {
       for (const cell of this.cells.values()) {

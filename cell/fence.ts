@@ -47,15 +47,15 @@ export class Authority {
   }
 
   /**
-   * At `now`, `gap` ms after the previous tick began: may the cells tick?
+   * `gap` ms after the previous tick began: may the cells tick?
    * `held` says how many cells there are (none: nothing to hold back).
    */
-  holds(_now: number, gap: number, held: number): boolean {
+  holds(gap: number, held: number): boolean {
     if (held === 0) {
       this.#paused = false;
       return true;
     }
-    if (gap > this.link.deadAfterMs / 2) this.#doubt(gap);
+    if (gap > this.link.deadAfterMs / 2) this.#doubt();
     if (!this.#doubted) {
       if (this.#paused) {
         this.#paused = false;
@@ -74,7 +74,7 @@ export class Authority {
   }
 
   /** Asks the cellappmgr again, with a ping that can only be answered on a live link. */
-  #doubt(_gap: number): void {
+  #doubt(): void {
     this.#doubted = true;
     const ch: Channel | null = this.link.channel;
     if (!ch || this.#pinging) return;

@@ -56,8 +56,6 @@ export class MgrLink {
   onFenced: ((why: string) => void) | null = null;
   /** Generations the cellappmgr declared dead (ProcMsg.fenced): what comes from them is stale. */
   readonly #dead = new Set<number>();
-  /** performance.now() of the last frame from the cellappmgr on a channel that has closed since. */
-  #lastHeardAt = performance.now();
   #o: MemberOptions;
   #stopped = false;
   #startedAt = Date.now();
@@ -110,17 +108,6 @@ export class MgrLink {
   /** Records a generation the cellappmgr declared dead. */
   markDead(generation: number): void {
     this.#dead.add(generation);
-  }
-
-  /**
-   * How long the cellappmgr has not been heard from, at `now`. Past half its
-   * dead timeout this process may have been declared dead (a stall, a
-   * SIGSTOP, a partition) and must not act as the holder of its cells until
-   * the cellappmgr answers again.
-   */
-  silentMs(now: number): number {
-    const ch = this.channel;
-    return now - (ch ? ch.lastReceivedAt : this.#lastHeardAt);
   }
 
   #info(): RegisterInfo {
@@ -217,7 +204,6 @@ export class MgrLink {
         this.#wakeWaiting(ch);
         const reason = await ch.closed;
         this.channel = null;
-        this.#lastHeardAt = ch.lastReceivedAt;
         if (!this.#stopped) {
           o.log.warn(`lost the cellappmgr (${reason}); reconnecting`);
         }
