@@ -8,7 +8,7 @@ import { type Client, connect } from "../../client/mod.ts";
 import { registry } from "../../entities/mod.ts";
 import type { CellEntityView, ClusterView, SpaceSummaryView } from "../../core/views.ts";
 import { api, type Proc, Procs } from "../helpers/procs.ts";
-import { cellReady, startBaseProcess, startCluster } from "../helpers/players.ts";
+import { cellReady, startBaseProcess, startCluster, tempDir } from "../helpers/players.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -135,9 +135,8 @@ Deno.test(
   opts,
   async () => {
     await using procs = new Procs();
-    const dir = await Deno.makeTempDir();
-    await using _cleanup = { [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }).catch(() => {}) };
-    const env = { SEAMLESS_KV: `${dir}/base.kv` };
+    await using dir = await tempDir();
+    const env = { SEAMLESS_KV: `${dir.path}/base.kv` };
     const cluster = await startCluster(procs);
     const first = await startBaseProcess(procs, cluster, [], env);
     const before: number[] = [];

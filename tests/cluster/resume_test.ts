@@ -7,7 +7,7 @@ import { Client, connect } from "../../client/mod.ts";
 import { registry } from "../../entities/mod.ts";
 import type { ClusterView } from "../../core/views.ts";
 import { api, Procs } from "../helpers/procs.ts";
-import { cellEntitiesOf, cellReady, startBaseProcess, startCluster } from "../helpers/players.ts";
+import { cellEntitiesOf, cellReady, startBaseProcess, startCluster, tempDir } from "../helpers/players.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -17,9 +17,8 @@ Deno.test(
   opts,
   async () => {
     await using procs = new Procs();
-    const dir = await Deno.makeTempDir();
-    await using _cleanup = { [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }).catch(() => {}) };
-    const env = { SEAMLESS_KV: `${dir}/base.kv` };
+    await using dir = await tempDir();
+    const env = { SEAMLESS_KV: `${dir.path}/base.kv` };
     const cluster = await startCluster(procs);
     const first = await startBaseProcess(procs, cluster, [], env, true);
     const ann = await connect(first.clientUrl, { name: "ann", password: "secret pw" }, {
