@@ -80,6 +80,28 @@ const count = int(0, 100_000_000);
 /** Checks a heartbeat payload from a registered process. */
 export const checkHeartbeatReport = obj({ load });
 
+/**
+ * The fractions of a cell's entity load that its entity-bound levels are given
+ * for (seed 003's EntityBoundLevels), smallest first.
+ */
+export const BOUND_LEVELS: readonly number[] = [0.05, 0.1, 0.2, 0.3, 0.4, 0.5];
+
+/**
+ * A cell's entity-bound levels: for each of its four edges, the coordinate on
+ * that edge's axis within which BOUND_LEVELS[i] of the cell's entity load lies,
+ * counted from the edge inward. `minX[i]` is an X such that the reals with
+ * x < minX[i] carry that share of the load; `maxX[i]` one such that the reals
+ * with x > maxX[i] do; the same for Z. They tell the cellappmgr how far a
+ * partition must move to shift a given share of load. Empty arrays when the
+ * cell has no reals.
+ */
+export interface EntityBounds {
+  minX: number[];
+  maxX: number[];
+  minZ: number[];
+  maxZ: number[];
+}
+
 /** One cell's figures, as a cellapp reports them each second. */
 export interface CellReport {
   spaceId: number;
@@ -98,6 +120,13 @@ export interface CellReport {
   offloadsOut: number;
   /** Whether the cell has ever held a real (seed 003's hasHadEntities): only such a space may ask to shut down. */
   hadEntities: boolean;
+  /**
+   * The CPU its reals cost (script callbacks, controllers, witness updates,
+   * ghost sync), smoothed, as a share of one core; absent from older cellapps.
+   */
+  entityLoad?: number;
+  /** Where its entity load lies, for moving partitions; absent from older cellapps. */
+  entityBounds?: EntityBounds;
 }
 
 /** A cellapp's load report: the whole process and each cell. */
@@ -120,6 +149,13 @@ const cellReport = obj({
   offloadsIn: int(0, 2 ** 53),
   offloadsOut: int(0, 2 ** 53),
   hadEntities: bool,
+  entityLoad: optional(load),
+  entityBounds: optional(obj({
+    minX: arrayOf(coord, BOUND_LEVELS.length),
+    maxX: arrayOf(coord, BOUND_LEVELS.length),
+    minZ: arrayOf(coord, BOUND_LEVELS.length),
+    maxZ: arrayOf(coord, BOUND_LEVELS.length),
+  })),
 });
 
 /** Messages the cellappmgr handles. */

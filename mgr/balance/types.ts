@@ -1,0 +1,43 @@
+/**
+ * What the load balancer of a space works from and with (seeds 003 and 004):
+ * the figures each cell reports, and the knobs an operator sets. The
+ * algorithm (partition.ts, cells.ts) is pure: the cellappmgr's balancer
+ * (balancer.ts) feeds it the latest reports each balance period and sends the
+ * tree it returns to the space's cellapps.
+ */
+import type { EntityBounds } from "../../core/wire/mod.ts";
+
+/** One cell's latest figures, as the balancer reads them. */
+export interface CellLoad {
+  /** The cell's share of its cellapp's time (a share of one core), smoothed. */
+  load: number;
+  /** Reals in the cell. */
+  reals: number;
+  /** Where its entity load lies; absent until the cell has reported. */
+  bounds?: EntityBounds;
+}
+
+/** How a space is balanced. */
+export interface BalanceOptions {
+  /** No cell (other than one growing from or shrinking to zero) becomes narrower than this (m): the ghost radius. */
+  minWidth: number;
+  /** The most a partition moves in one balance period (m). */
+  maxStep: number;
+  /** Load differences below this (a share of a core) move nothing. */
+  deadband: number;
+  /** Aggression a partition starts with; it grows while it keeps moving one way and shrinks when it turns. */
+  aggression: number;
+  /** Bounds of the aggression. */
+  minAggression: number;
+  maxAggression: number;
+}
+
+/** Defaults for a balance period of 1 s. */
+export const DEFAULT_BALANCE: BalanceOptions = {
+  minWidth: 0,
+  maxStep: 50,
+  deadband: 0.02,
+  aggression: 1,
+  minAggression: 0.1,
+  maxAggression: 2,
+};
