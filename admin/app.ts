@@ -9,10 +9,13 @@ import {
   type CreateSpaceBody,
   type EntityView,
   type HealthView,
+  type PatchSpaceBody,
   RequestError,
+  type RetireView,
   type ShutdownView,
   type SpaceSummaryView,
   type SpaceView,
+  type SpawnBody,
 } from "../core/views.ts";
 import { errorResponse, type Status } from "./errors.ts";
 import { allowedHostNames, bodyGuard, corsGuard, hostGuard, jsonGuard, originGuard, originOf } from "./guard.ts";
@@ -24,6 +27,9 @@ export interface AdminBackend {
   shutdownCluster(): ShutdownView;
   listSpaces(): SpaceSummaryView[];
   getSpace(id: number): SpaceView;
+  patchSpace(id: number, body: PatchSpaceBody): SpaceView;
+  retireCellApp(id: number): RetireView;
+  spawnInto(id: number, body: SpawnBody): Promise<{ spawned: number }>;
   createSpace(body: CreateSpaceBody): Promise<{ id: number }>;
   deleteSpace(id: number): { id: number; shuttingDown: true };
   getCellApp(id: number): CellAppView;
@@ -98,20 +104,26 @@ export function createAdminApp(backend: AdminBackend, opts: AdminOptions = {}): 
   }));
 
   const coord = z.number().finite().min(-1e7).max(1e7);
+  const spawnEntry = z.strictObject({
+    type: z.string().refine((t) => types === null || types.includes(t), {
+      message: `unknown entity type; known types: ${types?.join(", ")}`,
+    }),
+    count: z.number().int().min(1).max(100_000),
+    props: z.record(z.string(), z.unknown()).optional(),
+  });
+  const spawnInto = z.strictObject({
+    entities: z.array(spawnEntry.extend({ position: z.tuple([coord, coord, coord]).optional() })).min(1).max(32),
+  });
   const createSpace = z.strictObject({
     bounds: z.tuple([coord, coord, coord, coord]).refine(
       ([minX, minZ, maxX, maxZ]) => minX < maxX && minZ < maxZ,
       "must be [minX, minZ, maxX, maxZ] with min < max",
     ),
     cells: z.number().int().min(1).max(64).optional(),
-    entities: z.array(z.strictObject({
-      type: z.string().refine((t) => types === null || types.includes(t), {
-        message: `unknown entity type; known types: ${types?.join(", ")}`,
-      }),
-      count: z.number().int().min(1).max(100_000),
-      props: z.record(z.string(), z.unknown()).optional(),
-    })).max(32).optional(),
+    entities: z.array(spawnEntry).max(32).optional(),
+    balance: z.boolean().optional(),
   });
+  const patchSpace = z.strictObject({ balance: z.boolean().optional() });
 
   // Host before anything else: a rebound page must learn nothing, not even whether a token is needed.
   app.use("*", hostGuard(hosts));
@@ -149,12 +161,29 @@ export function createAdminApp(backend: AdminBackend, opts: AdminOptions = {}): 
     async (c) => c.json(await backend.createSpace(c.req.valid("json")), 201),
   );
   app.get("/api/spaces/:id", valid("param", idParam), (c) => c.json(backend.getSpace(c.req.valid("param").id)));
+  app.post(
+    "/api/spaces/:id/entities",
+    valid("param", idParam),
+    valid("json", spawnInto),
+    async (c) => c.json(await backend.spawnInto(c.req.valid("param").id, c.req.valid("json")), 201),
+  );
+  app.patch(
+    "/api/spaces/:id",
+    valid("param", idParam),
+    valid("json", patchSpace),
+    (c) => c.json(backend.patchSpace(c.req.valid("param").id, c.req.valid("json"))),
+  );
   app.delete(
     "/api/spaces/:id",
     valid("param", idParam),
     (c) => c.json(backend.deleteSpace(c.req.valid("param").id), 202),
   );
   app.get("/api/cellapps/:id", valid("param", idParam), (c) => c.json(backend.getCellApp(c.req.valid("param").id)));
+  app.post(
+    "/api/cellapps/:id/retire",
+    valid("param", idParam),
+    (c) => c.json(backend.retireCellApp(c.req.valid("param").id), 202),
+  );
   app.get("/api/cellapps/:id/cells/:spaceId", valid("param", cellParam), async (c) => {
     const p = c.req.valid("param");
     return c.json({ entities: await backend.getCell(p.id, p.spaceId) });

@@ -177,6 +177,7 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
       `--npcs=${cfg.npcs}`,
       `--spawn-limit=${cfg.spawnLimit}`,
       `--entity-limit=${cfg.entityLimit}`,
+      `--balance-period=${cfg.balancePeriodMs}`,
       ...list("admin-origins", cfg.adminOrigins),
       ...list("admin-hosts", cfg.adminHosts),
       ...common,

@@ -53,6 +53,8 @@ export interface Config {
   ghostRadius: number;
   /** Cellapps: how long a ghost whose real's cellapp died waits, frozen, for its real to be restored (ms). */
   restoreTimeoutMs: number;
+  /** Cellappmgr: how often partitions move with the load (ms); 0 keeps them where they are. */
+  balancePeriodMs: number;
   /** Allows binding a non-loopback address without a secret or an admin token. */
   insecure: boolean;
   /** Admin API: origins (scheme://host[:port]) besides its own that browsers may call it from. */
@@ -239,6 +241,7 @@ const SPECS: Record<string, Spec> = {
   "aoi-radius": { env: "SEAMLESS_AOI_RADIUS", parse: integer(1, 100_000, "a radius in metres") },
   "ghost-radius": { env: "SEAMLESS_GHOST_RADIUS", parse: integer(1, 100_000, "a radius in metres") },
   "restore-timeout": { env: "SEAMLESS_RESTORE_TIMEOUT", parse: integer(100, 600_000, "a time in milliseconds") },
+  "balance-period": { env: "SEAMLESS_BALANCE_PERIOD", parse: integer(0, 600_000, "a period in milliseconds") },
   "max-speed": {
     env: "SEAMLESS_MAX_SPEED",
     parse: (v) => {
@@ -271,6 +274,7 @@ const KEY_OF: Record<string, keyof Config> = {
   "aoi-radius": "aoiRadius",
   "ghost-radius": "ghostRadius",
   "restore-timeout": "restoreTimeoutMs",
+  "balance-period": "balancePeriodMs",
   insecure: "insecure",
   "admin-origins": "adminOrigins",
   "admin-hosts": "adminHosts",
@@ -319,6 +323,8 @@ Flags (each also read from the environment variable shown):
   --ghost-radius=M     cellapp: ghost radius, m [AoI radius + 15; no less]   SEAMLESS_GHOST_RADIUS
   --restore-timeout=MS cellapp: how long ghosts of a dead cellapp's         SEAMLESS_RESTORE_TIMEOUT
                        entities stay, frozen, awaiting a restore [5000]
+  --balance-period=MS  cellappmgr: how often partitions follow the load;   SEAMLESS_BALANCE_PERIOD
+                       0 keeps them still (a retire still drains) [1000]
   --insecure           allow a non-loopback --host without --secret and     SEAMLESS_INSECURE
                        --admin-token
   --admin-origins=LIST admin API: browser origins allowed besides its own   SEAMLESS_ADMIN_ORIGINS
@@ -424,6 +430,7 @@ export function parseCommand(
     aoiRadius: (got.aoiRadius as number) ?? 500,
     ghostRadius: 0,
     restoreTimeoutMs: (got.restoreTimeoutMs as number) ?? 5000,
+    balancePeriodMs: (got.balancePeriodMs as number) ?? 1000,
     insecure: (got.insecure as boolean) ?? false,
     adminOrigins: (got.adminOrigins as string[]) ?? [],
     adminHosts: (got.adminHosts as string[]) ?? [],

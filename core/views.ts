@@ -77,11 +77,51 @@ export interface SpaceView {
   /** The BSP tree: `{"cell": {"cellapp"}}` leaves, `{"axis", "at", "left", "right"}` splits. */
   tree: unknown;
   cells: CellView[];
+  /** How its cells are balanced, with the last minute's history. */
+  balance: BalanceView;
+}
+
+/** A partition of a space's tree: where it lies, and the cells on each side. */
+export interface PartitionView {
+  axis: "x" | "z";
+  at: number;
+  /** Ids of the cells below `at` (left) and at or above it (right). */
+  left: number[];
+  right: number[];
+}
+
+/** One balance period of a space, as kept for the last minute. */
+export interface BalanceSampleView {
+  /** Milliseconds since the epoch. */
+  t: number;
+  partitions: PartitionView[];
+  cells: { id: number; cellapp: number; load: number; reals: number }[];
+}
+
+/** How a space is balanced, in GET /api/spaces/:id. */
+export interface BalanceView {
+  /** Whether its partitions move with the load (PATCH /api/spaces/:id `{"balance": false}` stops them). */
+  enabled: boolean;
+  /** Cells shrinking to nothing before they leave the tree. */
+  retiring: number[];
+  partitions: PartitionView[];
+  /** Oldest first, one sample per balance period, the last minute. */
+  history: BalanceSampleView[];
+}
+
+/** The reply to POST /api/cellapps/:id/retire. */
+export interface RetireView {
+  id: number;
+  retiring: true;
+  /** Cells of it still in a tree; 0 once it is drained and may be stopped with nothing lost. */
+  cells: number;
 }
 
 /** GET /api/cellapps/:id. */
 export interface CellAppView extends ProcessView {
   cells: (CellView & { spaceId: number })[];
+  /** Being drained (POST /api/cellapps/:id/retire): it gets no new cells and its cells shrink to nothing. */
+  retiring: boolean;
 }
 
 /** One entity of a cell, in GET /api/cellapps/:id/cells/:spaceId. */
@@ -114,6 +154,25 @@ export interface CreateSpaceBody {
   cells?: number;
   /** Entities to spawn at random points, each with the initial property values `props`. */
   entities?: { type: string; count: number; props?: Record<string, unknown> }[];
+  /** Whether its partitions follow the load (default true). */
+  balance?: boolean;
+}
+
+/** The body of POST /api/spaces/:id/entities. */
+export interface SpawnBody {
+  /** Entities to spawn: at `position` when given (all at that point), else at random points spread by cell area. */
+  entities: {
+    type: string;
+    count: number;
+    props?: Record<string, unknown>;
+    position?: [number, number, number];
+  }[];
+}
+
+/** The body of PATCH /api/spaces/:id. */
+export interface PatchSpaceBody {
+  /** Switches its balancing on or off. */
+  balance?: boolean;
 }
 
 /** Why a request to the cellappmgr cannot be met; the admin API maps `code` to an HTTP status. */

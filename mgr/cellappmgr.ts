@@ -21,9 +21,11 @@ import {
   type EntityView,
   type HealthView,
   RequestError,
+  type RetireView,
   type ShutdownView,
   type SpaceSummaryView,
   type SpaceView,
+  type SpawnBody,
 } from "../core/views.ts";
 import { type Member, Registry } from "./registry.ts";
 import { IdAllocator } from "./ids.ts";
@@ -33,6 +35,7 @@ import { announceBaseAppDeath, announceBaseApps } from "./base_members.ts";
 import { DEFAULT_SPACE_ID, Spaces } from "./spaces.ts";
 import { adoptClaims, dropMissingCellApps, REJOIN_WINDOW_MS, RejoinWindow } from "./rejoin.ts";
 import { cellViews, spaceSummary } from "./views.ts";
+import { Balancer } from "./balance/balancer.ts";
 import { rectFromArray } from "../core/geo/rect.ts";
 import { cellIndexAt } from "../core/geo/bsp.ts";
 import { PropertyContainer } from "../core/def/mod.ts";
@@ -58,6 +61,10 @@ export interface CellAppMgrOptions {
   entityLimit?: number;
   /** How long members of a previous run get to register again before spaces and ids are decided (REJOIN_WINDOW_MS). */
   rejoinWindowMs?: number;
+  /** How often partitions follow the load (ms, default 1000); 0 keeps them still. */
+  balancePeriodMs?: number;
+  /** The cellapps' ghost radius (m): no balanced cell becomes narrower. */
+  ghostRadius?: number;
 }
 
 /** How long a process gets to stop on request before the cellappmgr moves on. */
@@ -86,10 +93,12 @@ export class CellAppMgr {
   #creatingDefault: Promise<void> | null = null;
   #rejoin: RejoinWindow;
   /** Entities of admin spawns under way, counted against the entity limit until they exist. */
-  #spawning = 0;
+  #spawnsUnderWay = 0;
   #resolveShutdown!: () => void;
   /** Where each cellapp backs up its NPCs. */
   readonly buddies: Buddies;
+  /** Moves partitions with the load, adds and retires cells. */
+  readonly balancer: Balancer;
   /** The default space was lost with a cellapp that had a buddy: made again, its NPCs come back from their backups. */
   #defaultNpcsRestored = false;
 
@@ -100,12 +109,27 @@ export class CellAppMgr {
     this.registry = new Registry(opts.log);
     this.buddies = new Buddies(this.registry, opts.log);
     this.spaces = new Spaces(this.registry, opts.log, (n) => this.#ids.allocate(n));
+    this.balancer = new Balancer(
+      {
+        spaces: () => this.spaces.all.values(),
+        report: (spaceId, cellId) => this.spaces.reports.get(`${spaceId}/${cellId}`),
+        cellapps: () => this.registry.withRole("cellapp"),
+        setTree: (space, tree) => this.spaces.setTree(space, tree),
+      },
+      this.spaces.draining,
+      {
+        periodMs: opts.balancePeriodMs ?? 1000,
+        minWidth: opts.ghostRadius ?? 0,
+        log: opts.log,
+      },
+    );
     this.shutdownDone = new Promise((r) => (this.#resolveShutdown = r));
     this.#rejoin = new RejoinWindow(opts.rejoinWindowMs ?? REJOIN_WINDOW_MS, () => this.#rejoined());
     this.registry.onChange = (m, event) => {
       if (m.role === "baseapp" && !this.#shuttingDown) return this.#baseAppsChanged(m, event);
       if (m.role !== "cellapp" || this.#shuttingDown) return;
       if (event === "left") {
+        this.balancer.forget(m.id);
         const lost = this.spaces.onCellAppLeft(m.id);
         const buddy = this.buddies.buddyOf(m.id);
         if (buddy !== null && lost.some((s) => s.isDefault)) this.#defaultNpcsRestored = true;
@@ -342,6 +366,8 @@ export class CellAppMgr {
     );
     void this.#ensureDefaultSpace();
     void this.spaces.giveCellsToBareSpaces();
+    // Partitions move only once the spaces are what the members say they are.
+    this.balancer.start();
   }
 
   /** GET /api/health. */
@@ -379,15 +405,79 @@ export class CellAppMgr {
   getSpace(id: number): SpaceView {
     const s = this.spaces.all.get(id);
     if (!s) throw new RequestError("not_found", `no space ${id}`);
-    return { ...spaceSummary(s, this.spaces.reports), tree: s.tree, cells: cellViews(s, this.spaces.reports) };
+    return {
+      ...spaceSummary(s, this.spaces.reports),
+      tree: s.tree,
+      cells: cellViews(s, this.spaces.reports),
+      balance: this.balancer.view(s),
+    };
+  }
+
+  /** PATCH /api/spaces/:id: switches the space's balancing on or off. */
+  patchSpace(id: number, body: { balance?: boolean }): SpaceView {
+    const s = this.spaces.all.get(id);
+    if (!s || s.shuttingDown) throw new RequestError("not_found", `no space ${id}`);
+    if (body.balance !== undefined) this.balancer.setEnabled(s, body.balance);
+    return this.getSpace(id);
+  }
+
+  /** POST /api/cellapps/:id/retire: drains a cellapp; its cells shrink to nothing and their entities move out. */
+  retireCellApp(id: number): RetireView {
+    const m = this.registry.members.get(id);
+    if (!m || m.role !== "cellapp") throw new RequestError("not_found", `no cellapp ${id}`);
+    const others = this.registry.withRole("cellapp").filter((c) => c.id !== id && !this.spaces.draining.has(c.id));
+    if (others.length === 0 && this.balancer.cellsOn(id) > 0) {
+      throw new RequestError(
+        "conflict",
+        `cellapp ${id} is the only cellapp that is not retiring: its cells have nowhere to go`,
+      );
+    }
+    return { id, retiring: true, cells: this.balancer.drain(id) };
   }
 
   /** POST /api/spaces (the body is validated by the admin API). */
   async createSpace(body: CreateSpaceBody): Promise<{ id: number }> {
+    const entities = body.entities ?? [];
+    return await this.#spawning(entities, async () => {
+      const space = await this.spaces.create({
+        bounds: rectFromArray(body.bounds),
+        cells: body.cells ?? 1,
+        entities,
+        balance: body.balance,
+      });
+      return { id: space.id };
+    });
+  }
+
+  /** POST /api/spaces/:id/entities: spawns into a space, at a point when one is given. */
+  async spawnInto(id: number, body: SpawnBody): Promise<{ spawned: number }> {
+    return await this.#spawning(body.entities, async () => {
+      const space = this.spaces.all.get(id);
+      if (!space || space.shuttingDown) throw new RequestError("not_found", `no space ${id}`);
+      let spawned = 0;
+      for (const [i, e] of body.entities.entries()) {
+        if (e.position) {
+          const [x, , z] = e.position;
+          const b = space.bounds;
+          if (x < b.minX || x > b.maxX || z < b.minZ || z > b.maxZ) {
+            throw new RequestError("bad_request", `entities.${i}.position: (${x}, ${z}) is outside space ${id}`);
+          }
+        }
+        spawned += await this.spaces.spawn(space, e.type, e.count, e.props, e.position);
+      }
+      return { spawned };
+    });
+  }
+
+  /**
+   * Runs a spawn of `entities` once they pass the checks: initial values
+   * against the definitions (a bad one is the caller's 400, naming it), the
+   * spawn limit per request and the entity limit of the cluster (spawns under
+   * way count against it until their cells report them).
+   */
+  async #spawning<T>(entities: CreateSpaceBody["entities"] & object, spawn: () => Promise<T>): Promise<T> {
     if (this.#shuttingDown) throw new RequestError("unavailable", "the cluster is shutting down");
     await this.#rejoin.wait();
-    const entities = body.entities ?? [];
-    // Initial values are checked here, against the definitions, so a bad one is the caller's 400, naming it.
     entities.forEach((e, i) => {
       const type = registry.find(e.type);
       if (!type || !e.props) return;
@@ -409,7 +499,7 @@ export class CellAppMgr {
       );
     }
     const entityLimit = this.#opts.entityLimit ?? 100_000;
-    const held = this.spaces.entityCount() + this.#spawning;
+    const held = this.spaces.entityCount() + this.#spawnsUnderWay;
     if (held + count > entityLimit) {
       throw new RequestError(
         "conflict",
@@ -417,17 +507,12 @@ export class CellAppMgr {
           `entity limit of ${entityLimit} (--entity-limit)`,
       );
     }
-    this.#spawning += count;
+    this.#spawnsUnderWay += count;
     try {
-      const space = await this.spaces.create({
-        bounds: rectFromArray(body.bounds),
-        cells: body.cells ?? 1,
-        entities,
-      });
-      return { id: space.id };
+      return await spawn();
     } finally {
       // From now on the spaces count them (spawned and not yet reported, then reported).
-      this.#spawning -= count;
+      this.#spawnsUnderWay -= count;
     }
   }
 
@@ -441,7 +526,7 @@ export class CellAppMgr {
   getCellApp(id: number): CellAppView {
     const view = this.registry.views().find((p) => p.id === id && p.role === "cellapp");
     if (!view) throw new RequestError("not_found", `no cellapp ${id}`);
-    return { ...view, cells: this.#cellsOf(id) };
+    return { ...view, cells: this.#cellsOf(id), retiring: this.spaces.draining.has(id) };
   }
 
   /** GET /api/cellapps/:id/cells/:spaceId: asks the cellapp for the cell's entities. */
@@ -481,6 +566,7 @@ export class CellAppMgr {
     const count = this.registry.members.size;
     if (!this.#shuttingDown) {
       this.#shuttingDown = true;
+      this.balancer.stop();
       this.#log.info(`cluster shutdown requested: stopping ${count} processes`);
       this.#stopAll().finally(() => this.#resolveShutdown());
     }
@@ -511,6 +597,7 @@ export class CellAppMgr {
 
   /** Stops serving: closes every channel and the listener. */
   close(): void {
+    this.balancer.stop();
     this.#rejoin.dispose();
     this.server.close("cellappmgr stopping");
   }

@@ -2,7 +2,7 @@
  * Spaces on the cellappmgr (seed 003): creation on the best cellapps, the BSP
  * tree of cells, the shutdown flow, and the default space that never ends.
  */
-import { type BspNode, buildBsp, type CellRect, cellRects, removeCell } from "../core/geo/bsp.ts";
+import { type BspNode, buildBsp, cellIndexAt, type CellRect, cellRects, removeCell } from "../core/geo/bsp.ts";
 import { type Rect, rectArea, rectFromArray, rectToArray } from "../core/geo/rect.ts";
 import { CellMsg, type CellReport, type SpaceGeometry, type SpawnRequest } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
@@ -21,6 +21,8 @@ export interface SpaceSpec {
   isDefault?: boolean;
   /** Entities to spawn once the cells exist. */
   entities?: { type: string; count: number; props?: Record<string, unknown> }[];
+  /** Whether its partitions follow the load (default true). */
+  balance?: boolean;
 }
 
 /** Loads are compared in steps of 1/LOAD_STEPS of a core. */
@@ -34,6 +36,8 @@ export class Space {
   bare = false;
   /** A new cell is being made for it on a live cellapp. */
   placing = false;
+  /** Whether its partitions follow the load (cells are added and retired); a drain goes on regardless. */
+  balance = true;
   readonly createdAt: number = Date.now();
 
   constructor(
@@ -70,6 +74,8 @@ export class Spaces {
   readonly all: Map<number, Space> = new Map();
   /** Latest report per cell, keyed by `${spaceId}/${cellId}`. */
   readonly reports: Map<string, CellReport> = new Map();
+  /** Cellapps being drained (POST /api/cellapps/:id/retire): no new cell goes to them. */
+  readonly draining: Set<number> = new Set();
   /** Entities spawned into a cell since its last report, by the same key: counted until the report says them. */
   readonly #unreported = new Map<string, number>();
   #nextId = DEFAULT_SPACE_ID + 1;
@@ -93,7 +99,9 @@ export class Spaces {
     const score = (m: Member) => (preferredHost !== null && hostOf(m.address) === preferredHost ? 1 : 0);
     // Loads are measured CPU shares: ones within about 10 % of a core are noise, and the cell count decides.
     const level = (m: Member) => Math.floor(m.load * LOAD_STEPS);
-    return this.registry.withRole("cellapp").sort((a, b) =>
+    const apps = this.registry.withRole("cellapp");
+    const staying = apps.filter((m) => !this.draining.has(m.id));
+    return (staying.length > 0 ? staying : apps).sort((a, b) =>
       score(b) - score(a) || level(a) - level(b) || (cellsOf.get(a.id) ?? 0) - (cellsOf.get(b.id) ?? 0) ||
       a.id - b.id
     ).slice(0, n);
@@ -137,6 +145,7 @@ export class Spaces {
       !!spec.isDefault,
       spec.preferredHost ?? null,
     );
+    space.balance = spec.balance ?? true;
     this.all.set(id, space);
     const geometry = this.geometryOf(space);
     const results = await Promise.allSettled(apps.map((a) => a.channel.request(CellMsg.createCell, geometry)));
@@ -167,6 +176,38 @@ export class Spaces {
       throw new RequestError("unavailable", `${why}; the space was removed`);
     }
     return space;
+  }
+
+  /**
+   * Spawns `count` entities into a live space: all at `position` (in the cell
+   * that covers it) when one is given, else spread over its cells by area.
+   * Resolves with how many were made.
+   */
+  async spawn(
+    space: Space,
+    type: string,
+    count: number,
+    props?: Record<string, unknown>,
+    position?: [number, number, number],
+  ): Promise<number> {
+    let ids: [number, number];
+    try {
+      const [start, end] = await this.reserveIds(count);
+      ids = [start, end - 1];
+    } catch (e) {
+      throw new RequestError("unavailable", `no entity ids for ${count} entities: ${(e as Error).message}`);
+    }
+    await this.placed(space);
+    if (!position) return await this.#spawnWithIds(space, type, count, ids, props);
+    const cell = space.cells()[cellIndexAt(space.tree, position[0], position[2])];
+    const m = this.registry.members.get(cell.cellapp);
+    if (!m) throw new RequestError("unavailable", `the cellapp ${cell.cellapp} of cell ${cell.id} is gone`);
+    const request: SpawnRequest = { spaceId: space.id, cellId: cell.id, type, count, props, position, ids };
+    const made = await m.channel.request(CellMsg.spawn, request);
+    const key = `${space.id}/${cell.id}`;
+    this.#unreported.set(key, (this.#unreported.get(key) ?? 0) + made);
+    space.hasHadEntities = true;
+    return made;
   }
 
   /** Spreads `count` entities over the space's cells by area, with the ids `ids` ([first, last]). */
@@ -324,6 +365,50 @@ export class Spaces {
       );
     }
     return bare;
+  }
+
+  /**
+   * Gives a space a new tree (load balancing moved a partition, added or
+   * removed a cell). A cellapp new to the space makes its cell first, so that
+   * no neighbour sends it a ghost or an entity before the cell exists; then
+   * every cellapp that runs or ran a cell of the space hears the new
+   * geometry (a cellapp whose cell left the tree hands its last entities
+   * over and drops the cell).
+   */
+  async setTree(space: Space, tree: BspNode): Promise<void> {
+    const before = space.cellapps();
+    space.tree = tree;
+    const after = space.cellapps();
+    const fresh = after.filter((a) => !before.includes(a));
+    const g = this.geometryOf(space);
+    let failed: Error | null = null;
+    if (fresh.length > 0) {
+      space.placing = true;
+      const made = await Promise.allSettled(fresh.map((a) => {
+        const m = this.registry.members.get(a);
+        if (!m) throw new Error(`cellapp ${a} is gone`);
+        return m.channel.request(CellMsg.createCell, g);
+      }));
+      space.placing = false;
+      if (this.all.get(space.id) !== space || space.tree !== tree) return;
+      // A cell that could not be made leaves the tree again (its zero-width leaf or, when it grew, its area goes back).
+      made.forEach((r, i) => {
+        if (r.status === "fulfilled") return;
+        failed = r.reason as Error;
+        for (const c of space.cells()) {
+          if (c.cellapp === fresh[i]) space.tree = removeCell(space.tree, c.id) ?? space.tree;
+        }
+      });
+    }
+    const geometry = space.tree === tree ? g : this.geometryOf(space);
+    const now = space.cellapps();
+    for (const a of new Set([...before, ...now])) {
+      // A new cellapp made its cell from this geometry already.
+      if (fresh.includes(a) && geometry === g) continue;
+      this.registry.members.get(a)?.channel.send(CellMsg.updateGeometry, geometry);
+    }
+    for (const c of before) if (!now.includes(c)) this.log.info(`space ${space.id} no longer uses cellapp ${c}`);
+    if (failed) throw new Error(`a new cell of space ${space.id} could not be made: ${(failed as Error).message}`);
   }
 
   /**

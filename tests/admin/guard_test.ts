@@ -17,6 +17,11 @@ function fakeBackend(): AdminBackend & { shutdowns: number } {
       throw new RequestError("not_found", "no such space");
     },
     createSpace: () => Promise.resolve({ id: 2 }),
+    patchSpace: (): never => {
+      throw new RequestError("not_found", "no such space");
+    },
+    spawnInto: () => Promise.resolve({ spawned: 1 }),
+    retireCellApp: (id: number) => ({ id, retiring: true as const, cells: 0 }),
     deleteSpace: (id: number) => ({ id, shuttingDown: true as const }),
     getCellApp: (): never => {
       throw new RequestError("not_found", "no such cellapp");

@@ -4,7 +4,7 @@
  * cluster; a spawn that fails removes what it made.
  */
 import assert from "node:assert/strict";
-import type { ClusterView, SpaceSummaryView } from "../../core/views.ts";
+import type { CellEntityView, ClusterView, SpaceSummaryView, SpaceView } from "../../core/views.ts";
 import { api, Procs } from "../helpers/procs.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -116,3 +116,72 @@ Deno.test("a spawn whose cellapp dies removes what it made: one clear error, no 
     10_000,
   );
 });
+
+Deno.test(
+  "POST /api/spaces/:id/entities spawns into a live space, at a point when given; bad requests are refused, naming why",
+  opts,
+  async () => {
+    await using procs = new Procs();
+    const mgr = await procs.start(["--role=mgr", "--port=0", "--admin-port=0", "--spawn-limit=500"]);
+    const admin = mgr.ready.admin!;
+    const flags = ["--role=cell", "--port=0", `--mgr=${mgr.ready.address}`];
+    await Promise.all([procs.start(flags), procs.start(flags)]);
+    await waitFor("two cellapps", async () => {
+      const p = ((await api(admin, "/api/cluster")).body as ClusterView).processes;
+      return p.filter((x) => x.role === "cellapp").length === 2;
+    });
+    const made = await api(admin, "/api/spaces", post({ bounds: [0, 0, 200, 100], cells: 2 }));
+    assert.equal(made.status, 201, message(made.body));
+    const id = (made.body as { id: number }).id;
+    const s = (await api(admin, `/api/spaces/${id}`)).body as SpaceView;
+    const right = s.cells.find((c) => c.rect[0] === 100)!;
+
+    const at = await api(
+      admin,
+      `/api/spaces/${id}/entities`,
+      post({
+        entities: [{ type: "NPC", count: 25, position: [150, 0, 50], props: { wanderRadius: 0 } }, {
+          type: "NPC",
+          count: 10,
+        }],
+      }),
+    );
+    assert.equal(at.status, 201, message(at.body));
+    assert.deepEqual(at.body, { spawned: 35 });
+    const list = await waitFor("the spawned entities listed", async () => {
+      const r = await api(admin, `/api/cellapps/${right.cellapp}/cells/${id}`);
+      const es = (r.body as { entities: CellEntityView[] }).entities.filter((e) => e.real);
+      return es.filter((e) => e.position[0] === 150 && e.position[2] === 50).length === 25 ? es : null;
+    });
+    assert.ok(list.every((e) => e.cell === right.id));
+    await waitFor(
+      "35 entities in the space",
+      async () => (await spaces(admin)).find((x) => x.id === id)?.entities === 35,
+    );
+
+    const cases: [string, unknown, number, RegExp][] = [
+      [`/api/spaces/${id}/entities`, { entities: [{ type: "NPC", count: 1, position: [500, 0, 0] }] }, 400, /outside/],
+      [`/api/spaces/${id}/entities`, { entities: [{ type: "Nope", count: 1 }] }, 400, /unknown entity type/],
+      [`/api/spaces/${id}/entities`, { entities: [] }, 400, /entities/],
+      [`/api/spaces/${id}/entities`, { entities: [{ type: "NPC", count: 501 }] }, 400, /spawn limit of 500/],
+      [`/api/spaces/${id}/entities`, { entities: [{ type: "NPC", count: 1, props: { hp: "x" } }] }, 400, /props\.hp/],
+      [`/api/spaces/${id}/entities`, { entities: [{ type: "NPC", count: 1, position: [1, 2] }] }, 400, /position/],
+      [`/api/spaces/9999/entities`, { entities: [{ type: "NPC", count: 1 }] }, 404, /no space 9999/],
+    ];
+    for (const [path, body, status, why] of cases) {
+      const r = await api(admin, path, post(body));
+      assert.equal(r.status, status, `${JSON.stringify(body)}: ${message(r.body)}`);
+      assert.match(message(r.body), why, JSON.stringify(body));
+    }
+    // Balancing switched off and on for the space; a bad body is refused.
+    const patch = (body: unknown) => api(admin, `/api/spaces/${id}`, { ...post(body), method: "PATCH" });
+    const off = await patch({ balance: false });
+    assert.equal(off.status, 200, message(off.body));
+    assert.equal((off.body as SpaceView).balance.enabled, false);
+    assert.equal(((await patch({ balance: true })).body as SpaceView).balance.enabled, true);
+    assert.equal((await patch({ balance: "no" })).status, 400);
+    assert.equal((await patch({ other: 1 })).status, 400);
+    assert.equal((await api(admin, "/api/spaces/9999", { ...post({ balance: false }), method: "PATCH" })).status, 404);
+    assert.equal((await spaces(admin)).find((x) => x.id === id)?.entities, 35, "nothing made by a refused request");
+  },
+);
