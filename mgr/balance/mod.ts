@@ -1,0 +1,17 @@
+/**
+ * Load balancing of a space's cells (seeds 003 and 004): the pure algorithm
+ * the cellappmgr's balancer runs each balance period.
+ */
+export { type BalanceOptions, type CellLoad, DEFAULT_BALANCE } from "./types.ts";
+export { SpaceBalancer, WIDTH_EPSILON } from "./partition.ts";
+export { AGGRESSION_GROW, AGGRESSION_SHRINK, partitionKey, type PartitionState } from "./aggression.ts";
+export {
+  addCell,
+  type AddPlan,
+  type CellappLoad,
+  type CellPlanOptions,
+  DEFAULT_CELL_PLAN,
+  planAdd,
+  planRetire,
+  readyToLeave,
+} from "./cells.ts";
