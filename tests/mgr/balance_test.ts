@@ -238,3 +238,39 @@ Deno.test("a partition's aggression survives a tree change elsewhere and is forg
   );
   assert.equal(balancer.partition("x", [1, 2], [3, 4]), undefined, "the old root partition is forgotten");
 });
+
+Deno.test("a crowd that walks to another quadrant is followed there", () => {
+  const random = rng(7);
+  const background = uniform(random, bounds, 1000, 0.001);
+  const walkers = crowd(random, bounds, 400, 400, 120, 1000, 0.001);
+  const balancer = new SpaceBalancer(options);
+  let tree = buildBsp(bounds, [1, 2, 3, 4]);
+  const history: Period[] = [];
+  const spreads: number[] = [];
+  // 30 s gathered at (400, 400), 60 s walking to (1600, 1600) (20 m/s on each axis), 60 s there.
+  for (let t = 0; t < 150; t++) {
+    const step = t < 30 || t >= 90 ? 0 : 20;
+    for (const w of walkers) {
+      w.x = Math.min(1999, w.x + step);
+      w.z = Math.min(1999, w.z + step);
+    }
+    const loads = measure(tree, [...background, ...walkers]);
+    history.push({ tree, loads });
+    spreads.push(spread(loads));
+    tree = balancer.balance(tree, bounds, loads);
+  }
+  const arrived = spreads.slice(90).findIndex((s) => s <= 0.15);
+  console.log(
+    `  walking crowd: ${(spreads[89] * 100).toFixed(0)} % over the mean on arrival, within 15 % ` +
+      `${arrived} s later, ${(spreads[149] * 100).toFixed(1)} % at the end; worst while walking ` +
+      `${(Math.max(...spreads.slice(40, 90)) * 100).toFixed(0)} %; root partition at ` +
+      `${splitPositions(tree).get("x:1,2|3,4")!.toFixed(0)} m`,
+  );
+  assert.ok(arrived >= 0 && arrived <= 30, `within 15 % of the mean ${arrived} s after arriving`);
+  const worst = Math.max(...spreads.slice(40, 90));
+  assert.ok(worst <= 0.25, `the partitions keep up with the walk: ${(worst * 100).toFixed(0)} % over the mean`);
+  const root = splitPositions(tree).get("x:1,2|3,4")!;
+  assert.ok(root > 1300, `the root partition followed the crowd to high X: ${root}`);
+  assert.ok(spreads.slice(130).every((s) => s <= 0.05), `settled: ${spreads.slice(130).map((s) => s.toFixed(3))}`);
+  assertClamps(history);
+});
