@@ -274,3 +274,57 @@ Deno.test("a crowd that walks to another quadrant is followed there", () => {
   assert.ok(spreads.slice(130).every((s) => s <= 0.05), `settled: ${spreads.slice(130).map((s) => s.toFixed(3))}`);
   assertClamps(history);
 });
+
+Deno.test("noisy load reports: the partitions jitter little around where the load is even", () => {
+  const tree = buildBsp(bounds, [1, 2, 3, 4]);
+  const balancer = new SpaceBalancer(options);
+  const entities = crowdedWorld(8);
+  const random = rng(9);
+  // Each report off by up to ±5 %, as a smoothed busy-time measure may be.
+  const noisy = (loads: Map<number, CellLoad>) =>
+    new Map([...loads].map(([id, l]) => [id, { ...l, load: l.load * (1 + (random() - 0.5) * 0.1) }]));
+  let t = tree;
+  const positions: Map<string, number>[] = [];
+  const spreads: number[] = [];
+  for (let i = 0; i < 120; i++) {
+    const loads = measure(t, entities);
+    spreads.push(spread(loads));
+    positions.push(splitPositions(t));
+    t = balancer.balance(t, bounds, noisy(loads));
+  }
+  for (const k of positions[0].keys()) {
+    const late = positions.slice(60).map((p) => p.get(k)!);
+    const range = Math.max(...late) - Math.min(...late);
+    console.log(`  noisy ${k}: moves within ${range.toFixed(1)} m over the last 60 periods`);
+    assert.ok(range < 30, `${k} wanders over ${range} m`);
+  }
+  const worst = Math.max(...spreads.slice(60));
+  console.log(`  noisy: busiest cell at most ${(worst * 100).toFixed(1)} % over the mean over the last 60 periods`);
+  assert.ok(worst <= 0.05, `busiest ${worst} over the mean`);
+});
+
+Deno.test("draining the crowded cell: it closes whatever its load, and the three left share the crowd", () => {
+  const entities = crowdedWorld(10);
+  const balancer = new SpaceBalancer(options);
+  const retiring = new Set([1]);
+  let t = buildBsp(bounds, [1, 2, 3, 4]);
+  const history: Period[] = [];
+  for (let i = 0; i < 60 && readyToLeave(t, bounds, retiring, measure(t, entities)).length === 0; i++) {
+    const loads = measure(t, entities);
+    history.push({ tree: t, loads });
+    t = balancer.balance(t, bounds, loads, retiring);
+  }
+  const closedAfter = history.length;
+  assert.deepEqual(readyToLeave(t, bounds, retiring, measure(t, entities)), [1], `closed after ${closedAfter}`);
+  assertClamps(history, retiring);
+  t = removeCell(t, 1)!;
+  const after = simulate(balancer, t, entities, 60);
+  const spreads = after.map((p) => spread(p.loads));
+  console.log(
+    `  drain: the crowded cell closed in ${closedAfter} periods; the other three within ` +
+      `${(spreads[60] * 100).toFixed(1)} % of the mean 60 periods later`,
+  );
+  assert.ok(closedAfter <= 1000 / options.maxStep + 1, `${closedAfter} periods`);
+  assert.ok(spreads[60] <= 0.05, `after: ${spreads.slice(50).map((s) => s.toFixed(3))}`);
+  assertClamps(after);
+});
