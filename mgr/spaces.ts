@@ -38,6 +38,8 @@ export class Space {
   placing = false;
   /** Whether its partitions follow the load (cells are added and retired); a drain goes on regardless. */
   balance = true;
+  /** Balancing retires no idle cell below this many: the cells it was created with. */
+  minCells = 1;
   readonly createdAt: number = Date.now();
 
   constructor(
@@ -146,6 +148,7 @@ export class Spaces {
       spec.preferredHost ?? null,
     );
     space.balance = spec.balance ?? true;
+    space.minCells = spec.cells;
     this.all.set(id, space);
     const geometry = this.geometryOf(space);
     const results = await Promise.allSettled(apps.map((a) => a.channel.request(CellMsg.createCell, geometry)));

@@ -13,7 +13,8 @@ import type { BalanceSampleView, BalanceView, PartitionView } from "../../core/v
 import type { Member } from "../registry.ts";
 import type { Space } from "../spaces.ts";
 import { type CellLoad, DEFAULT_BALANCE } from "./types.ts";
-import { addCell, type CellPlanOptions, planAdd, planRetire, readyToLeave, SpaceBalancer } from "./mod.ts";
+import { addCell, type CellPlanOptions, DEFAULT_CELL_PLAN, planAdd, planRetire, readyToLeave } from "./cells.ts";
+import { SpaceBalancer } from "./partition.ts";
 
 /** What the balancer needs of the cellappmgr. */
 export interface BalanceHost {
@@ -40,6 +41,8 @@ export interface BalancerOptions {
 
 /** Samples kept per space: a minute at the default period. */
 const HISTORY = 60;
+/** Periods after a cell was added before another may be: the new one takes load only as it grows. */
+const ADD_COOLDOWN = 10;
 
 interface SpaceState {
   balancer: SpaceBalancer;
@@ -49,6 +52,8 @@ interface SpaceState {
   history: BalanceSampleView[];
   /** A tree change is being sent. */
   busy: boolean;
+  /** Periods to wait before adding another cell. */
+  cooldown: number;
 }
 
 /** Balances every space of the cluster. */
@@ -158,10 +163,16 @@ export class Balancer {
       this.#opts.log.info(`space ${space.id}: cell ${id} has shrunk to nothing and leaves the tree`);
     }
     if (!balancing || tree !== space.tree) return tree;
+    const plan = { ...DEFAULT_CELL_PLAN, ...this.#opts.plan };
+    if (st.cooldown > 0) st.cooldown--;
     const apps = this.#host.cellapps().filter((m) => !this.draining.has(m.id)).map((m) => ({ id: m.id, load: m.load }));
-    const add = planAdd(cells, loads, apps, this.#opts.plan);
-    if (add) return this.#withNewCell(space, add.split, add.cellapp);
-    const retire = planRetire(cells, loads, apps, this.#opts.plan);
+    const add = st.cooldown === 0 ? planAdd(tree, space.bounds, loads, apps, retiring, plan) : null;
+    if (add) {
+      st.cooldown = ADD_COOLDOWN;
+      return this.#withNewCell(space, add.split, add.cellapp);
+    }
+    // The cells an operator asked for stay; those balancing added go again when idle.
+    const retire = cells.length > space.minCells ? planRetire(tree, loads, retiring, plan) : null;
     if (retire !== null) {
       st.retiring.add(retire);
       this.#opts.log.info(`space ${space.id}: cell ${retire} is idle and retires`);
@@ -193,8 +204,9 @@ export class Balancer {
   #loadsOf(space: Space): Map<number, CellLoad> {
     const loads = new Map<number, CellLoad>();
     for (const c of space.cells()) {
+      // A cell that has not reported yet is left out: no cell is added or retired on a guess.
       const r = this.#host.report(space.id, c.id);
-      loads.set(c.id, { load: r?.load ?? 0, reals: r?.reals ?? 0, bounds: r?.entityBounds });
+      if (r) loads.set(c.id, { load: r.load, reals: r.reals, bounds: r.entityBounds });
     }
     return loads;
   }
@@ -222,6 +234,7 @@ export class Balancer {
         retiring: new Set(),
         history: [],
         busy: false,
+        cooldown: 0,
       };
       this.#state.set(space.id, st);
     }
