@@ -35,7 +35,7 @@ import { announceBaseAppDeath, announceBaseApps } from "./base_members.ts";
 import { DEFAULT_SPACE_ID, Spaces } from "./spaces.ts";
 import { adoptClaims, dropMissingCellApps, REJOIN_WINDOW_MS, RejoinWindow } from "./rejoin.ts";
 import { cellViews, spaceSummary } from "./views.ts";
-import { Balancer } from "./balance/balancer.ts";
+import { Balancer } from "./balance/mod.ts";
 import { rectFromArray } from "../core/geo/rect.ts";
 import { cellIndexAt } from "../core/geo/bsp.ts";
 import { PropertyContainer } from "../core/def/mod.ts";

@@ -15,3 +15,4 @@ export {
   planRetire,
   readyToLeave,
 } from "./cells.ts";
+export { type BalanceHost, Balancer, type BalancerOptions, partitionsOf } from "./balancer.ts";

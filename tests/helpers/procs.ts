@@ -40,7 +40,14 @@ export class Procs {
   async start(flags: string[], opts: StartOptions = {}): Promise<Proc> {
     const child = new Deno.Command(Deno.execPath(), {
       args: ["run", "-A", "--config", CONFIG, MAIN, ...flags],
-      env: { SEAMLESS_LOG_LEVEL: "info", SEAMLESS_KV: ":memory:", ...opts.env, [PARENT_WATCH_ENV]: "1" },
+      // Partitions hold still unless a test asks for balancing (--balance-period): most tests assert on cell rects.
+      env: {
+        SEAMLESS_LOG_LEVEL: "info",
+        SEAMLESS_KV: ":memory:",
+        SEAMLESS_BALANCE_PERIOD: "0",
+        ...opts.env,
+        [PARENT_WATCH_ENV]: "1",
+      },
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",
