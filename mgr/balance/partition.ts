@@ -81,7 +81,7 @@ export class SpaceBalancer {
     retiring: ReadonlySet<number>,
     seen: Set<string>,
   ): number {
-    const { maxStep, deadband } = this.#options;
+    const { maxStep, deadband, tolerance } = this.#options;
     const [lo, hi] = extent(r, n.axis);
     if (isCell(n.left) && retiring.has(n.left.cell.id)) return Math.max(lo, n.at - maxStep);
     if (isCell(n.right) && retiring.has(n.right.cell.id)) return Math.min(hi, n.at + maxStep);
@@ -101,7 +101,8 @@ export class SpaceBalancer {
     // A side that is all retiring cells is closed by the partitions inside it.
     if (l.staying === 0 || rt.staying === 0) return n.at;
     const diff = l.load / l.staying - rt.load / rt.staying;
-    if (!(Math.abs(diff) >= deadband) || diff === 0) return n.at;
+    const mean = (l.load + rt.load) / (l.staying + rt.staying);
+    if (!(Math.abs(diff) >= Math.max(deadband, tolerance * mean)) || diff === 0) return n.at;
 
     const direction = diff > 0 ? -1 : 1;
     // The load to hand over so both sides carry the same load per cell

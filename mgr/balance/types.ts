@@ -23,8 +23,10 @@ export interface BalanceOptions {
   minWidth: number;
   /** The most a partition moves in one balance period (m). */
   maxStep: number;
-  /** Load differences below this (a share of a core) move nothing. */
+  /** Load differences per cell below this (a share of a core) move nothing. */
   deadband: number;
+  /** Nor do differences below this fraction of the mean load per cell: measurement noise at any load. */
+  tolerance: number;
   /** Aggression a partition starts with; it grows while it keeps moving one way and shrinks when it turns. */
   aggression: number;
   /** Bounds of the aggression. */
@@ -36,7 +38,8 @@ export interface BalanceOptions {
 export const DEFAULT_BALANCE: BalanceOptions = {
   minWidth: 0,
   maxStep: 50,
-  deadband: 0.02,
+  deadband: 0.002,
+  tolerance: 0.1,
   aggression: 1,
   minAggression: 0.1,
   maxAggression: 2,

@@ -163,6 +163,18 @@ Deno.test("load differences inside the deadband move nothing", () => {
   assert.notEqual(balancer.balance(tree, bounds, over), tree, "a difference past the deadband moves");
 });
 
+Deno.test("at light loads the tolerance decides: a crowd at 1 % of a core moves a partition, noise does not", () => {
+  const two = buildBsp(bounds, [1, 2]);
+  const balancer = new SpaceBalancer(options);
+  const light = new Map([[1, { load: 0.008, reals: 600 }], [2, { load: 0.001, reals: 30 }]]);
+  assert.notEqual(balancer.balance(two, bounds, light), two, "a sevenfold difference moves, however light");
+  const calm = new SpaceBalancer(options);
+  const noise = new Map([[1, { load: 0.0105, reals: 300 }], [2, { load: 0.0100, reals: 300 }]]);
+  for (let i = 0; i < 10; i++) assert.equal(calm.balance(two, bounds, noise), two, "5 % apart is noise");
+  const heavy = new Map([[1, { load: 0.52, reals: 300 }], [2, { load: 0.5, reals: 300 }]]);
+  assert.equal(calm.balance(two, bounds, heavy), two, "4 % apart at half a core is noise too");
+});
+
 Deno.test("a cell added with addCell starts with zero width and grows by balancing", () => {
   const b2 = buildBsp(bounds, [1, 2]);
   const tree = addCell(b2, bounds, 1, { id: 3, cellapp: 3 });
