@@ -63,6 +63,10 @@ export class Entity implements CellEntityApi {
   baseAddress: string | null = null;
   /** Whether a client is attached through the base (a proxy's cell entity). */
   hasClient = false;
+  /** CPU time (ms) this real cost since its cell's last load fold (cell/load/). */
+  cpuMs = 0;
+  /** Its smoothed CPU, a share of one core; -1 until its cell first folded it (cell/load/). */
+  cpuLoad = -1;
 
   constructor(
     readonly id: number,

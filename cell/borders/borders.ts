@@ -29,6 +29,7 @@ import {
 } from "./ghosts.ts";
 import { applyHandOverWrites, type FencedWrite } from "./handover_fence.ts";
 import { CellOffloads } from "./offload.ts";
+import { enterLoop, leaveEntity, switchEntity } from "../load/entity_load.ts";
 import {
   continuesFrozen,
   dropGhost,
@@ -230,9 +231,22 @@ export class CellBorders {
     this.cell.host.log.debug(`resync of entity ${id} for cell ${ghostCell} dropped: no such entity in cell here`);
   }
 
-  /** Sends each ghosted real's batch of this tick to its ghosts (a real being handed over sends nothing). */
+  /**
+   * Sends each ghosted real's batch of this tick to its ghosts (a real being handed over sends nothing), each
+   * charged to its real (cell/load/).
+   */
   sendBatches(): void {
-    for (const e of this.ghosted) if (!e.offloading) this.sendBatchOf(e);
+    if (this.ghosted.size === 0) return;
+    enterLoop();
+    try {
+      for (const e of this.ghosted) {
+        if (e.offloading) continue;
+        switchEntity(e);
+        this.sendBatchOf(e);
+      }
+    } finally {
+      leaveEntity();
+    }
   }
 
   /** Sends `e`'s batch of changes so far to its ghosts, if it has one. */
