@@ -279,6 +279,7 @@ export class Cell {
     this.entities.set(e.id, e);
     this.hasHadEntities = true;
     this.rangeList.add(e);
+    this.loadMeter.clear(e);
     this.attachScript(e);
   }
 

@@ -63,10 +63,10 @@ export class Entity implements CellEntityApi {
   baseAddress: string | null = null;
   /** Whether a client is attached through the base (a proxy's cell entity). */
   hasClient = false;
-  /** CPU time (ms) this real cost since its cell's last load fold (cell/load/). */
-  cpuMs = 0;
-  /** Its smoothed CPU, a share of one core; -1 until its cell first folded it (cell/load/). */
-  cpuLoad = -1;
+  /** Its smoothed CPU, a share of one core (cell/load/). */
+  cpuLoad = 0;
+  /** How many times its cell folded its CPU into cpuLoad, up to 2: the first two set it rather than smooth it. */
+  cpuFolds = 0;
 
   constructor(
     readonly id: number,

@@ -202,6 +202,7 @@ export class CellOffloads {
     ghost.y = y;
     this.cell.rangeList.move(ghost, x, z);
     this.cell.entities.set(id, ghost);
+    this.cell.loadMeter.clear(ghost);
     this.cell.hasHadEntities = true;
     this.cell.borders.ghosted.add(ghost);
     this.cell.attachScript(ghost);

@@ -1,8 +1,9 @@
 /**
- * A cell's entity load for the cellappmgr's balancer (issue 13): once a
- * second it folds the CPU time its reals were charged (entity_load.ts) into
- * each real's smoothed load, sums them, and finds its entity-bound levels
- * (core/wire's EntityBounds) on the range list's sorted X and Z orders.
+ * A cell's entity load for the cellappmgr's balancer (issue 13): the CPU
+ * time its reals are charged in the tick (entity_load.ts), by range-list
+ * slot; once a second it folds that into each real's smoothed load, sums
+ * them, and finds its entity-bound levels (core/wire's EntityBounds) on the
+ * range list's sorted X and Z orders.
  */
 import { BOUND_LEVELS, type EntityBounds, MAX_LOAD } from "../../core/wire/mod.ts";
 import type { RangeEntity, RangeList } from "../range/mod.ts";
@@ -23,10 +24,10 @@ const MIN_FOLD_MS = 200;
 /** What the fold needs of a real. */
 export interface LoadedEntity extends RangeEntity {
   isReal: boolean;
-  /** CPU time (ms) charged since the last fold. */
-  cpuMs: number;
-  /** Smoothed CPU share of one core; -1 until its first fold. */
+  /** Smoothed CPU share of one core. */
   cpuLoad: number;
+  /** Folds so far, counted up to 2. */
+  cpuFolds: number;
 }
 
 /** A cell's entity load and where it lies, as its report carries them. */
@@ -37,6 +38,8 @@ export interface EntityLoadFigures {
 
 /** The entity load of one cell, folded at most every MIN_FOLD_MS. */
 export class CellLoadMeter {
+  /** CPU time (ms) charged since the last fold, by the slot of the real's range-list node. */
+  #cpu = new Float64Array(64);
   #lastFold: number;
   #figures: EntityLoadFigures = { entityLoad: 0, entityBounds: emptyBounds() };
 
@@ -48,12 +51,39 @@ export class CellLoadMeter {
     this.#lastFold = now;
   }
 
+  /** The array the CPU time of the real on range-list slot `slot` goes to (grown to hold it). */
+  cpuArray(slot: number): Float64Array {
+    if (slot >= this.#cpu.length) {
+      const grown = new Float64Array(Math.max(slot + 1, this.#cpu.length * 2));
+      grown.set(this.#cpu);
+      this.#cpu = grown;
+    }
+    return this.#cpu;
+  }
+
+  /**
+   * Forgets what was charged to `e`'s slot: a real new here, whose range-list slot another entity may have had
+   * since the last fold.
+   */
+  clear(e: LoadedEntity): void {
+    const slot = e.rangeNode?.idx ?? -1;
+    if (slot >= 0 && slot < this.#cpu.length) this.#cpu[slot] = 0;
+  }
+
+  /** The CPU time (ms) `e` was charged since the last fold. */
+  cpuMsOf(e: LoadedEntity): number {
+    const slot = e.rangeNode?.idx ?? -1;
+    return slot >= 0 && slot < this.#cpu.length ? this.#cpu[slot] : 0;
+  }
+
   /** The figures now: freshly folded when the last fold is old enough, else the last ones. */
   sample(now: number = performance.now()): EntityLoadFigures {
     const dt = now - this.#lastFold;
     if (dt < MIN_FOLD_MS) return this.#figures;
     this.#lastFold = now;
-    const entityLoad = foldLoads(this.reals.values(), dt);
+    const entityLoad = foldLoads(this.reals.values(), (e) => this.cpuMsOf(e), dt);
+    // What ghosts and departed reals were charged (a real handed over this second) starts again from nothing.
+    this.#cpu.fill(0);
     this.#figures = {
       entityLoad: Math.min(Math.round(entityLoad * 1e6) / 1e6, MAX_LOAD),
       entityBounds: entityBounds(this.rangeList, entityLoad),
@@ -63,17 +93,25 @@ export class CellLoadMeter {
 }
 
 /**
- * Folds each real's CPU time over the last `dtMs` into its smoothed load (a
- * real's first fold takes the figure as it is) and returns the cell's entity
- * load: the sum, each real counted at least ENTITY_LOAD_FLOOR.
+ * Folds each real's CPU time over the last `dtMs` (`cpuMsOf`) into its smoothed load and
+ * returns the cell's entity load: the sum, each real counted at least
+ * ENTITY_LOAD_FLOOR. A real new here (made, or handed over from another cell,
+ * its load not carried) takes its first figures as they are: the first covers
+ * only part of the period, the second a whole one; smoothing starts after.
  */
-export function foldLoads(reals: Iterable<LoadedEntity>, dtMs: number): number {
+export function foldLoads(
+  reals: Iterable<LoadedEntity>,
+  cpuMsOf: (e: LoadedEntity) => number,
+  dtMs: number,
+): number {
   const alpha = 1 - Math.exp(-dtMs / ENTITY_LOAD_TAU_MS);
   let total = 0;
   for (const e of reals) {
-    const share = e.cpuMs / dtMs;
-    e.cpuMs = 0;
-    e.cpuLoad = e.cpuLoad < 0 ? share : e.cpuLoad + (share - e.cpuLoad) * alpha;
+    const share = cpuMsOf(e) / dtMs;
+    if (e.cpuFolds < 2) {
+      e.cpuLoad = share;
+      e.cpuFolds++;
+    } else e.cpuLoad += (share - e.cpuLoad) * alpha;
     total += weightOf(e);
   }
   return total;

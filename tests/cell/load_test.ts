@@ -7,7 +7,7 @@ import { createRegistry, defineEntity } from "../../core/def/mod.ts";
 import { CellScript, type CellScriptClass } from "../../core/script.ts";
 import { Cell, type CellHost } from "../../cell/cell.ts";
 import type { Entity } from "../../cell/entity.ts";
-import { ENTITY_LOAD_FLOOR, entityBounds } from "../../cell/load/cell_load.ts";
+import { ENTITY_LOAD_FLOOR, ENTITY_LOAD_TAU_MS, entityBounds, foldLoads } from "../../cell/load/cell_load.ts";
 import { sectionDepth } from "../../cell/load/entity_load.ts";
 import { BOUND_LEVELS, MgrMsg, type SpaceGeometry } from "../../core/wire/mod.ts";
 import { cellsOf } from "../helpers/two_cells.ts";
@@ -89,9 +89,10 @@ Deno.test("nested sections charge each entity its own time, once; a script that 
   mover.moveToPoint({ x: 0, y: 0, z: 0 }, 1000);
   cell.tick(100);
   assert.equal(sectionDepth(), 0);
-  assert.ok(watcher.cpuMs >= 20, `watcher charged ${watcher.cpuMs} ms`);
+  const charged = (e: Entity) => cell.loadMeter.cpuMsOf(e);
+  assert.ok(charged(watcher) >= 20, `watcher charged ${charged(watcher)} ms`);
   // Its own move costs microseconds (a first, cold run: a few milliseconds at most), not the watcher's 20.
-  assert.ok(mover.cpuMs < 10, `mover charged ${mover.cpuMs} ms`);
+  assert.ok(charged(mover) < 10, `mover charged ${charged(mover)} ms`);
   assert.ok(cell.scriptErrors >= 1);
 });
 
@@ -116,9 +117,10 @@ Deno.test("entity bounds of a known placement: equal weights, then one heavy rea
   await h.tick(3);
   assert.equal(b.ghosts.size, 3);
 
-  // No CPU charged (what the ticks charged is forgotten): every real weighs the floor.
-  for (const e of reals) e.cpuMs = 0;
-  const r = b.loadMeter.sample(performance.now() + 1000);
+  // What the ticks charged is forgotten (a first fold, then a second with nothing charged since): every real
+  // weighs the floor.
+  b.loadMeter.sample(performance.now() + 1000);
+  const r = b.loadMeter.sample(performance.now() + 2000);
   assert.ok(Math.abs(r.entityLoad - 10 * ENTITY_LOAD_FLOOR) < 1e-9, `entity load ${r.entityLoad}`);
   // 10 equal reals: level f is reached at real ceil(10 f), the bound halfway to the next one.
   assert.deepEqual(r.entityBounds.minX, [110, 110, 120, 130, 140, 150]);
@@ -151,4 +153,17 @@ Deno.test("a cell without reals reports no bounds and no load", () => {
     minZ: Array(6).fill(3),
     maxZ: Array(6).fill(3),
   });
+});
+
+Deno.test("a real's load: its first two folds set it, later ones smooth it over seconds", () => {
+  const e = { cpuLoad: 0, cpuFolds: 0, isReal: true, id: 1, x: 0, z: 0, rangeNode: null };
+  const charged = (ms: number) => () => ms;
+  foldLoads([e], charged(100), 1000); // arrived during the period: a part of it
+  assert.equal(e.cpuLoad, 0.1);
+  assert.equal(foldLoads([e], charged(500), 1000), 0.5);
+  // It stops: the load decays with the time constant, not at once.
+  foldLoads([e], charged(0), 1000);
+  assert.ok(Math.abs(e.cpuLoad - 0.5 * Math.exp(-1000 / ENTITY_LOAD_TAU_MS)) < 1e-12);
+  // An idle real still weighs the floor.
+  assert.equal(foldLoads([{ ...e, cpuLoad: 0 }], charged(0), 1000), ENTITY_LOAD_FLOOR);
 });

@@ -159,3 +159,19 @@ Deno.test("zero-width cells: one growing from nothing takes its reals as it wide
   assert.equal(h.cell(3).entities.size, 0);
   assertPlaced(h, zero, ids);
 });
+
+Deno.test("a cell that left the tree with reals ghosted elsewhere: their ghosts do not freeze and expire meanwhile", async () => {
+  const tree = split(100, leaf(1), split(200, leaf(2), leaf(3)));
+  // Slow hand-overs (2 a tick) against a short restore timeout: the reals wait longer than a frozen ghost lives.
+  const cfg = { maxOffloadsPerTick: 2, restoreTimeoutMs: 300 };
+  const h = cellsOf({ registry, scripts: { Npc: Counting }, cfg }, BOUNDS, tree);
+  const ids: number[] = [];
+  for (let i = 0; i < 30; i++) ids.push(h.cell(2).createEntity("Npc", { x: 101 + (i % 2) * 97, y: 0, z: i * 3 }).id);
+  await h.tick(3);
+  const without2 = removeCell(tree, 2)!;
+  h.setTree(without2);
+  for (let t = 0; t < 100 && !h.gone.includes(2); t++) await h.tick();
+  assert.deepEqual(h.gone, [2], "cell 2 handed its reals over and went");
+  await h.tick(5);
+  assertPlaced(h, without2, ids);
+});
