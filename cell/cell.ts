@@ -176,7 +176,8 @@ export class Cell {
       );
     }
     this.inTree = mine !== undefined;
-    this.#emptySince = NaN;
+    // Not reset while it stays out: the balancer sends a new tree every period, which must not keep it lingering.
+    if (mine) this.#emptySince = NaN;
     const addresses = new Map(g.cellapps ?? []);
     const radius = this.host.ghosting?.config.ghostRadius ?? 0;
     this.ghostAreas = [];
