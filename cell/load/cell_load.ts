@@ -51,7 +51,10 @@ export class CellLoadMeter {
     this.#lastFold = now;
   }
 
-  /** The array the CPU time of the real on range-list slot `slot` goes to (grown to hold it). */
+  /**
+   * The array the CPU time of the real on range-list slot `slot` goes to, grown to hold it (a section open while
+   * it grows charges the old array: a sliver of time lost, once per doubling).
+   */
   cpuArray(slot: number): Float64Array {
     if (slot >= this.#cpu.length) {
       const grown = new Float64Array(Math.max(slot + 1, this.#cpu.length * 2));
