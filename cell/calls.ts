@@ -10,6 +10,7 @@ import { CellMsg, RemoteError } from "../core/wire/mod.ts";
 import type { Cell } from "./cell.ts";
 import type { Entity } from "./entity.ts";
 import type { CellAddress } from "./borders/mod.ts";
+import { enterEntity, leaveEntity } from "./load/entity_load.ts";
 
 /**
  * A client's call of an exposed cell method of `target`, made through the
@@ -131,5 +132,13 @@ async function invoke(target: Entity, callerId: number, method: string, args: un
   });
   const fn = (target.script as unknown as Record<string, unknown> | null)?.[method];
   if (typeof fn !== "function") throw new Error(`${who} has no script for its cell method '${method}'`);
-  return await (fn as (...a: unknown[]) => unknown).call(target.script, callerId, ...values);
+  // Its synchronous part is charged to the target (cell/load/).
+  const charged = enterEntity(target);
+  let r: unknown;
+  try {
+    r = (fn as (...a: unknown[]) => unknown).call(target.script, callerId, ...values);
+  } finally {
+    if (charged) leaveEntity();
+  }
+  return await r;
 }

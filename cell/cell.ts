@@ -25,6 +25,7 @@ import {
 import {
   type CellAddress,
   CellBorders,
+  dropGhost,
   freezeOrphanedGhosts,
   type GhostConfig,
   takeOverFrozenGhost,
@@ -36,6 +37,8 @@ import { TickStats } from "./tick_stats.ts";
 import { runEntityCall } from "./calls.ts";
 import { receiveTeleport, teleport } from "./teleport.ts";
 import { updateWitnesses, Witness, witnessOf, type WitnessOptions } from "./witness/mod.ts";
+import { CellLoadMeter } from "./load/cell_load.ts";
+import { enterEntity, enterLoop, leaveEntity, switchEntity } from "./load/entity_load.ts";
 
 /** What a cell needs from its cellapp. */
 export interface CellHost {
@@ -85,6 +88,12 @@ export interface GhostHost {
 /** Seed 003: a shutdown request is acted on after this delay, so in-flight work settles. */
 const SHUTDOWN_DELAY_MS = 1000;
 
+/**
+ * A cell that left the tree stays this long (cell time) after its last real went, so that messages sent to its
+ * reals before their senders knew are still sent on to where they went.
+ */
+const RETIRED_LINGER_MS = 1000;
+
 /** A cell of a space on this cellapp. */
 export class Cell {
   readonly entities: Map<number, Entity> = new Map();
@@ -106,6 +115,14 @@ export class Cell {
   ghostAreas: (CellAddress & { area: Rect })[] = [];
   hasHadEntities = false;
   shuttingDown = false;
+  /** Whether the space's tree has this cell; one that left it hands its reals over, then goes (#checkRetired). */
+  inTree = true;
+  /** Cell time since when a cell that left the tree has held no real (NaN while it holds some, or is in the tree). */
+  #emptySince = NaN;
+  /** Set once a cell that left the tree has removed itself. */
+  #removed = false;
+  /** The reals' CPU and where it lies, for the load report (cell/load/). */
+  readonly loadMeter: CellLoadMeter;
   /** Reals that moved here from another cell, and away, so far. */
   offloadsIn = 0;
   offloadsOut = 0;
@@ -130,6 +147,7 @@ export class Cell {
       cellRects(geometry.tree, rectFromArray(geometry.bounds)).find((c) => c.cellapp === cellappId)?.id ?? 0;
     this.updateGeometry(geometry);
     this.stats = new TickStats(host.budgetMs);
+    this.loadMeter = new CellLoadMeter(this.entities, this.rangeList);
     this.#rng = seededRandom(geometry.spaceId * 2654435761 + (this.cellId - 1) * 40503);
   }
 
@@ -151,6 +169,15 @@ export class Cell {
     this.layout = cellRects(g.tree, rectFromArray(g.bounds));
     const mine = this.layout.find((c) => c.id === this.cellId && c.cellapp === this.cellappId);
     this.rect = mine ? mine.rect : { minX: 0, minZ: 0, maxX: 0, maxZ: 0 };
+    if (this.inTree && !mine) {
+      this.host.log.info(
+        `space ${g.spaceId} cell ${this.cellId} left the space's tree: handing its ${this.entities.size} real(s) ` +
+          `over, then it goes`,
+      );
+    }
+    this.inTree = mine !== undefined;
+    // Not reset while it stays out: the balancer sends a new tree every period, which must not keep it lingering.
+    if (mine) this.#emptySince = NaN;
     const addresses = new Map(g.cellapps ?? []);
     const radius = this.host.ghosting?.config.ghostRadius ?? 0;
     this.ghostAreas = [];
@@ -253,6 +280,7 @@ export class Cell {
     this.entities.set(e.id, e);
     this.hasHadEntities = true;
     this.rangeList.add(e);
+    this.loadMeter.clear(e);
     this.attachScript(e);
   }
 
@@ -400,6 +428,26 @@ export class Cell {
     const now = this.time;
     const heap = this.#timers;
     const frozen: Timer[] = [];
+    // Each real is charged the CPU of its timers, movement and onTick (cell/load/).
+    enterLoop();
+    try {
+      this.#runControllers(now, dtMs, heap, frozen);
+    } finally {
+      leaveEntity();
+    }
+    for (const t of frozen) heap.push(t);
+    if (this.host.ghosting && this.time - this.#lastGhostCheck >= this.host.ghosting.config.checkMs) {
+      this.#lastGhostCheck = this.time;
+      this.borders.checkGhosts();
+    }
+    this.borders.checkOffloads();
+    if (!this.inTree && !this.#removed) this.#checkRetired();
+    this.borders.sendBatches();
+    updateWitnesses(this);
+  }
+
+  /** The due timers, the movements and onTick, each charged to its entity. */
+  #runControllers(now: number, dtMs: number, heap: TimerHeap, frozen: Timer[]): void {
     for (let t = heap.peek(); t !== undefined && t.due <= now; t = heap.peek()) {
       heap.pop();
       if (t.cancelled) continue;
@@ -417,19 +465,19 @@ export class Cell {
       } else {
         e.timers.delete(t.id);
       }
+      switchEntity(e);
       this.#callScript(e, "onTimer", t.id, t.userArg);
     }
-    for (const t of frozen) heap.push(t);
     const dt = dtMs / 1000;
-    for (const e of this.#movers) if (!e.offloading) this.#advance(e, dt);
-    for (const e of this.#tickers) this.#callScript(e, "onTick", dt);
-    if (this.host.ghosting && this.time - this.#lastGhostCheck >= this.host.ghosting.config.checkMs) {
-      this.#lastGhostCheck = this.time;
-      this.borders.checkGhosts();
+    for (const e of this.#movers) {
+      if (e.offloading) continue;
+      switchEntity(e);
+      this.#advance(e, dt);
     }
-    this.borders.checkOffloads();
-    this.borders.sendBatches();
-    updateWitnesses(this);
+    for (const e of this.#tickers) {
+      switchEntity(e);
+      this.#callScript(e, "onTick", dt);
+    }
   }
 
   /** Moves `e` one tick along its movement; no allocation, as it runs per mover per tick. */
@@ -480,6 +528,27 @@ export class Cell {
     }
   }
 
+  /**
+   * A cell that left the tree: once it has held no real for RETIRED_LINGER_MS (its offload check hands them all
+   * over), it drops the ghosts it holds and goes from its cellapp.
+   */
+  #checkRetired(): void {
+    if (this.entities.size > 0) {
+      this.#emptySince = NaN;
+      return;
+    }
+    if (Number.isNaN(this.#emptySince)) this.#emptySince = this.time;
+    if (this.time - this.#emptySince < RETIRED_LINGER_MS) return;
+    const ghosts = this.ghosts.size;
+    for (const ghost of [...this.ghosts.values()]) dropGhost(this, ghost);
+    this.host.log.info(
+      `space ${this.spaceId} cell ${this.cellId} left the tree and holds no real any more: removed from this ` +
+        `cellapp (${ghosts} ghost(s) dropped)`,
+    );
+    this.#removed = true;
+    this.host.cellGone(this.spaceId, this.cellId);
+  }
+
   /** Calls a script callback of `e`, containing (and logging) anything it throws. */
   callScript(e: Entity, name: string, ...args: unknown[]): void {
     this.#callScript(e, name, ...args);
@@ -491,12 +560,15 @@ export class Cell {
     if (!fn || e.destroyed) return;
     // Its state went with its hand-over: the new real has callbacks of its own; this copy hears them if it stays.
     if (e.offloading) return void e.offloading.held.push((moved) => moved || this.#callScript(e, name, ...args));
+    const charged = enterEntity(e);
     try {
       const r = fn.apply(s, args);
       // An async callback that fails later is contained too: an unhandled rejection would stop the process.
       if (r instanceof Promise) r.catch((err) => this.#scriptFailed(e, name, err));
     } catch (err) {
       this.#scriptFailed(e, name, err);
+    } finally {
+      if (charged) leaveEntity();
     }
   }
 
@@ -512,11 +584,14 @@ export class Cell {
       this.scriptErrors++;
       failed(err);
     };
+    const charged = enterEntity(e);
     try {
       const r = fn.apply(s, args);
       if (r instanceof Promise) r.catch(fault);
     } catch (err) {
       fault(err);
+    } finally {
+      if (charged) leaveEntity();
     }
   }
 
@@ -549,7 +624,7 @@ export class Cell {
   /** Seed 003's condition: an emptied space with one cell that is not the default space. */
   #mayShutDown(): boolean {
     return this.entities.size === 0 && !this.shuttingDown && !this.isDefault && this.hasHadEntities &&
-      this.layout.length === 1;
+      this.inTree && this.layout.length === 1;
   }
 
   /**
@@ -671,8 +746,9 @@ export class Cell {
     return out;
   }
 
-  /** This cell's figures for the load report. */
+  /** This cell's figures for the load report (sent once a second: it folds the reals' CPU, see cell/load/). */
   report(now = performance.now()): CellReport {
+    const { entityLoad, entityBounds } = this.loadMeter.sample(now);
     return {
       spaceId: this.spaceId,
       cellId: this.cellId,
@@ -685,6 +761,8 @@ export class Cell {
       offloadsIn: this.offloadsIn,
       offloadsOut: this.offloadsOut,
       hadEntities: this.hasHadEntities,
+      entityLoad,
+      entityBounds,
     };
   }
 }

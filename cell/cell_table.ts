@@ -23,12 +23,17 @@ export function cellOf(cells: ReadonlyMap<string, Cell>, spaceId: number, cellId
   return cell;
 }
 
-/** The cell of a space containing (x, z) among `cells`; the first one when that cell is elsewhere or no point is given. */
+/**
+ * The cell of a space containing (x, z) among `cells`; when that cell is elsewhere or no point is given, the first
+ * one still in the space's tree (a cell that left it only hands its reals over), else the first.
+ */
 export function cellAt(cells: ReadonlyMap<string, Cell>, spaceId: number, x?: number, z?: number): Cell {
-  const mine = cellsOfSpace(cells, spaceId);
-  if (mine.length === 0) throw new Error(`this cellapp has no cell of space ${spaceId}`);
-  if (x === undefined || z === undefined) return mine[0];
-  const g = mine[0].geometry;
+  const all = cellsOfSpace(cells, spaceId);
+  if (all.length === 0) throw new Error(`this cellapp has no cell of space ${spaceId}`);
+  const mine = all.filter((c) => c.inTree);
+  const first = mine[0] ?? all[0];
+  if (x === undefined || z === undefined) return first;
+  const g = first.geometry;
   const leaf = cellRects(g.tree, rectFromArray(g.bounds))[cellIndexAt(g.tree, x, z)];
-  return mine.find((c) => c.cellId === leaf?.id) ?? mine[0];
+  return mine.find((c) => c.cellId === leaf?.id) ?? first;
 }

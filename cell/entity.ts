@@ -63,6 +63,10 @@ export class Entity implements CellEntityApi {
   baseAddress: string | null = null;
   /** Whether a client is attached through the base (a proxy's cell entity). */
   hasClient = false;
+  /** Its smoothed CPU, a share of one core (cell/load/). */
+  cpuLoad = 0;
+  /** How many times its cell folded its CPU into cpuLoad, up to 2: the first two set it rather than smooth it. */
+  cpuFolds = 0;
 
   constructor(
     readonly id: number,

@@ -29,6 +29,7 @@ import {
 } from "./ghosts.ts";
 import { applyHandOverWrites, type FencedWrite } from "./handover_fence.ts";
 import { CellOffloads } from "./offload.ts";
+import { enterLoop, leaveEntity, switchEntity } from "../load/entity_load.ts";
 import {
   continuesFrozen,
   dropGhost,
@@ -86,7 +87,7 @@ export class CellBorders {
           }
         }
         if (g.links.size === 0) this.ghosted.delete(e);
-        else this.#announce(e, g);
+        else this.#announce(e, g, !this.cell.inTree);
       }
       for (const [cell, where] of wanted) {
         if (e.ghosting?.links.has(cell) || created >= cfg.maxCreatesPerPass) continue;
@@ -112,9 +113,13 @@ export class CellBorders {
     return this.#departed.get(id);
   }
 
-  /** Tells the ghosts of `e` its latest batch number, when it changed since: one that lost a batch then knows. */
-  #announce(e: Entity, g: RealGhosting): void {
-    if (g.announcedSeq === g.seq) return;
+  /**
+   * Tells the ghosts of `e` its latest batch number, when it changed since: one that lost a batch then knows. A
+   * real of a cell that left the tree tells them at every check (`always`): the other cells froze its ghosts as if
+   * its cellapp had died, and this keeps them from expiring until it has been handed over.
+   */
+  #announce(e: Entity, g: RealGhosting, always: boolean): void {
+    if (g.announcedSeq === g.seq && !always) return;
     g.announcedSeq = g.seq;
     for (const l of g.links.values()) {
       this.cell.host.ghosting!.send(l.address, CellMsg.ghostSeq, this.cell.spaceId, l.cell, e.id, e.epoch, g.seq);
@@ -230,9 +235,22 @@ export class CellBorders {
     this.cell.host.log.debug(`resync of entity ${id} for cell ${ghostCell} dropped: no such entity in cell here`);
   }
 
-  /** Sends each ghosted real's batch of this tick to its ghosts (a real being handed over sends nothing). */
+  /**
+   * Sends each ghosted real's batch of this tick to its ghosts (a real being handed over sends nothing), each
+   * charged to its real (cell/load/).
+   */
   sendBatches(): void {
-    for (const e of this.ghosted) if (!e.offloading) this.sendBatchOf(e);
+    if (this.ghosted.size === 0) return;
+    enterLoop();
+    try {
+      for (const e of this.ghosted) {
+        if (e.offloading) continue;
+        switchEntity(e);
+        this.sendBatchOf(e);
+      }
+    } finally {
+      leaveEntity();
+    }
   }
 
   /** Sends `e`'s batch of changes so far to its ghosts, if it has one. */
@@ -361,7 +379,11 @@ export class CellBorders {
   receiveGhostSeq(id: number, epoch: number, seq: number): void {
     const ghost = this.cell.ghosts.get(id);
     if (!ghost) return this.#whenGhost(id, () => this.receiveGhostSeq(id, epoch, seq));
-    if (epoch >= ghost.ghostInfo!.epoch) noteAnnounced(ghost.ghostInfo!, seq, this.cell.time);
+    const info = ghost.ghostInfo!;
+    if (epoch < info.epoch) return;
+    noteAnnounced(info, seq, this.cell.time);
+    // Its real lives (its cell left the tree, but not by dying): the frozen ghost waits on for its hand-over.
+    if (isFrozen(info)) info.frozenSince = this.cell.time;
   }
 
   /**

@@ -43,6 +43,8 @@ export interface GhostConfig {
   offloadHysteresis: number;
   /** How long the old cell waits for the new one to take a real over. */
   offloadTimeoutMs: number;
+  /** At most this many reals of a cell start a hand-over per tick (a partition that moved across a crowd). */
+  maxOffloadsPerTick: number;
   /** How long a call to an entity in another cell may take before it rejects. */
   callTimeoutMs: number;
   /** How long a ghost whose real's cell died stays, frozen, for a restored real to take it over (frozen_ghosts.ts). */
@@ -61,6 +63,7 @@ export const GHOST_DEFAULTS: GhostConfig = {
   resyncMaxTries: 6,
   offloadHysteresis: 10,
   offloadTimeoutMs: 30_000,
+  maxOffloadsPerTick: 20,
   callTimeoutMs: 5000,
   restoreTimeoutMs: 5000,
 };

@@ -106,18 +106,27 @@ export class CellOffloads {
    * outside this cell's rect moves to the cell containing it, provided that
    * cell already holds its ghost (the ghost check sees to that) and none of
    * its ghosts is still being created (the new real could not know whether
-   * it exists).
+   * it exists). A cell with no area (shrunk to zero width, or gone from the
+   * tree) can hold nothing, so there is no hysteresis: every real goes. At
+   * most maxOffloadsPerTick start per tick, so that a partition that moved
+   * across a crowd does not stall the tick; the rest go in the next ticks.
    */
   check(): void {
     const gh = this.cell.host.ghosting;
     if (!gh) return;
+    const r = this.cell.rect;
+    const hysteresis = r.maxX > r.minX && r.maxZ > r.minZ ? gh.config.offloadHysteresis : -1;
+    let started = 0;
     for (const e of this.cell.entities.values()) {
       // A JavaScript continuation cannot move between processes: an entity awaiting answers stays until they settle.
       if (e.offloading || e.destroyed || e.offloadRetryAt > this.cell.time || e.pendingCalls > 0) continue;
-      if (rectDistanceOutside(this.cell.rect, e.x, e.z) <= gh.config.offloadHysteresis) continue;
+      if (rectDistanceOutside(r, e.x, e.z) <= hysteresis) continue;
       const target = this.cell.layout[cellIndexAt(this.cell.geometry.tree, e.x, e.z)];
       const link = target && target.id !== this.cell.cellId ? e.ghosting?.links.get(target.id) : undefined;
-      if (link?.state === "live" && !creatingGhosts(e)) this.#offload(e, link);
+      if (link?.state !== "live" || creatingGhosts(e)) continue;
+      if (started >= gh.config.maxOffloadsPerTick) break;
+      started++;
+      this.#offload(e, link);
     }
   }
 
@@ -193,6 +202,7 @@ export class CellOffloads {
     ghost.y = y;
     this.cell.rangeList.move(ghost, x, z);
     this.cell.entities.set(id, ghost);
+    this.cell.loadMeter.clear(ghost);
     this.cell.hasHadEntities = true;
     this.cell.borders.ghosted.add(ghost);
     this.cell.attachScript(ghost);

@@ -245,6 +245,20 @@ export class RangeList {
     return this.#collect(n.idx, n.x, n.z, radius, filter, n.idx);
   }
 
+  /**
+   * Visits the entities in their order on X (`onX`) or Z, from the low end (`ascending`) or the high end, with the
+   * coordinate they are sorted by, until `visit` returns true. O(nodes passed, trigger bounds included). `visit`
+   * must not change the list.
+   */
+  walkEntities(onX: boolean, ascending: boolean, visit: (e: RangeEntity, key: number) => boolean): void {
+    const s = this.#s, ord = s.ord, key = onX ? s.kx : s.kz;
+    const step = onX ? (ascending ? s.nx : s.px) : (ascending ? s.nz : s.pz);
+    const end = ascending ? TAIL : HEAD;
+    for (let p = step[ascending ? HEAD : TAIL]; p !== end; p = step[p]) {
+      if (ord[p] === ORDER_ENTITY && visit(s.nodes[p]!.entity!, key[p])) return;
+    }
+  }
+
   /** Delivers events left queued by a handler that threw; mutating calls do this themselves. */
   deliver(): void {
     this.#deliver();

@@ -4,6 +4,7 @@
  */
 import type { WitnessCell } from "./host.ts";
 import type { Entity } from "../entity.ts";
+import { enterLoop, leaveEntity, switchEntity } from "../load/entity_load.ts";
 
 /** Witness settings; unset ones come from the space's (configureSpaceAoI), then from WITNESS_DEFAULTS. */
 export interface WitnessOptions {
@@ -59,6 +60,8 @@ export function configureSpaceAoI(cell: WitnessCell, opts: WitnessOptions): void
 
 /** What the cell's registries need of a witness. */
 export interface Updatable {
+  /** The entity whose client it serves: its update is charged to it (cell/load/). */
+  readonly entity: Entity;
   update(): void;
 }
 
@@ -66,10 +69,19 @@ export interface Updatable {
 export const cellWitnesses: WeakMap<WitnessCell, Set<Updatable>> = new WeakMap();
 export const entityWitness: WeakMap<Entity, Updatable> = new WeakMap();
 
-/** Runs every witness of a cell once; the cell calls it at the end of each tick. */
+/** Runs every witness of a cell once, each charged to its entity; the cell calls it at the end of each tick. */
 export function updateWitnesses(cell: WitnessCell): void {
   const set = cellWitnesses.get(cell);
-  if (set) { for (const w of set) w.update(); }
+  if (!set || set.size === 0) return;
+  enterLoop();
+  try {
+    for (const w of set) {
+      switchEntity(w.entity);
+      w.update();
+    }
+  } finally {
+    leaveEntity();
+  }
 }
 
 /** Calls a script callback the way the cell does: errors are logged with the entity, never thrown. */

@@ -61,6 +61,8 @@ export interface ManyCells {
   kill(cellapp: number): void;
   /** The cellappmgr's new tree reaches every live cell (updateGeometry), with the addresses of its cellapps. */
   setTree(tree: BspNode): void;
+  /** The ids of the cells that removed themselves (CellHost.cellGone), in order: they drop out of `cells`. */
+  gone: number[];
 }
 
 /** The address of "cellapp" `n` in these harnesses: "a" for 1, "b" for 2, ... */
@@ -98,9 +100,10 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
   const log = memoryLogger();
   let failOffload = false;
   const dead = new Set<string>();
+  const gone: number[] = [];
   const find = (address: string, cellId: number): Cell => {
     const cell = byKey.get(`${address}/${cellId}`);
-    if (!cell) throw new Error(`no cell ${cellId} at ${address}`);
+    if (!cell) throw new NoCell(`no cell ${cellId} at ${address}`);
     return cell;
   };
   const deliver = (address: string, def: MessageDef, args: unknown[]): unknown => {
@@ -162,7 +165,13 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
     budgetMs: 100,
     newEntityId: () => next++,
     requestShutDown: () => {},
-    cellGone: () => {},
+    // A cell that removed itself: as on a cellapp, one-way messages to it are dropped and requests fail.
+    cellGone: (_spaceId, cellId) => {
+      const i = cells.findIndex((c) => c.cellId === cellId && addressOf(c.cellappId) === address);
+      if (i >= 0) cells.splice(i, 1);
+      byKey.delete(`${address}/${cellId}`);
+      gone.push(cellId);
+    },
     cellEntityDestroyed: () => {},
     ghosting: {
       config: { ...GHOST_DEFAULTS, ghostRadius: 20, checkMs: 100, minLifetimeMs: 300, ...cfg },
@@ -171,7 +180,12 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
         if (drop(def.name, args)) return;
         const copy = structuredClone(args);
         route.send(def.name, address, to, () => {
-          if (!dead.has(to)) deliver(to, def as MessageDef, structuredClone(copy));
+          if (dead.has(to)) return;
+          try {
+            deliver(to, def as MessageDef, structuredClone(copy));
+          } catch (e) {
+            if (!(e instanceof NoCell)) throw e;
+          }
         });
       },
       ask: (to, _t, def, ...args) => {
@@ -194,7 +208,7 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
   /** One tick of every cell, then the messages they sent (through chaos: those due). */
   const tick = async (n = 1): Promise<void> => {
     for (let i = 0; i < n; i++) {
-      for (const c of cells) c.tick(100);
+      for (const c of [...cells]) c.tick(100); // a copy: a cell may remove itself as it ticks
       await route.round();
     }
   };
@@ -211,6 +225,7 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
     log,
     failOffloads: (v: boolean) => (failOffload = v),
     delivered: route.delivered,
+    gone,
     kill: (cellapp: number) => {
       dead.add(addressOf(cellapp));
       for (let i = cells.length - 1; i >= 0; i--) if (cells[i].cellappId === cellapp) cells.splice(i, 1);
@@ -222,3 +237,6 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
     },
   };
 }
+
+/** A message named a cell its cellapp does not have (any more). */
+class NoCell extends Error {}
