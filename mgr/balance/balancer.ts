@@ -206,7 +206,8 @@ export class Balancer {
     for (const c of space.cells()) {
       // A cell that has not reported yet is left out: no cell is added or retired on a guess.
       const r = this.#host.report(space.id, c.id);
-      if (r) loads.set(c.id, { load: r.load, reals: r.reals, bounds: r.entityBounds });
+      // The entities' own CPU when reported: the entity-bound levels are fractions of it, and the moves follow them.
+      if (r) loads.set(c.id, { load: r.entityLoad ?? r.load, reals: r.reals, bounds: r.entityBounds });
     }
     return loads;
   }
