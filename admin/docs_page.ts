@@ -57,6 +57,7 @@ function show(s, depth, seen) {
   const nullable = s.nullable ? " | null" : "";
   if (s.enum) return s.enum.map((v) => JSON.stringify(v)).join(" | ") + nullable;
   if (s.oneOf || s.anyOf) return (s.oneOf || s.anyOf).map((x) => show(x, depth, next)).join(" | ") + nullable;
+  if (s.allOf) return s.allOf.map((x) => show(x, depth, next)).join(" & ") + nullable;
   if (s.type === "array") {
     const n = s.minItems !== undefined && s.minItems === s.maxItems ? " (" + s.minItems + " items)" : "";
     return show(s.items || {}, depth, next) + "[]" + n + nullable;
