@@ -1,7 +1,5 @@
-import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { zValidator } from "@hono/zod-validator";
-import { z } from "zod";
+import { OpenAPIHono } from "@hono/zod-openapi";
 import {
   type CellAppView,
   type CellEntityView,
@@ -19,6 +17,9 @@ import {
 } from "../core/views.ts";
 import { errorResponse, type Status } from "./errors.ts";
 import { allowedHostNames, bodyGuard, corsGuard, hostGuard, jsonGuard, originGuard, originOf } from "./guard.ts";
+import { bodySchemas } from "./schemas.ts";
+import { adminRoutes } from "./routes.ts";
+import { DOCS_PAGE } from "./docs_page.ts";
 
 /** What the admin API needs from the cellappmgr; the mgr passes itself. */
 export interface AdminBackend {
@@ -35,6 +36,8 @@ export interface AdminBackend {
   getCellApp(id: number): CellAppView;
   getCell(cellappId: number, spaceId: number): Promise<CellEntityView[]>;
   findEntity(id: number): Promise<EntityView>;
+  /** GET /metrics: Prometheus text gathered from every process; without it /metrics answers 503. */
+  metrics?(): Promise<string>;
 }
 
 /** How the admin app is set up. */
@@ -56,6 +59,9 @@ export interface AdminOptions {
   interfaces?: () => readonly string[];
 }
 
+/** The Prometheus text exposition format's media type. */
+const PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
+
 /** Largest request body, counted as it arrives (chunked bodies carry no Content-Length). */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -71,25 +77,18 @@ function describeIssues(error: { issues: readonly { path: readonly PropertyKey[]
   return error.issues.map((i) => `${i.path.length ? i.path.map(String).join(".") : "body"}: ${i.message}`).join("; ");
 }
 
-/** Validation that answers with our error format, naming the field. */
-function valid<T extends z.ZodType>(target: "json" | "param", schema: T) {
-  return zValidator(target, schema, (result, c) => {
-    if (!result.success) return errorResponse(c, 400, "bad_request", describeIssues(result.error));
-  });
-}
-
-const id = z.coerce.number().int().min(1).max(2 ** 53);
-const idParam = z.object({ id });
-const cellParam = z.object({ id, spaceId: id });
-
 /**
  * Builds the admin API (Hono) over a backend. Throws, naming the flag, for a
  * `hosts` or `origins` entry that is not a host name or an origin.
  */
-export function createAdminApp(backend: AdminBackend, opts: AdminOptions = {}): Hono {
-  const app = new Hono();
+export function createAdminApp(backend: AdminBackend, opts: AdminOptions = {}): OpenAPIHono {
+  // A request that fails its schema gets our error body, naming the field.
+  const app = new OpenAPIHono({
+    defaultHook: (result, c) => {
+      if (!result.success) return errorResponse(c, 400, "bad_request", describeIssues(result.error));
+    },
+  });
   const token = opts.token ?? null;
-  const types = opts.entityTypes ?? null;
   const hosts = allowedHostNames({
     boundHost: opts.boundHost ?? null,
     extra: opts.hosts ?? [],
@@ -103,34 +102,14 @@ export function createAdminApp(backend: AdminBackend, opts: AdminOptions = {}): 
     return origin;
   }));
 
-  const coord = z.number().finite().min(-1e7).max(1e7);
-  const spawnEntry = z.strictObject({
-    type: z.string().refine((t) => types === null || types.includes(t), {
-      message: `unknown entity type; known types: ${types?.join(", ")}`,
-    }),
-    count: z.number().int().min(1).max(100_000),
-    props: z.record(z.string(), z.unknown()).optional(),
-  });
-  const spawnInto = z.strictObject({
-    entities: z.array(spawnEntry.extend({ position: z.tuple([coord, coord, coord]).optional() })).min(1).max(32),
-  });
-  const createSpace = z.strictObject({
-    bounds: z.tuple([coord, coord, coord, coord]).refine(
-      ([minX, minZ, maxX, maxZ]) => minX < maxX && minZ < maxZ,
-      "must be [minX, minZ, maxX, maxZ] with min < max",
-    ),
-    cells: z.number().int().min(1).max(64).optional(),
-    entities: z.array(spawnEntry).max(32).optional(),
-    balance: z.boolean().optional(),
-  });
-  const patchSpace = z.strictObject({ balance: z.boolean().optional() });
-
   // Host before anything else: a rebound page must learn nothing, not even whether a token is needed.
   app.use("*", hostGuard(hosts));
   app.use("*", corsGuard(origins));
   if (token !== null) {
     const expected = new TextEncoder().encode(`Bearer ${token}`);
     app.use("*", async (c, next) => {
+      // The reference page is static and a browser cannot send the token for it; it asks for the token itself.
+      if (c.req.method === "GET" && c.req.path === "/api/docs") return await next();
       const got = c.req.header("authorization");
       if (!got) {
         c.header("WWW-Authenticate", 'Bearer realm="seamless"');
@@ -150,49 +129,46 @@ export function createAdminApp(backend: AdminBackend, opts: AdminOptions = {}): 
     bodyGuard(MAX_BODY_BYTES, (c) => errorResponse(c, 413, "too_large", "request bodies are limited to 1 MiB")),
   );
 
-  app.get("/api/health", (c) => c.json(backend.health()));
-  app.get("/api/cluster", (c) => c.json(backend.cluster()));
-  app.post("/api/shutdown", (c) => c.json(backend.shutdownCluster(), 202));
-
-  app.get("/api/spaces", (c) => c.json({ spaces: backend.listSpaces() }));
-  app.post(
-    "/api/spaces",
-    valid("json", createSpace),
-    async (c) => c.json(await backend.createSpace(c.req.valid("json")), 201),
-  );
-  app.get("/api/spaces/:id", valid("param", idParam), (c) => c.json(backend.getSpace(c.req.valid("param").id)));
-  app.post(
-    "/api/spaces/:id/entities",
-    valid("param", idParam),
-    valid("json", spawnInto),
+  const r = adminRoutes(bodySchemas(opts.entityTypes ?? null));
+  app.openapi(r.health, (c) => c.json(backend.health(), 200));
+  app.openapi(r.cluster, (c) => c.json(backend.cluster(), 200));
+  app.openapi(r.shutdown, (c) => c.json(backend.shutdownCluster(), 202));
+  app.openapi(r.listSpaces, (c) => c.json({ spaces: backend.listSpaces() }, 200));
+  app.openapi(r.createSpace, async (c) => c.json(await backend.createSpace(c.req.valid("json")), 201));
+  app.openapi(r.getSpace, (c) => c.json(backend.getSpace(c.req.valid("param").id), 200));
+  app.openapi(
+    r.spawnInto,
     async (c) => c.json(await backend.spawnInto(c.req.valid("param").id, c.req.valid("json")), 201),
   );
-  app.patch(
-    "/api/spaces/:id",
-    valid("param", idParam),
-    valid("json", patchSpace),
-    (c) => c.json(backend.patchSpace(c.req.valid("param").id, c.req.valid("json"))),
-  );
-  app.delete(
-    "/api/spaces/:id",
-    valid("param", idParam),
-    (c) => c.json(backend.deleteSpace(c.req.valid("param").id), 202),
-  );
-  app.get("/api/cellapps/:id", valid("param", idParam), (c) => c.json(backend.getCellApp(c.req.valid("param").id)));
-  app.post(
-    "/api/cellapps/:id/retire",
-    valid("param", idParam),
-    (c) => c.json(backend.retireCellApp(c.req.valid("param").id), 202),
-  );
-  app.get("/api/cellapps/:id/cells/:spaceId", valid("param", cellParam), async (c) => {
+  app.openapi(r.patchSpace, (c) => c.json(backend.patchSpace(c.req.valid("param").id, c.req.valid("json")), 200));
+  app.openapi(r.deleteSpace, (c) => c.json(backend.deleteSpace(c.req.valid("param").id), 202));
+  app.openapi(r.getCellApp, (c) => c.json(backend.getCellApp(c.req.valid("param").id), 200));
+  app.openapi(r.retireCellApp, (c) => c.json(backend.retireCellApp(c.req.valid("param").id), 202));
+  app.openapi(r.getCell, async (c) => {
     const p = c.req.valid("param");
-    return c.json({ entities: await backend.getCell(p.id, p.spaceId) });
+    return c.json({ entities: await backend.getCell(p.id, p.spaceId) }, 200);
   });
-  app.get(
-    "/api/entities/:id",
-    valid("param", idParam),
-    async (c) => c.json(await backend.findEntity(c.req.valid("param").id)),
-  );
+  app.openapi(r.findEntity, async (c) => c.json(await backend.findEntity(c.req.valid("param").id), 200));
+  app.openapi(r.metrics, async (c) => {
+    if (!backend.metrics) throw new RequestError("unavailable", "this admin API gathers no metrics");
+    return c.body(await backend.metrics(), 200, { "content-type": PROMETHEUS_TEXT });
+  });
+  let spec: unknown = null;
+  app.openapi(r.openapi, (c) => {
+    spec ??= app.getOpenAPIDocument({
+      openapi: "3.0.3",
+      info: {
+        title: "seamless admin API",
+        version: "1",
+        description: "Operates a seamless-world cluster through its cellappmgr. Errors are " +
+          '`{"error": {"code", "message"}}`; a bearer token is needed when one is configured.',
+      },
+      security: token === null ? [] : [{ bearer: [] }],
+    });
+    return c.json(spec as Record<string, unknown>, 200);
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });
+  app.openapi(r.docs, (c) => c.html(DOCS_PAGE, 200));
 
   app.notFound((c) => errorResponse(c, 404, "not_found", `no route ${c.req.method} ${new URL(c.req.url).pathname}`));
   app.onError((err, c) => {

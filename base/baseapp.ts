@@ -4,7 +4,15 @@ import { type MemberProcess, startMember } from "../core/member_process.ts";
 import { openKv } from "../core/kv.ts";
 import { EntityIdPool } from "../core/id_pool.ts";
 import { BusyMeter } from "../core/busy.ts";
-import { BackupMsg, backupTarget, type BaseAppInfo, BaseBackupMsg, BaseMsg, RestoreMsg } from "../core/wire/mod.ts";
+import {
+  BackupMsg,
+  backupTarget,
+  type BaseAppInfo,
+  BaseBackupMsg,
+  BaseMsg,
+  ProcMsg,
+  RestoreMsg,
+} from "../core/wire/mod.ts";
 import {
   decodePersistentState,
   encodeOwnClientState,
@@ -27,6 +35,7 @@ import { ClientSession, type SessionHost, type SessionLimits } from "./session.t
 import { EntityStore, type StoredEntity } from "./storage.ts";
 import { ResumeTokens, tokenNonce } from "./resume_token.ts";
 import { BaseBackups } from "./base_backup.ts";
+import { BaseAppMetrics, loginFailure } from "./metrics.ts";
 import { type BaseRestoreHost, restoreBase } from "./base_restore.ts";
 
 /** How a baseapp serves clients; every field has a default. */
@@ -92,6 +101,8 @@ export class BaseApp implements SessionHost {
   /** Proxies by entity id. */
   readonly proxies: Map<number, Proxy> = new Map();
   readonly sessions: Set<ClientSession> = new Set();
+  /** Its figures for GET /metrics. */
+  readonly metrics: BaseAppMetrics = new BaseAppMetrics(this.sessions);
   readonly #endpoint: ClientEndpoint;
   readonly #loading = new Map<number, Promise<{ proxy: Proxy; placement: Placement }>>();
   /** Busy share of wall time: client traffic, relaying, storage. */
@@ -158,6 +169,7 @@ export class BaseApp implements SessionHost {
       this.ids.ensure().catch((e) => log.warn(`could not get entity ids: ${(e as Error).message}`));
     };
     this.store = new EntityStore(kv);
+    this.store.onCommit = (seconds) => this.metrics.commit(seconds);
     this.autosave = new Autosave((opts.autosaveSec ?? DEFAULT_AUTOSAVE_SEC) * 1000, log);
     this.accounts = new Accounts(kv, {
       autoCreate: this.#opts.autoCreateAccounts,
@@ -243,6 +255,7 @@ export class BaseApp implements SessionHost {
 
   #serve(): void {
     this.member.handlers
+      .on(ProcMsg.metrics, () => this.metrics.families())
       .on(
         BaseMsg.cellEntityDestroyed,
         (ch, id, reason) => this.proxies.get(id)?.onCellDestroyed(reason, ch.peer.address),
@@ -312,8 +325,12 @@ export class BaseApp implements SessionHost {
   /** SessionHost: checks the login and attaches the session to the account's proxy. */
   async login(session: ClientSession, m: Extract<ClientMessage, { id: typeof C2S.login }>): Promise<string | null> {
     const res = await this.accounts.login({ name: m.name, password: m.password, remote: session.remote });
-    if (!res.ok) return res.reason;
+    if (!res.ok) {
+      this.metrics.login(loginFailure(res));
+      return res.reason;
+    }
     await this.#enter(session, res.entityId, res.type, m, res.created ? " (new account)" : "");
+    this.metrics.login(null);
     return null;
   }
 
@@ -447,7 +464,7 @@ export class BaseApp implements SessionHost {
 
   /** SessionHost: a session ended. */
   closed(session: ClientSession): void {
-    this.sessions.delete(session);
+    if (this.sessions.delete(session)) this.metrics.sessionClosed(session);
   }
 
   /** The state a proxy would store now (for tests and the admin view). */
@@ -467,6 +484,7 @@ export class BaseApp implements SessionHost {
     for (const s of this.sessions) s.close(reason, 1001);
     await this.#endpoint.close();
     await this.member.close(reason);
+    this.metrics.close();
     this.kv.close();
   }
 }

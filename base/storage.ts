@@ -54,6 +54,9 @@ function join(parts: Uint8Array[]): Uint8Array {
 
 /** Loads and saves persistent entities. */
 export class EntityStore {
+  /** Told how long each commit took (s), for the metrics. */
+  onCommit: ((seconds: number) => void) | null = null;
+
   constructor(private readonly kv: Deno.Kv) {}
 
   /** The entity's stored state, or null when it was never saved. */
@@ -111,7 +114,10 @@ export class EntityStore {
       cell.forEach((c, i) => op.set(["entity", id, "cell", i], c));
       for (let i = base.length; i < (old.value?.baseChunks ?? 0); i++) op.delete(["entity", id, "base", i]);
       for (let i = cell.length; i < (old.value?.cellChunks ?? 0); i++) op.delete(["entity", id, "cell", i]);
-      if ((await op.commit()).ok) return;
+      const start = performance.now();
+      const res = await op.commit();
+      this.onCommit?.((performance.now() - start) / 1000);
+      if (res.ok) return;
     }
     throw new Error(`could not save entity ${id}: other saves kept racing it`);
   }

@@ -126,6 +126,8 @@ export class Cell {
   /** Reals that moved here from another cell, and away, so far. */
   offloadsIn = 0;
   offloadsOut = 0;
+  /** Resyncs its ghosts asked their reals for, so far (each a lost ghost update). */
+  ghostResyncs = 0;
   /** Script exceptions caught (and logged) so far. */
   scriptErrors = 0;
   #timers = new TimerHeap();

@@ -3,6 +3,8 @@ import { type Logger, Throttle } from "../core/log.ts";
 import { type MemberProcess, startMember } from "../core/member_process.ts";
 import { EntityIdPool } from "../core/id_pool.ts";
 import { BusyMeter } from "../core/busy.ts";
+import type { ProcessMetrics } from "../core/metrics.ts";
+import { cellAppMetrics } from "./metrics.ts";
 import {
   BackupMsg,
   BaseBackupMsg,
@@ -14,6 +16,7 @@ import {
   MAX_LOAD,
   type MessageDef,
   MgrMsg,
+  ProcMsg,
   type Rebased,
   RestoreMsg,
   type SpaceGeometry,
@@ -53,6 +56,8 @@ export class CellApp {
   readonly member: MemberProcess;
   /** The cells by `cellKey(spaceId, cellId)`. */
   readonly cells: Map<string, Cell> = new Map();
+  /** Its figures for GET /metrics, read from the cells when the cellappmgr asks. */
+  readonly metrics: ProcessMetrics = cellAppMetrics(this.cells);
   readonly ids: EntityIdPool;
   readonly periodMs: number;
   #log: Logger;
@@ -187,6 +192,7 @@ export class CellApp {
   #serve(): void {
     this.#clients.serve(this.member.handlers);
     this.member.handlers
+      .on(ProcMsg.metrics, () => this.metrics.families())
       .on(CellMsg.createCell, async (_ch, g) => {
         // The registration's reply may have come in the same read, its continuation not yet run.
         if (this.member.link.id === null) await this.member.link.registered;
@@ -462,6 +468,7 @@ export class CellApp {
     clearTimeout(this.#tickTimer);
     clearInterval(this.#reportTimer);
     for (const c of this.cells.values()) c.dispose();
+    this.metrics.close();
     await this.member.close(reason);
   }
 }

@@ -1,3 +1,5 @@
+import { Buckets, TICK_BUCKETS } from "../core/metrics.ts";
+
 /**
  * A cell's tick figures: the share of the tick budget it spends (smoothed),
  * the measured tick rate and tick time percentiles over recent ticks.
@@ -12,6 +14,8 @@ export class TickStats {
   #sorted: Float64Array;
   /** Smoothed share of the budget spent. */
   load = 0;
+  /** Every tick's time (s) since the cell began, for the metrics' histogram. */
+  readonly histogram: Buckets = new Buckets(TICK_BUCKETS);
 
   constructor(readonly budgetMs: number, size = 128, readonly smoothing = 0.1) {
     this.#durations = new Float64Array(size);
@@ -26,6 +30,7 @@ export class TickStats {
     this.#next = (this.#next + 1) % this.#durations.length;
     if (this.#count < this.#durations.length) this.#count++;
     this.load += (ms / this.budgetMs - this.load) * this.smoothing;
+    this.histogram.observe(ms / 1000);
   }
 
   /** Ticks per second over the last `windowMs` (by default 3 s). */

@@ -39,6 +39,8 @@ import { Balancer } from "./balance/mod.ts";
 import { rectFromArray } from "../core/geo/rect.ts";
 import { cellIndexAt } from "../core/geo/bsp.ts";
 import { PropertyContainer } from "../core/def/mod.ts";
+import { ProcessMetrics } from "../core/metrics.ts";
+import { MetricsGatherer } from "./metrics.ts";
 import { registry } from "../entities/mod.ts";
 
 /** How a cellappmgr is started. */
@@ -101,11 +103,14 @@ export class CellAppMgr {
   readonly balancer: Balancer;
   /** The default space was lost with a cellapp that had a buddy: made again, its NPCs come back from their backups. */
   #defaultNpcsRestored = false;
+  /** GET /metrics: its own figures and every member's. */
+  readonly #metrics: MetricsGatherer;
 
   private constructor(opts: CellAppMgrOptions, ids: IdAllocator) {
     this.#opts = opts;
     this.#log = opts.log;
     this.#ids = ids;
+    this.#metrics = new MetricsGatherer(new ProcessMetrics(), opts.log);
     this.registry = new Registry(opts.log);
     this.buddies = new Buddies(this.registry, opts.log);
     this.spaces = new Spaces(this.registry, opts.log, (n) => this.#ids.allocate(n));
@@ -396,6 +401,11 @@ export class CellAppMgr {
     );
   }
 
+  /** GET /metrics: Prometheus text from this process and every registered one, labelled with role and id. */
+  metrics(): Promise<string> {
+    return this.#metrics.render([...this.registry.members.values()].sort((a, b) => a.id - b.id));
+  }
+
   /** GET /api/spaces. */
   listSpaces(): SpaceSummaryView[] {
     return [...this.spaces.all.values()].sort((a, b) => a.id - b.id).map((s) => spaceSummary(s, this.spaces.reports));
@@ -597,6 +607,7 @@ export class CellAppMgr {
 
   /** Stops serving: closes every channel and the listener. */
   close(): void {
+    this.#metrics.own.close();
     this.balancer.stop();
     this.#rejoin.dispose();
     this.server.close("cellappmgr stopping");

@@ -152,6 +152,7 @@ export class CellBorders {
     const info = ghost.ghostInfo!;
     const gh = this.cell.host.ghosting!;
     resyncAsked(info, this.cell.time, gh.config);
+    this.cell.ghostResyncs++;
     this.cell.host.log.warn(
       `ghost ${ghost.type.name} ${ghost.id} is missing updates after ${info.seq} (the real is at ${info.knownSeq} or ` +
         `more); asking its real in cell ${info.realCell} for a resync (request ${info.resyncTries})`,

@@ -6,6 +6,7 @@ import { message } from "./catalog.ts";
 import { address as addressCheck, any, bytes, int, obj, oneOf, optional, str, tuple } from "./check.ts";
 import { ROLES } from "./roles.ts";
 import type { Role } from "./roles.ts";
+import type { MetricFamily } from "./metrics.ts";
 
 export { type Role, ROLES } from "./roles.ts";
 
@@ -90,4 +91,9 @@ export const ProcMsg = {
     tuple(int(1, 2 ** 31), int(1, 2 ** 53), str(300)),
     ["cellappmgr"],
   ),
+  /**
+   * The process's own metrics, for GET /metrics. The reply is checked with
+   * checkMetricFamilies (metrics.ts) by the cellappmgr.
+   */
+  metrics: message<[], MetricFamily[]>(56, "metrics", tuple(), ["cellappmgr"]),
 } as const;

@@ -13,3 +13,4 @@ export * from "./base_interface.ts";
 export * from "./backup_interface.ts";
 export * from "./peers.ts";
 export * from "./base_backup_interface.ts";
+export * from "./metrics.ts";

@@ -1,0 +1,211 @@
+/**
+ * The zod schemas of what the admin API answers (the shapes of core/views.ts)
+ * and accepts, from which its OpenAPI document is generated. The compile-time
+ * checks at the end keep each response schema the same type as its view.
+ */
+import { z } from "@hono/zod-openapi";
+import type {
+  CellAppView,
+  CellEntityView,
+  CellView,
+  ClusterView,
+  CreateSpaceBody,
+  EntityView,
+  HealthView,
+  PatchSpaceBody,
+  ProcessView,
+  RetireView,
+  ShutdownView,
+  SpaceSummaryView,
+  SpaceView,
+  SpawnBody,
+} from "../core/views.ts";
+
+const rect = z.tuple([z.number(), z.number(), z.number(), z.number()]).describe("[minX, minZ, maxX, maxZ]");
+const vec3 = z.tuple([z.number(), z.number(), z.number()]).describe("[x, y, z]");
+
+/** The body of every error answer. */
+export const errorSchema = z.object({
+  error: z.object({
+    code: z.string().describe("what went wrong, for programs: bad_request, not_found, conflict, unauthorized, ..."),
+    message: z.string().describe("what went wrong, for people, naming the field or id at fault"),
+  }),
+}).openapi("Error");
+
+/** GET /api/health. */
+export const healthSchema = z.object({
+  ok: z.literal(true),
+  role: z.literal("cellappmgr"),
+  version: z.string(),
+}).openapi("Health");
+
+/** A cell as GET /api/spaces/:id lists it. */
+export const cellSchema = z.object({
+  id: z.number().int().describe("the cell's id within its space (its leaf of the tree)"),
+  cellapp: z.number().int(),
+  rect,
+  reals: z.number().int(),
+  ghosts: z.number().int(),
+  load: z.number(),
+  tickRate: z.number(),
+  tickMsP50: z.number(),
+  tickMsP99: z.number(),
+  offloadsIn: z.number().int(),
+  offloadsOut: z.number().int(),
+}).openapi("Cell");
+
+const cellOfApp = cellSchema.extend({ spaceId: z.number().int() });
+
+/** One process of the cluster. */
+export const processSchema = z.object({
+  id: z.number().int(),
+  role: z.enum(["cellappmgr", "cellapp", "baseapp"]),
+  pid: z.number().int(),
+  address: z.string().describe("HOST:PORT other processes reach it on"),
+  clientUrl: z.string().optional().describe("baseapps: the WebSocket URL of game clients"),
+  uptimeS: z.number(),
+  lastHeartbeatMsAgo: z.number(),
+  load: z.number().describe("share of the tick budget spent, smoothed"),
+  generation: z.number().int().optional(),
+  peerBytesOut: z.number().optional(),
+  cells: z.array(cellOfApp).optional(),
+}).openapi("Process");
+
+/** GET /api/cluster. */
+export const clusterSchema = z.object({ processes: z.array(processSchema) }).openapi("Cluster");
+
+/** POST /api/shutdown's answer. */
+export const shutdownSchema = z.object({ stopping: z.literal(true), processes: z.number().int() }).openapi("Shutdown");
+
+/** A space in GET /api/spaces. */
+export const spaceSummarySchema = z.object({
+  id: z.number().int(),
+  bounds: rect,
+  cells: z.number().int(),
+  entities: z.number().int(),
+  isDefault: z.boolean(),
+}).openapi("SpaceSummary");
+
+const partition = z.object({
+  axis: z.enum(["x", "z"]),
+  at: z.number(),
+  left: z.array(z.number().int()),
+  right: z.array(z.number().int()),
+}).openapi("Partition");
+
+/** GET /api/spaces/:id. */
+export const spaceSchema = z.object({
+  id: z.number().int(),
+  bounds: rect,
+  isDefault: z.boolean(),
+  tree: z.unknown().describe('the BSP tree: {"cell": {"cellapp"}} leaves, {"axis", "at", "left", "right"} splits'),
+  cells: z.array(cellSchema),
+  balance: z.object({
+    enabled: z.boolean(),
+    retiring: z.array(z.number().int()),
+    partitions: z.array(partition),
+    history: z.array(z.object({
+      t: z.number(),
+      partitions: z.array(partition),
+      cells: z.array(z.object({
+        id: z.number().int(),
+        cellapp: z.number().int(),
+        load: z.number(),
+        reals: z.number().int(),
+      })),
+    })),
+  }),
+}).openapi("Space");
+
+/** POST /api/cellapps/:id/retire's answer. */
+export const retireSchema = z.object({
+  id: z.number().int(),
+  retiring: z.literal(true),
+  cells: z.number().int().describe("cells of it still in a tree; 0 once drained"),
+}).openapi("Retire");
+
+/** GET /api/cellapps/:id. */
+export const cellAppSchema = processSchema.extend({
+  cells: z.array(cellOfApp),
+  retiring: z.boolean(),
+}).openapi("CellApp");
+
+/** One entity of a cell. */
+export const cellEntitySchema = z.object({
+  id: z.number().int(),
+  type: z.string(),
+  position: vec3,
+  real: z.boolean(),
+  cell: z.number().int(),
+}).openapi("CellEntity");
+
+/** GET /api/entities/:id. */
+export const entitySchema = z.object({
+  id: z.number().int(),
+  type: z.string(),
+  spaceId: z.number().int(),
+  position: vec3,
+  cellapp: z.number().int().describe("the cellapp holding the real entity"),
+  ghosts: z.array(z.number().int()).describe("cellapps holding ghosts of it"),
+  base: z.number().int().nullable().describe("the baseapp of its base entity"),
+}).openapi("Entity");
+
+/** A positive integer id in a path. */
+export const idParam = z.coerce.number().int().min(1).max(2 ** 53);
+
+/** The schemas of the request bodies. */
+export interface BodySchemas {
+  spawnInto: z.ZodType<SpawnBody>;
+  createSpace: z.ZodType<CreateSpaceBody>;
+  patchSpace: z.ZodType<PatchSpaceBody>;
+}
+
+/**
+ * The request bodies, whose entity types are checked against `types` (any
+ * type when null).
+ */
+export function bodySchemas(types: readonly string[] | null): BodySchemas {
+  const coord = z.number().finite().min(-1e7).max(1e7);
+  const spawnEntry = z.strictObject({
+    type: z.string().refine((t) => types === null || types.includes(t), {
+      message: `unknown entity type; known types: ${types?.join(", ")}`,
+    }),
+    count: z.number().int().min(1).max(100_000),
+    props: z.record(z.string(), z.unknown()).optional().describe("initial property values"),
+  });
+  return {
+    spawnInto: z.strictObject({
+      entities: z.array(
+        spawnEntry.extend({
+          position: z.tuple([coord, coord, coord]).optional().describe("where all of them go; random when absent"),
+        }),
+      ).min(1).max(32),
+    }).openapi("SpawnInto"),
+    createSpace: z.strictObject({
+      bounds: z.tuple([coord, coord, coord, coord]).refine(
+        ([minX, minZ, maxX, maxZ]) => minX < maxX && minZ < maxZ,
+        "must be [minX, minZ, maxX, maxZ] with min < max",
+      ),
+      cells: z.number().int().min(1).max(64).optional(),
+      entities: z.array(spawnEntry).max(32).optional().describe("entities spawned at random points"),
+      balance: z.boolean().optional().describe("whether its partitions follow the load (default true)"),
+    }).openapi("CreateSpace"),
+    patchSpace: z.strictObject({ balance: z.boolean().optional() }).openapi("PatchSpace"),
+  };
+}
+
+// Each response schema must stay the type of its view: a change to core/views.ts fails `deno check` here.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const _same: [
+  Same<z.infer<typeof healthSchema>, HealthView>,
+  Same<z.infer<typeof cellSchema>, CellView>,
+  Same<z.infer<typeof processSchema>, ProcessView>,
+  Same<z.infer<typeof clusterSchema>, ClusterView>,
+  Same<z.infer<typeof shutdownSchema>, ShutdownView>,
+  Same<z.infer<typeof spaceSummarySchema>, SpaceSummaryView>,
+  Same<z.infer<typeof spaceSchema>, SpaceView>,
+  Same<z.infer<typeof retireSchema>, RetireView>,
+  Same<z.infer<typeof cellAppSchema>, CellAppView>,
+  Same<z.infer<typeof cellEntitySchema>, CellEntityView>,
+  Same<z.infer<typeof entitySchema>, EntityView>,
+] = [true, true, true, true, true, true, true, true, true, true, true];

@@ -1,0 +1,72 @@
+/**
+ * A cellapp's metrics: per cell, read from the figures each cell keeps
+ * anyway (its tick stats, entity maps, offload and resync counters) when the
+ * cellappmgr asks; nothing is done for them on the tick.
+ */
+import { type MetricSample, ProcessMetrics, sampled } from "../core/metrics.ts";
+import type { Cell } from "./cell.ts";
+import { witnessesOf } from "./witness/mod.ts";
+
+/** The registry of a cellapp whose cells are `cells`. */
+export function cellAppMetrics(cells: ReadonlyMap<string, Cell>): ProcessMetrics {
+  const m = new ProcessMetrics();
+  const r = m.registry;
+  const perCell = (value: (c: Cell) => number) => (): MetricSample[] => {
+    const out: MetricSample[] = [];
+    for (const c of cells.values()) out.push({ labels: { space: c.spaceId, cell: c.cellId }, value: value(c) });
+    return out;
+  };
+  sampled(r, "seamless_cell_tick_seconds", "Time each tick of a cell took", "histogram", () => {
+    const out: MetricSample[] = [];
+    for (const c of cells.values()) {
+      out.push(...c.stats.histogram.samples("seamless_cell_tick_seconds", { space: c.spaceId, cell: c.cellId }));
+    }
+    return out;
+  });
+  const now = () => performance.now();
+  sampled(
+    r,
+    "seamless_cell_tick_rate",
+    "Ticks per second of a cell over the last 3 s",
+    "gauge",
+    perCell((c) => c.stats.rate(now())),
+  );
+  sampled(
+    r,
+    "seamless_cell_load",
+    "Share of its tick budget a cell spends, smoothed",
+    "gauge",
+    perCell((c) => c.stats.load),
+  );
+  sampled(r, "seamless_cell_entities", "Real entities in a cell", "gauge", perCell((c) => c.entities.size));
+  sampled(
+    r,
+    "seamless_cell_ghosts",
+    "Ghosts a cell holds of reals in other cells",
+    "gauge",
+    perCell((c) => c.ghosts.size),
+  );
+  sampled(
+    r,
+    "seamless_cell_witnesses",
+    "Witnesses (entities with a client watching through them) in a cell",
+    "gauge",
+    perCell((c) => witnessesOf(c).size),
+  );
+  sampled(r, "seamless_cell_offloads_total", "Reals that moved into (in) or out of (out) a cell", "counter", () => {
+    const out: MetricSample[] = [];
+    for (const c of cells.values()) {
+      out.push({ labels: { space: c.spaceId, cell: c.cellId, direction: "in" }, value: c.offloadsIn });
+      out.push({ labels: { space: c.spaceId, cell: c.cellId, direction: "out" }, value: c.offloadsOut });
+    }
+    return out;
+  });
+  sampled(
+    r,
+    "seamless_cell_ghost_resyncs_total",
+    "Resyncs the ghosts of a cell asked their reals for (each after lost updates)",
+    "counter",
+    perCell((c) => c.ghostResyncs),
+  );
+  return m;
+}
