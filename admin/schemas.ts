@@ -102,6 +102,7 @@ export const spaceSchema = z.object({
   cells: z.array(cellSchema),
   balance: z.object({
     enabled: z.boolean(),
+    periodMs: z.number(),
     retiring: z.array(z.number().int()),
     partitions: z.array(partition),
     history: z.array(z.object({

@@ -102,6 +102,8 @@ export interface BalanceSampleView {
 export interface BalanceView {
   /** Whether its partitions move with the load (PATCH /api/spaces/:id `{"balance": false}` stops them). */
   enabled: boolean;
+  /** The cluster's balance period (`--balance-period`, ms); 0 holds every space's partitions still. */
+  periodMs: number;
   /** Cells shrinking to nothing before they leave the tree. */
   retiring: number[];
   partitions: PartitionView[];

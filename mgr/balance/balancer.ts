@@ -112,7 +112,8 @@ export class Balancer {
   view(space: Space): BalanceView {
     const st = this.#stateOf(space);
     return {
-      enabled: st.enabled && this.#opts.periodMs > 0,
+      enabled: st.enabled,
+      periodMs: this.#opts.periodMs,
       retiring: [...this.#retiringOf(space, st)].sort((a, b) => a - b),
       partitions: partitionsOf(space.tree),
       history: st.history,
