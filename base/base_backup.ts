@@ -96,6 +96,12 @@ export class BaseBackups {
     this.#held.get(from)?.delete(id);
   }
 
+  /** Whether a backup of base `id` is held here (for any baseapp). */
+  holdsBackupOf(id: number): boolean {
+    for (const held of this.#held.values()) if (held.has(id)) return true;
+    return false;
+  }
+
   /** How many backups are held now. */
   get heldCount(): number {
     let n = 0;

@@ -4,7 +4,15 @@ import { type MemberProcess, startMember } from "../core/member_process.ts";
 import { openKv } from "../core/kv.ts";
 import { EntityIdPool } from "../core/id_pool.ts";
 import { BusyMeter } from "../core/busy.ts";
-import { BackupMsg, backupTarget, type BaseAppInfo, BaseBackupMsg, BaseMsg, RestoreMsg } from "../core/wire/mod.ts";
+import {
+  BackupMsg,
+  backupTarget,
+  type BaseAppInfo,
+  BaseBackupMsg,
+  BaseMsg,
+  RestoreMsg,
+  sameAddress,
+} from "../core/wire/mod.ts";
 import {
   decodePersistentState,
   encodeOwnClientState,
@@ -28,6 +36,8 @@ import { EntityStore, type StoredEntity } from "./storage.ts";
 import { ResumeTokens, tokenNonce } from "./resume_token.ts";
 import { BaseBackups } from "./base_backup.ts";
 import { type BaseRestoreHost, restoreBase } from "./base_restore.ts";
+import { findBaseHolder } from "./resume_route.ts";
+import type { ResumeElsewhere } from "./session.ts";
 
 /** How a baseapp serves clients; every field has a default. */
 export interface BaseAppOptions {
@@ -272,6 +282,10 @@ export class BaseApp implements SessionHost {
       .on(BaseBackupMsg.baseApps, (_ch, list) => this.#baseAppsChanged(list))
       .on(BaseBackupMsg.baseBackup, (ch, backup) => this.backups.keep(ch.peer.address, backup))
       .on(BaseBackupMsg.dropBaseBackup, (ch, id) => this.backups.drop(ch.peer.address, id))
+      .on(
+        BaseBackupMsg.whereIsBase,
+        (_ch, id) => this.#holdsBase(id) ? "proxy" : this.backups.holdsBackupOf(id) ? "backup" : null,
+      )
       .on(BaseBackupMsg.baseAppDied, (_ch, id, address) => {
         for (const b of this.backups.takeOf(address)) {
           restoreBase(this.#restoreHost, b, id).catch((e) =>
@@ -321,12 +335,34 @@ export class BaseApp implements SessionHost {
    * SessionHost: a client whose connection was lost takes its player back with a resume token (no password):
    * the proxy still here, or the entity restored from the database (its orphaned cell entity adopted).
    */
-  async resume(session: ClientSession, m: Extract<ClientMessage, { id: typeof C2S.resume }>): Promise<string | null> {
+  async resume(
+    session: ClientSession,
+    m: Extract<ClientMessage, { id: typeof C2S.resume }>,
+  ): Promise<string | ResumeElsewhere | null> {
+    let elsewhere: string | null = null;
     // A base restored here from its backup takes its last token only; one whose baseapp may be dying waits to be.
-    const res = await this.tokens.redeem(
-      m.token,
-      (claim, nonce) => this.backups.checkResume(claim.entityId, nonce, 5000),
-    );
+    const res = await this.tokens.redeem(m.token, async (claim, nonce) => {
+      const id = claim.entityId;
+      if (!this.#holdsBase(id) && !this.backups.holdsBackupOf(id)) {
+        // Restored (or to be) on another baseapp: the client goes there, its token still good.
+        const others = this.backups.live.filter((b) => !sameAddress(b.address, this.address));
+        const holder = await findBaseHolder(
+          id,
+          others,
+          async (address, entity) =>
+            await (await this.member.peers.get(address)).request(BaseBackupMsg.whereIsBase, entity),
+        );
+        if (holder?.clientUrl) {
+          elsewhere = holder.clientUrl;
+          return `${claim.type} ${id} is held by baseapp ${holder.id}: resume at ${holder.clientUrl}`;
+        }
+      }
+      return await this.backups.checkResume(id, nonce, 5000);
+    });
+    if (!res.ok && elsewhere !== null) {
+      this.log.info(`resume sent on: ${res.reason}`);
+      return { url: elsewhere, reason: res.reason };
+    }
     if (!res.ok) return res.reason;
     const { entityId, type, account } = res.claim;
     const login = { id: C2S.login, name: account, password: "", spaceId: null, position: null } as const;
@@ -378,6 +414,11 @@ export class BaseApp implements SessionHost {
       const spawn = this.#spawn();
       proxy.createCell(placement.spaceId, placement.spaceId === spawn.spaceId ? null : spawn);
     }
+  }
+
+  /** Whether the base of `id` is here: a proxy, or one loading. */
+  #holdsBase(id: number): boolean {
+    return this.proxies.has(id) || this.#loading.has(id);
   }
 
   /** Gives the client of `proxy` a new resume token. */
