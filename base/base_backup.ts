@@ -129,6 +129,12 @@ export class BaseBackups {
     this.#awaiting.set(id, nonce);
   }
 
+  /** This baseapp was fenced: its restored bases are dropped, and it knows no live baseapp until it registers again. */
+  reset(): void {
+    this.live = [];
+    this.#awaiting.clear();
+  }
+
   /** Base `id` is gone or has its client again: no token is awaited for it any more. */
   forget(id: number): void {
     this.#awaiting.delete(id);

@@ -20,7 +20,7 @@ import {
   type EntityType,
   PropertyContainer,
 } from "../core/def/mod.ts";
-import { C2S, type ClientMessage, S2C, type Vec3Tuple } from "../core/def/client_protocol.ts";
+import { C2S, type ClientMessage, CloseCode, S2C, type Vec3Tuple } from "../core/def/client_protocol.ts";
 import { placeLogin, type Placement, type PlacementHook, serverPlacement } from "../core/placement.ts";
 import { registry as gameRegistry } from "../entities/mod.ts";
 import { Autosave, DEFAULT_AUTOSAVE_SEC } from "./autosave.ts";
@@ -37,6 +37,8 @@ import { ResumeTokens, tokenNonce } from "./resume_token.ts";
 import { BaseBackups } from "./base_backup.ts";
 import { type BaseRestoreHost, restoreBase } from "./base_restore.ts";
 import { findBaseHolder } from "./resume_route.ts";
+import { BaseAuthority, heldBackPeers } from "./fence.ts";
+import type { PeerSource } from "./cell_route.ts";
 import type { ResumeElsewhere } from "./session.ts";
 
 /** How a baseapp serves clients; every field has a default. */
@@ -99,6 +101,10 @@ export class BaseApp implements SessionHost {
   readonly autosave: Autosave;
   /** Backs every proxy up to another baseapp once per backup period, and holds the backups of others' bases. */
   readonly backups: BaseBackups;
+  /** Whether this baseapp may act for its bases: held back after a stall until the cellappmgr confirms it. */
+  readonly authority: BaseAuthority;
+  /** The peers as the routes to cell entities see them: held back while `authority` doubts. */
+  readonly #cellPeers: PeerSource;
   /** Proxies by entity id. */
   readonly proxies: Map<number, Proxy> = new Map();
   readonly sessions: Set<ClientSession> = new Set();
@@ -163,10 +169,14 @@ export class BaseApp implements SessionHost {
       () => this.#endpoint.url,
       () => this.ids.highWater,
     );
+    this.authority = new BaseAuthority(this.member.link, log);
+    this.#cellPeers = heldBackPeers(this.authority, this.member.peers);
     // A reserve of ids, so that first logins go on while the cellappmgr is away.
     this.member.link.onRegistered = () => {
+      this.authority.registered();
       this.ids.ensure().catch((e) => log.warn(`could not get entity ids: ${(e as Error).message}`));
     };
+    this.member.link.onFenced = (why) => this.#fenced(why);
     this.store = new EntityStore(kv);
     this.autosave = new Autosave((opts.autosaveSec ?? DEFAULT_AUTOSAVE_SEC) * 1000, log);
     this.accounts = new Accounts(kv, {
@@ -185,12 +195,20 @@ export class BaseApp implements SessionHost {
       moveRate: this.#opts.moveRate,
       disconnectGraceMs: this.#opts.disconnectGraceMs,
       scripts: this.#opts.baseScripts,
-      createCellEntity: (spec, signal) => requestCellEntity(this.member.link, spec, signal, log),
-      save: (id, e) => this.store.save(id, e),
-      restoreCellEntity: (backup) => {
+      createCellEntity: async (spec, signal) => {
+        await this.authority.confirmed();
+        return await requestCellEntity(this.member.link, spec, signal, log);
+      },
+      // Nothing is written after a stall until the cellappmgr confirms this baseapp: it may have been fenced.
+      save: async (id, e) => {
+        await this.authority.confirmed();
+        await this.store.save(id, e);
+      },
+      restoreCellEntity: async (backup) => {
+        await this.authority.confirmed();
         const ch = this.member.link.channel;
-        if (!ch) return Promise.reject(new Error("the cellappmgr is not reachable"));
-        return ch.request(RestoreMsg.restoreCellEntity, backup, this.member.server.address, true);
+        if (!ch) throw new Error("the cellappmgr is not reachable");
+        return await ch.request(RestoreMsg.restoreCellEntity, backup, this.member.server.address, true);
       },
       removed: (p) => {
         this.autosave.remove(p);
@@ -208,7 +226,7 @@ export class BaseApp implements SessionHost {
           type,
           account,
           cellProps,
-          new CellRoute(this.member.peers, log),
+          new CellRoute(this.#cellPeers, log),
           this.#proxyHost,
           position,
           direction,
@@ -227,7 +245,10 @@ export class BaseApp implements SessionHost {
       log,
       selfId: () => this.member.link.id,
       bases: () => this.proxies.values(),
-      send: async (address, backup) => (await this.member.peers.get(address)).send(BaseBackupMsg.baseBackup, backup),
+      send: async (address, backup) => {
+        if (!this.authority.mayAct()) throw new Error("this baseapp stalled and awaits the cellappmgr's word");
+        (await this.member.peers.get(address)).send(BaseBackupMsg.baseBackup, backup);
+      },
     });
     this.#serve();
   }
@@ -325,6 +346,7 @@ export class BaseApp implements SessionHost {
 
   /** SessionHost: checks the login and attaches the session to the account's proxy. */
   async login(session: ClientSession, m: Extract<ClientMessage, { id: typeof C2S.login }>): Promise<string | null> {
+    await this.authority.confirmed();
     const res = await this.accounts.login({ name: m.name, password: m.password, remote: session.remote });
     if (!res.ok) return res.reason;
     await this.#enter(session, res.entityId, res.type, m, res.created ? " (new account)" : "");
@@ -339,6 +361,7 @@ export class BaseApp implements SessionHost {
     session: ClientSession,
     m: Extract<ClientMessage, { id: typeof C2S.resume }>,
   ): Promise<string | ResumeElsewhere | null> {
+    await this.authority.confirmed();
     let elsewhere: string | null = null;
     // A base restored here from its backup takes its last token only; one whose baseapp may be dying waits to be.
     const res = await this.tokens.redeem(m.token, async (claim, nonce) => {
@@ -462,7 +485,7 @@ export class BaseApp implements SessionHost {
       type,
       account,
       cellProps,
-      new CellRoute(this.member.peers, this.log),
+      new CellRoute(this.#cellPeers, this.log),
       this.#proxyHost,
       placement.position,
       stored?.direction ?? [0, 0, 0],
@@ -486,6 +509,30 @@ export class BaseApp implements SessionHost {
     return { proxy, placement };
   }
 
+  /**
+   * The cellappmgr says this baseapp was declared dead while it stalled: its bases were restored on other baseapps
+   * from their backups. Every base is dropped without a write or a word to its cell, and every client is closed with
+   * CloseCode.baseAppFenced, which makes the SDK resume where its base is now; it registers again, empty, next.
+   */
+  #fenced(why: string): void {
+    this.authority.fenced(why);
+    const bases = this.proxies.size;
+    for (const p of this.proxies.values()) {
+      p.fence();
+      this.autosave.remove(p);
+    }
+    this.proxies.clear();
+    this.backups.reset();
+    const clients = this.sessions.size;
+    for (const s of [...this.sessions]) {
+      s.close("this baseapp was declared dead (fenced); resume on another", CloseCode.baseAppFenced);
+    }
+    this.log.error(
+      `fenced: ${why}. Dropped ${bases} base(s) without writing them (other baseapps restored them) and closed ` +
+        `${clients} client connection(s) to resume there; registering again as a new, empty baseapp`,
+    );
+  }
+
   /** SessionHost: a session ended. */
   closed(session: ClientSession): void {
     this.sessions.delete(session);
@@ -500,6 +547,7 @@ export class BaseApp implements SessionHost {
   async close(reason: string): Promise<void> {
     this.autosave.close();
     this.backups.close();
+    this.authority.close();
     clearInterval(this.#tokenTimer);
     const outs = [...this.proxies.values()].map((p) =>
       p.logout().catch((e) => this.log.error(`logout of ${p.id} failed: ${(e as Error).message}`))

@@ -14,6 +14,7 @@ import {
 import {
   C2S,
   type ClientMessage,
+  CloseCode,
   decodeArgs,
   encodeArgs,
   MAX_SESSION_ID,
@@ -322,8 +323,14 @@ export class Client extends Emitter<ClientEvents> {
 
   /** Takes the player back on a baseapp of `opts.urls` with the resume token; closes for good when that fails. */
   async #resume(opts: ResumeOptions, code: number, reason: string): Promise<void> {
-    // Unless told where: the baseapp connected to first (a dropped connection), then the others the server listed.
-    const urls = opts.urls?.length ? opts.urls : [this.#url, ...this.#baseUrls.filter((u) => u !== this.#url)];
+    // Unless told where: the baseapp connected to first (a dropped connection), then the others the server listed;
+    // after its baseapp was fenced, the others first (its base was restored on one of them).
+    const others = this.#baseUrls.filter((u) => u !== this.#url);
+    const urls = opts.urls?.length
+      ? opts.urls
+      : code === CloseCode.baseAppFenced
+      ? [...others, this.#url]
+      : [this.#url, ...others];
     const r = await retryResume(
       { ...opts, urls },
       this.#url,

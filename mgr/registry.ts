@@ -35,7 +35,7 @@ export class Registry {
    */
   readonly firstGeneration: number = Date.now();
   #nextGeneration = this.firstGeneration;
-  /** Why each cellapp generation of this run was declared dead. */
+  /** Why each cellapp or baseapp generation of this run was declared dead. */
   #dead = new Map<number, string>();
   #log: Logger;
   /** Called after a member joined or left. */
@@ -87,23 +87,25 @@ export class Registry {
   }
 
   /**
-   * Why a cellapp registering on `ch` with `info` is fenced, or null when it
-   * is not: it names a generation of this run that was declared dead (its
-   * cells were given away), or one still registered on another connection
-   * (a process has one link: that one is closed, and its cells go).
+   * Why a cellapp or baseapp registering on `ch` with `info` is fenced, or
+   * null when it is not: it names a generation of this run that was declared
+   * dead (its cells were given away, or its bases restored on other baseapps),
+   * or one still registered on another connection (a process has one link:
+   * that one is closed, and what it held goes).
    */
   fencedWhy(ch: Channel, info: RegisterInfo): string | null {
     const g = info.generation;
-    if (info.role !== "cellapp" || !g || g < this.firstGeneration || this.#byChannel.has(ch)) return null;
+    if (!g || g < this.firstGeneration || this.#byChannel.has(ch)) return null;
+    const held = info.role === "cellapp" ? "its cells given to others" : "its bases restored on other baseapps";
     const dead = this.#dead.get(g);
-    if (dead !== undefined) return `its generation ${g} was declared dead (${dead}) and its cells given to others`;
+    if (dead !== undefined) return `its generation ${g} was declared dead (${dead}) and ${held}`;
     const current = [...this.members.values()].find((m) => m.generation === g);
     if (!current) return `its generation ${g} is not one this cellappmgr knows`;
-    current.channel.close(`cellapp ${current.id} registered again on another connection`);
-    return `its generation ${g} was still registered on another connection, now closed: its cells are given to others`;
+    current.channel.close(`${current.role} ${current.id} registered again on another connection`);
+    return `its generation ${g} was still registered on another connection, now closed: ${held}`;
   }
 
-  /** The cellapp generations of this run declared dead so far. */
+  /** The generations of this run declared dead so far (cellapps and baseapps). */
   deadGenerations(): number[] {
     return [...this.#dead.keys()];
   }
@@ -142,11 +144,9 @@ export class Registry {
     this.members.delete(m.id);
     this.#byChannel.delete(m.channel);
     this.#log.warn(`${m.role} ${m.id} (pid ${m.pid}) left: ${reason}`);
-    if (m.role === "cellapp") {
-      // Fenced: if it comes back it is told so, and what it still sends meanwhile is dropped.
-      this.#dead.set(m.generation, reason);
-      for (const o of this.members.values()) o.channel.send(ProcMsg.fenced, m.id, m.generation, m.address);
-    }
+    // Fenced: if it comes back it is told so, and what it still sends meanwhile is dropped.
+    this.#dead.set(m.generation, reason);
+    for (const o of this.members.values()) o.channel.send(ProcMsg.fenced, m.id, m.generation, m.address);
     this.onChange?.(m, "left", reason);
   }
 }
