@@ -41,10 +41,11 @@ export class BackupSender {
   buddy: { id: number; address: string } | null = null;
   #tick = 0;
   /**
-   * The reals backed up from here at least once. An arriving real is a new object here (also one that left and
-   * came back), so it is new to this set.
+   * The epoch of each real when it was last backed up from here. A real that arrives by offload or teleport has a
+   * new epoch (a ghost turned real in place, also one that left and came back), and a created or restored one is
+   * not here at all: either is new.
    */
-  #backedUp = new WeakSet<BackupEntity>();
+  #backedUp = new WeakMap<BackupEntity, number>();
 
   constructor(
     private readonly link: BackupLink,
@@ -70,7 +71,9 @@ export class BackupSender {
         if (!e.isReal || e.destroyed || e.offloading) continue;
         if (e.id % n !== phase) {
           // One without a base while there is no buddy is counted on its own tick only.
-          if (fresh >= this.freshPerTick || this.#backedUp.has(e) || (e.baseAddress === null && !this.buddy)) continue;
+          if (
+            fresh >= this.freshPerTick || this.#backedUp.get(e) === e.epoch || (e.baseAddress === null && !this.buddy)
+          ) continue;
           this.#send(cell, e);
           fresh++;
           this.stats.fresh++;
@@ -95,7 +98,7 @@ export class BackupSender {
       this.link.toBuddy(this.buddy!.address, backup);
       this.stats.toBuddy++;
     }
-    this.#backedUp.add(e);
+    this.#backedUp.set(e, e.epoch);
     return true;
   }
 }

@@ -144,6 +144,13 @@ Deno.test("reals new to the cellapp are backed up within a tick or two, a capped
     cell.tick(100);
     assert.ok(Math.abs(sender.tick([cell]) - 100) <= 1);
   }
+  // A ghost turned real in place (an offload here, also of one that had been real here before) has a new epoch.
+  const back = [...cell.entities.values()].find((e) => e.id % 10 === 5 && e.id !== late.id)!; // not on the next tick
+  back.epoch += 1;
+  sent.length = 0;
+  cell.tick(100);
+  sender.tick([cell]);
+  assert.ok(sent.some(([, b]) => b.entity.id === back.id), "the one back by offload at once");
 });
 
 Deno.test("without a buddy, reals without a base are counted, not sent", () => {
