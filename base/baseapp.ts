@@ -136,6 +136,8 @@ export class BaseApp implements SessionHost {
     this.tokens = tokens;
     // A client holds a token that is still good when its connection is lost: each gets a new one in time.
     this.#tokenTimer = setInterval(() => {
+      // Not after a stall: if this baseapp was fenced, a base restored elsewhere accepts only the token it backed up.
+      if (!this.authority.mayAct()) return;
       for (const s of this.sessions) if (s.state === "online" && s.proxy) this.#sendToken(s, s.proxy);
     }, tokens.ttlMs / 2);
     this.log = log;
