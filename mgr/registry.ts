@@ -37,6 +37,8 @@ export class Registry {
   #nextGeneration = this.firstGeneration;
   /** Why each cellapp or baseapp generation of this run was declared dead. */
   #dead = new Map<number, string>();
+  /** Generations of lone baseapps that left: not fenced, since nothing of theirs was restored elsewhere. */
+  #spared = new Set<number>();
   #log: Logger;
   /** Called after a member joined or left. */
   onChange:
@@ -95,7 +97,7 @@ export class Registry {
    */
   fencedWhy(ch: Channel, info: RegisterInfo): string | null {
     const g = info.generation;
-    if (!g || g < this.firstGeneration || this.#byChannel.has(ch)) return null;
+    if (!g || g < this.firstGeneration || this.#byChannel.has(ch) || this.#spared.has(g)) return null;
     const held = info.role === "cellapp" ? "its cells given to others" : "its bases restored on other baseapps";
     const dead = this.#dead.get(g);
     if (dead !== undefined) return `its generation ${g} was declared dead (${dead}) and ${held}`;
@@ -144,9 +146,12 @@ export class Registry {
     this.members.delete(m.id);
     this.#byChannel.delete(m.channel);
     this.#log.warn(`${m.role} ${m.id} (pid ${m.pid}) left: ${reason}`);
-    // Fenced: if it comes back it is told so, and what it still sends meanwhile is dropped.
-    this.#dead.set(m.generation, reason);
-    for (const o of this.members.values()) o.channel.send(ProcMsg.fenced, m.id, m.generation, m.address);
+    // Fenced: if it comes back it is told so, and what it still sends meanwhile is dropped. A lone baseapp is not:
+    // no other baseapp held backups of its bases, so nothing was restored and they are still its own.
+    if (m.role === "cellapp" || this.withRole("baseapp").length > 0) {
+      this.#dead.set(m.generation, reason);
+      for (const o of this.members.values()) o.channel.send(ProcMsg.fenced, m.id, m.generation, m.address);
+    } else this.#spared.add(m.generation);
     this.onChange?.(m, "left", reason);
   }
 }
