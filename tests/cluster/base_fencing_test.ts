@@ -103,3 +103,32 @@ Deno.test(
     ann.close();
   },
 );
+
+Deno.test(
+  "a baseapp stopped for less than the dead timeout holds back until the cellappmgr confirms it, then serves on",
+  opts,
+  async () => {
+    await using procs = new Procs();
+    const cluster = await startCluster(procs, { mgrFlags: [secret], cellFlags: [secret] });
+    const a = await startBaseProcess(procs, cluster, [secret], {}, true);
+    const before = (await baseapps(cluster.admin)).find((p) => p.clientUrl === a.clientUrl)!;
+    const ann = await connect(a.clientUrl, { name: "ann", password: "ann pw" }, { registry });
+    assert.equal(await cellReady(ann), 1);
+    ann.callCell(null, "raiseCounter");
+    await waitFor("ann's counter raised", () => ann.player.props.counter === 1, 10_000);
+
+    // Over half the dead timeout (2 s), under all of it.
+    a.proc.kill("SIGSTOP");
+    await new Promise((r) => setTimeout(r, 1300));
+    ann.callCell(null, "raiseCounter");
+    a.proc.kill("SIGCONT");
+    await waitFor("A held back after the stall", () => a.proc.stderr.some((l) => l.includes("this baseapp stalled")));
+    await waitFor("and confirmed again", () => a.proc.stderr.some((l) => l.includes("confirmed this baseapp again")));
+    await waitFor("the call made during the stall reaches the cell", () => ann.player.props.counter === 2, 10_000);
+    const after = (await baseapps(cluster.admin)).find((p) => p.pid === a.proc.pid)!;
+    assert.equal(after.generation, before.generation, "still the same member");
+    assert.ok(!a.proc.stderr.some((l) => l.includes("fenced:")));
+    assert.equal(ann.closed, false);
+    ann.close();
+  },
+);
