@@ -34,7 +34,7 @@ export function startMember(
     return true;
   }).on(ProcMsg.fenced, (_ch, id, generation, address) => {
     log.info(
-      `member ${id} (generation ${generation}, ${address}) was declared dead: what still comes from it is dropped`,
+      `cellapp ${id} (generation ${generation}, ${address}) was declared dead: what still comes from it is dropped`,
     );
     link.markDead(generation);
   });

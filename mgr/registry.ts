@@ -35,10 +35,13 @@ export class Registry {
    */
   readonly firstGeneration: number = Date.now();
   #nextGeneration = this.firstGeneration;
-  /** Why each cellapp or baseapp generation of this run was declared dead. */
+  /** Why each cellapp generation of this run was declared dead. */
   #dead = new Map<number, string>();
-  /** Generations of lone baseapps that left: not fenced, since nothing of theirs was restored elsewhere. */
-  #spared = new Set<number>();
+  /**
+   * Why each baseapp generation of this run was declared dead while another baseapp lived to restore its bases. Kept
+   * apart: no member acts on them, so they are neither broadcast nor listed in registration replies.
+   */
+  #deadBases = new Map<number, string>();
   #log: Logger;
   /** Called after a member joined or left. */
   onChange:
@@ -97,17 +100,19 @@ export class Registry {
    */
   fencedWhy(ch: Channel, info: RegisterInfo): string | null {
     const g = info.generation;
-    if (!g || g < this.firstGeneration || this.#byChannel.has(ch) || this.#spared.has(g)) return null;
-    const held = info.role === "cellapp" ? "its cells given to others" : "its bases restored on other baseapps";
-    const dead = this.#dead.get(g);
+    if (!g || g < this.firstGeneration || this.#byChannel.has(ch)) return null;
+    const cellapp = info.role === "cellapp";
+    const held = cellapp ? "its cells given to others" : "its bases restored on other baseapps";
+    const dead = (cellapp ? this.#dead : this.#deadBases).get(g);
     if (dead !== undefined) return `its generation ${g} was declared dead (${dead}) and ${held}`;
     const current = [...this.members.values()].find((m) => m.generation === g);
-    if (!current) return `its generation ${g} is not one this cellappmgr knows`;
+    // A lone baseapp that left is not fenced: no other baseapp held backups of its bases, so they are still its own.
+    if (!current) return cellapp ? `its generation ${g} is not one this cellappmgr knows` : null;
     current.channel.close(`${current.role} ${current.id} registered again on another connection`);
     return `its generation ${g} was still registered on another connection, now closed: ${held}`;
   }
 
-  /** The generations of this run declared dead so far (cellapps and baseapps). */
+  /** The cellapp generations of this run declared dead so far. */
   deadGenerations(): number[] {
     return [...this.#dead.keys()];
   }
@@ -146,12 +151,11 @@ export class Registry {
     this.members.delete(m.id);
     this.#byChannel.delete(m.channel);
     this.#log.warn(`${m.role} ${m.id} (pid ${m.pid}) left: ${reason}`);
-    // Fenced: if it comes back it is told so, and what it still sends meanwhile is dropped. A lone baseapp is not:
-    // no other baseapp held backups of its bases, so nothing was restored and they are still its own.
-    if (m.role === "cellapp" || this.withRole("baseapp").length > 0) {
+    // Fenced: if it comes back it is told so, and what it still sends meanwhile is dropped.
+    if (m.role === "cellapp") {
       this.#dead.set(m.generation, reason);
       for (const o of this.members.values()) o.channel.send(ProcMsg.fenced, m.id, m.generation, m.address);
-    } else this.#spared.add(m.generation);
+    } else if (this.withRole("baseapp").length > 0) this.#deadBases.set(m.generation, reason);
     this.onChange?.(m, "left", reason);
   }
 }

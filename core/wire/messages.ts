@@ -80,9 +80,8 @@ export const ProcMsg = {
   /** Stop in an orderly way (persist what needs it), replying first. */
   stop: message<[string], boolean>(48, "stop", tuple(str(300)), ["cellappmgr"]),
   /**
-   * The cellappmgr declared cellapp or baseapp `id` (registration generation
-   * `generation`, at `address`) dead and gave what it held away (cells, or
-   * bases restored from their backups): whatever still comes from that
+   * The cellappmgr declared cellapp `id` (registration generation `generation`,
+   * at `address`) dead and gave its cells away: whatever still comes from that
    * generation is stale and is dropped.
    */
   fenced: message<[number, number, string]>(
