@@ -96,6 +96,12 @@ export class BaseBackups {
     this.#held.get(from)?.delete(id);
   }
 
+  /** Whether a backup of base `id` is held here (for any baseapp). */
+  holdsBackupOf(id: number): boolean {
+    for (const held of this.#held.values()) if (held.has(id)) return true;
+    return false;
+  }
+
   /** How many backups are held now. */
   get heldCount(): number {
     let n = 0;
@@ -121,6 +127,12 @@ export class BaseBackups {
   /** Base `id` was restored from its backup: it accepts the resume token with `nonce` (null: none), once. */
   awaitResume(id: number, nonce: string | null): void {
     this.#awaiting.set(id, nonce);
+  }
+
+  /** This baseapp was fenced: its restored bases are dropped, and it knows no live baseapp until it registers again. */
+  reset(): void {
+    this.live = [];
+    this.#awaiting.clear();
   }
 
   /** Base `id` is gone or has its client again: no token is awaited for it any more. */

@@ -12,6 +12,7 @@ import {
   BaseMsg,
   ProcMsg,
   RestoreMsg,
+  sameAddress,
 } from "../core/wire/mod.ts";
 import {
   decodePersistentState,
@@ -20,7 +21,7 @@ import {
   type EntityType,
   PropertyContainer,
 } from "../core/def/mod.ts";
-import { C2S, type ClientMessage, S2C, type Vec3Tuple } from "../core/def/client_protocol.ts";
+import { C2S, type ClientMessage, CloseCode, S2C, type Vec3Tuple } from "../core/def/client_protocol.ts";
 import { placeLogin, type Placement, type PlacementHook, serverPlacement } from "../core/placement.ts";
 import { registry as gameRegistry } from "../entities/mod.ts";
 import { Autosave, DEFAULT_AUTOSAVE_SEC } from "./autosave.ts";
@@ -37,6 +38,10 @@ import { ResumeTokens, tokenNonce } from "./resume_token.ts";
 import { BaseBackups } from "./base_backup.ts";
 import { BaseAppMetrics, loginFailure } from "./metrics.ts";
 import { type BaseRestoreHost, restoreBase } from "./base_restore.ts";
+import { findBaseHolder } from "./resume_route.ts";
+import { BaseAuthority, heldBackPeers } from "./fence.ts";
+import type { PeerSource } from "./cell_route.ts";
+import type { ResumeElsewhere } from "./session.ts";
 
 /** How a baseapp serves clients; every field has a default. */
 export interface BaseAppOptions {
@@ -98,6 +103,10 @@ export class BaseApp implements SessionHost {
   readonly autosave: Autosave;
   /** Backs every proxy up to another baseapp once per backup period, and holds the backups of others' bases. */
   readonly backups: BaseBackups;
+  /** Whether this baseapp may act for its bases: held back after a stall until the cellappmgr confirms it. */
+  readonly authority: BaseAuthority;
+  /** The peers as the routes to cell entities see them: held back while `authority` doubts. */
+  readonly #cellPeers: PeerSource;
   /** Proxies by entity id. */
   readonly proxies: Map<number, Proxy> = new Map();
   readonly sessions: Set<ClientSession> = new Set();
@@ -131,6 +140,8 @@ export class BaseApp implements SessionHost {
     this.tokens = tokens;
     // A client holds a token that is still good when its connection is lost: each gets a new one in time.
     this.#tokenTimer = setInterval(() => {
+      // Not after a stall: if this baseapp was fenced, a base restored elsewhere accepts only the token it backed up.
+      if (!this.authority.mayAct()) return;
       for (const s of this.sessions) if (s.state === "online" && s.proxy) this.#sendToken(s, s.proxy);
     }, tokens.ttlMs / 2);
     this.log = log;
@@ -164,10 +175,14 @@ export class BaseApp implements SessionHost {
       () => this.#endpoint.url,
       () => this.ids.highWater,
     );
+    this.authority = new BaseAuthority(this.member.link, log);
+    this.#cellPeers = heldBackPeers(this.authority, this.member.peers);
     // A reserve of ids, so that first logins go on while the cellappmgr is away.
     this.member.link.onRegistered = () => {
+      this.authority.registered();
       this.ids.ensure().catch((e) => log.warn(`could not get entity ids: ${(e as Error).message}`));
     };
+    this.member.link.onFenced = (why) => this.#fenced(why);
     this.store = new EntityStore(kv);
     this.store.onCommit = (seconds) => this.metrics.commit(seconds);
     this.autosave = new Autosave((opts.autosaveSec ?? DEFAULT_AUTOSAVE_SEC) * 1000, log);
@@ -187,12 +202,20 @@ export class BaseApp implements SessionHost {
       moveRate: this.#opts.moveRate,
       disconnectGraceMs: this.#opts.disconnectGraceMs,
       scripts: this.#opts.baseScripts,
-      createCellEntity: (spec, signal) => requestCellEntity(this.member.link, spec, signal, log),
-      save: (id, e) => this.store.save(id, e),
-      restoreCellEntity: (backup) => {
+      createCellEntity: async (spec, signal) => {
+        await this.authority.confirmed();
+        return await requestCellEntity(this.member.link, spec, signal, log);
+      },
+      // Nothing is written after a stall until the cellappmgr confirms this baseapp: it may have been fenced.
+      save: async (id, e) => {
+        await this.authority.confirmed();
+        await this.store.save(id, e);
+      },
+      restoreCellEntity: async (backup) => {
+        await this.authority.confirmed();
         const ch = this.member.link.channel;
-        if (!ch) return Promise.reject(new Error("the cellappmgr is not reachable"));
-        return ch.request(RestoreMsg.restoreCellEntity, backup, this.member.server.address, true);
+        if (!ch) throw new Error("the cellappmgr is not reachable");
+        return await ch.request(RestoreMsg.restoreCellEntity, backup, this.member.server.address, true);
       },
       removed: (p) => {
         this.autosave.remove(p);
@@ -210,7 +233,7 @@ export class BaseApp implements SessionHost {
           type,
           account,
           cellProps,
-          new CellRoute(this.member.peers, log),
+          new CellRoute(this.#cellPeers, log),
           this.#proxyHost,
           position,
           direction,
@@ -229,7 +252,10 @@ export class BaseApp implements SessionHost {
       log,
       selfId: () => this.member.link.id,
       bases: () => this.proxies.values(),
-      send: async (address, backup) => (await this.member.peers.get(address)).send(BaseBackupMsg.baseBackup, backup),
+      send: async (address, backup) => {
+        if (!this.authority.mayAct()) throw new Error("this baseapp stalled and awaits the cellappmgr's word");
+        (await this.member.peers.get(address)).send(BaseBackupMsg.baseBackup, backup);
+      },
     });
     this.#serve();
   }
@@ -285,6 +311,10 @@ export class BaseApp implements SessionHost {
       .on(BaseBackupMsg.baseApps, (_ch, list) => this.#baseAppsChanged(list))
       .on(BaseBackupMsg.baseBackup, (ch, backup) => this.backups.keep(ch.peer.address, backup))
       .on(BaseBackupMsg.dropBaseBackup, (ch, id) => this.backups.drop(ch.peer.address, id))
+      .on(
+        BaseBackupMsg.whereIsBase,
+        (_ch, id) => this.#holdsBase(id) ? "proxy" : this.backups.holdsBackupOf(id) ? "backup" : null,
+      )
       .on(BaseBackupMsg.baseAppDied, (_ch, id, address) => {
         for (const b of this.backups.takeOf(address)) {
           restoreBase(this.#restoreHost, b, id).catch((e) =>
@@ -324,6 +354,7 @@ export class BaseApp implements SessionHost {
 
   /** SessionHost: checks the login and attaches the session to the account's proxy. */
   async login(session: ClientSession, m: Extract<ClientMessage, { id: typeof C2S.login }>): Promise<string | null> {
+    await this.authority.confirmed();
     const res = await this.accounts.login({ name: m.name, password: m.password, remote: session.remote });
     if (!res.ok) {
       this.metrics.login(loginFailure(res));
@@ -338,12 +369,35 @@ export class BaseApp implements SessionHost {
    * SessionHost: a client whose connection was lost takes its player back with a resume token (no password):
    * the proxy still here, or the entity restored from the database (its orphaned cell entity adopted).
    */
-  async resume(session: ClientSession, m: Extract<ClientMessage, { id: typeof C2S.resume }>): Promise<string | null> {
+  async resume(
+    session: ClientSession,
+    m: Extract<ClientMessage, { id: typeof C2S.resume }>,
+  ): Promise<string | ResumeElsewhere | null> {
+    await this.authority.confirmed();
+    let elsewhere: string | null = null;
     // A base restored here from its backup takes its last token only; one whose baseapp may be dying waits to be.
-    const res = await this.tokens.redeem(
-      m.token,
-      (claim, nonce) => this.backups.checkResume(claim.entityId, nonce, 5000),
-    );
+    const res = await this.tokens.redeem(m.token, async (claim, nonce) => {
+      const id = claim.entityId;
+      if (!this.#holdsBase(id) && !this.backups.holdsBackupOf(id)) {
+        // Restored (or to be) on another baseapp: the client goes there, its token still good.
+        const others = this.backups.live.filter((b) => !sameAddress(b.address, this.address));
+        const holder = await findBaseHolder(
+          id,
+          others,
+          async (address, entity) =>
+            await (await this.member.peers.get(address)).request(BaseBackupMsg.whereIsBase, entity),
+        );
+        if (holder?.clientUrl) {
+          elsewhere = holder.clientUrl;
+          return `${claim.type} ${id} is held by baseapp ${holder.id}: resume at ${holder.clientUrl}`;
+        }
+      }
+      return await this.backups.checkResume(id, nonce, 5000);
+    });
+    if (!res.ok && elsewhere !== null) {
+      this.log.info(`resume sent on: ${res.reason}`);
+      return { url: elsewhere, reason: res.reason };
+    }
     if (!res.ok) return res.reason;
     const { entityId, type, account } = res.claim;
     const login = { id: C2S.login, name: account, password: "", spaceId: null, position: null } as const;
@@ -397,6 +451,11 @@ export class BaseApp implements SessionHost {
     }
   }
 
+  /** Whether the base of `id` is here: a proxy, or one loading. */
+  #holdsBase(id: number): boolean {
+    return this.proxies.has(id) || this.#loading.has(id);
+  }
+
   /** Gives the client of `proxy` a new resume token. */
   #sendToken(session: ClientSession, proxy: Proxy): void {
     this.tokens.issue({ entityId: proxy.id, type: proxy.type.name, account: proxy.accountName }).then(
@@ -438,7 +497,7 @@ export class BaseApp implements SessionHost {
       type,
       account,
       cellProps,
-      new CellRoute(this.member.peers, this.log),
+      new CellRoute(this.#cellPeers, this.log),
       this.#proxyHost,
       placement.position,
       stored?.direction ?? [0, 0, 0],
@@ -462,6 +521,30 @@ export class BaseApp implements SessionHost {
     return { proxy, placement };
   }
 
+  /**
+   * The cellappmgr says this baseapp was declared dead while it stalled: its bases were restored on other baseapps
+   * from their backups. Every base is dropped without a write or a word to its cell, and every client is closed with
+   * CloseCode.baseAppFenced, which makes the SDK resume where its base is now; it registers again, empty, next.
+   */
+  #fenced(why: string): void {
+    this.authority.fenced(why);
+    const bases = this.proxies.size;
+    for (const p of this.proxies.values()) {
+      p.fence();
+      this.autosave.remove(p);
+    }
+    this.proxies.clear();
+    this.backups.reset();
+    const clients = this.sessions.size;
+    for (const s of [...this.sessions]) {
+      s.close("this baseapp was declared dead (fenced); resume on another", CloseCode.baseAppFenced);
+    }
+    this.log.error(
+      `fenced: ${why}. Dropped ${bases} base(s) without writing them (other baseapps restored them) and closed ` +
+        `${clients} client connection(s) to resume there; registering again as a new, empty baseapp`,
+    );
+  }
+
   /** SessionHost: a session ended. */
   closed(session: ClientSession): void {
     if (this.sessions.delete(session)) this.metrics.sessionClosed(session);
@@ -476,6 +559,7 @@ export class BaseApp implements SessionHost {
   async close(reason: string): Promise<void> {
     this.autosave.close();
     this.backups.close();
+    this.authority.close();
     clearInterval(this.#tokenTimer);
     const outs = [...this.proxies.values()].map((p) =>
       p.logout().catch((e) => this.log.error(`logout of ${p.id} failed: ${(e as Error).message}`))

@@ -512,6 +512,18 @@ export class Proxy implements BaseEntityApi, ChangeSink {
     await this.host.save(this.id, this.snapshot(cellState));
   }
 
+  /**
+   * Its baseapp was fenced (base/fence.ts): it stops without a write or a word to its cell, whose base is the copy
+   * restored elsewhere now; as if logged out, it backs up and saves nothing more.
+   */
+  fence(): void {
+    clearTimeout(this.#grace);
+    this.#loggingOut ??= Promise.resolve();
+    this.#creating?.abort.abort(new Error(`${this.type.name} ${this.id}: its baseapp was fenced`));
+    this.route.setAddress(null);
+    this.client = null;
+  }
+
   /** Destroys the cell part (collecting its persistent properties), writes everything in one commit, drops the client. */
   logout(): Promise<void> {
     this.#loggingOut ??= this.#logout();

@@ -10,6 +10,7 @@ import type { EntityRegistry } from "../core/def/mod.ts";
 import {
   C2S,
   type ClientMessage,
+  CloseCode,
   decodeArgs,
   encodeServerMessage,
   ErrorCode,
@@ -38,6 +39,12 @@ export interface SessionLimits {
   maxBuffered: number;
 }
 
+/** A resume answered with where the player is: the client URL of the baseapp holding it, and why. */
+export interface ResumeElsewhere {
+  url: string;
+  reason: string;
+}
+
 /** What a session asks of its baseapp. */
 export interface SessionHost {
   readonly registry: EntityRegistry;
@@ -45,8 +52,14 @@ export interface SessionHost {
   readonly limits: SessionLimits;
   /** Logs in and attaches the session to the account's proxy; resolves with the reason on failure. */
   login(session: ClientSession, m: Extract<ClientMessage, { id: typeof C2S.login }>): Promise<string | null>;
-  /** Takes the player of a resume token back; resolves with the reason on failure (like `login`). */
-  resume(session: ClientSession, m: Extract<ClientMessage, { id: typeof C2S.resume }>): Promise<string | null>;
+  /**
+   * Takes the player of a resume token back; resolves with the reason on failure (like `login`), or with the client
+   * URL of the baseapp that holds the player (the token unused there).
+   */
+  resume(
+    session: ClientSession,
+    m: Extract<ClientMessage, { id: typeof C2S.resume }>,
+  ): Promise<string | ResumeElsewhere | null>;
   closed(session: ClientSession): void;
 }
 
@@ -255,6 +268,11 @@ export class ClientSession implements ClientLink {
         if (reason === null) {
           clearTimeout(this.#loginTimer);
           this.ws.maxMessage = this.host.limits.maxFrame;
+          return;
+        }
+        if (typeof reason === "object") {
+          this.sendMessage({ id: S2C.resumeElsewhere, url: reason.url, reason: reason.reason });
+          this.close(`resume elsewhere: ${reason.reason}`, CloseCode.resumeElsewhere);
           return;
         }
         this.sendMessage({ id: S2C.loginFailed, reason });

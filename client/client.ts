@@ -14,6 +14,7 @@ import {
 import {
   C2S,
   type ClientMessage,
+  CloseCode,
   decodeArgs,
   encodeArgs,
   MAX_SESSION_ID,
@@ -120,6 +121,8 @@ export class Client extends Emitter<ClientEvents> {
   #userClosed = false;
   /** Settles the resume attempt under way. */
   #resumeWait: ((r: ResumeResult) => void) | null = null;
+  /** Where the baseapp of the resume attempt under way said the player is (resumeElsewhere). */
+  #resumeAt: { url: string; reason: string } | null = null;
   #out = new ByteWriter(256);
   #flushQueued = false;
   #loggedIn: { resolve(): void; reject(e: Error): void } | null = null;
@@ -183,7 +186,12 @@ export class Client extends Emitter<ClientEvents> {
   static async resume(url: string, token: string, opts: ConnectOptions): Promise<Client> {
     const c = new Client(url, opts);
     c.#token = token;
-    const r = await c.#tryResume(url, opts.timeoutMs ?? 15_000);
+    let r = await c.#tryResume(url, opts.timeoutMs ?? 15_000);
+    // Sent on to the baseapp holding the player: once, then again only if that one says so too.
+    for (let hops = 0; !r.ok && r.next !== undefined && hops < 2; hops++) {
+      c.#url = r.next;
+      r = await c.#tryResume(r.next, opts.timeoutMs ?? 15_000);
+    }
     if (r.ok) return c;
     c.close();
     throw new LoginError(`resume refused: ${r.reason}`);
@@ -292,8 +300,14 @@ export class Client extends Emitter<ClientEvents> {
     if (this.#closed) return;
     if (this.#resumeWait) {
       const settle = this.#resumeWait;
+      const at = this.#resumeAt;
       this.#resumeWait = null;
-      settle({ ok: false, final: false, reason: `closed: ${code} ${reason}` });
+      this.#resumeAt = null;
+      settle(
+        at
+          ? { ok: false, final: false, reason: at.reason, next: at.url }
+          : { ok: false, final: false, reason: `closed: ${code} ${reason}` },
+      );
       return;
     }
     const resume = this.#opts.resume ?? {};
@@ -309,8 +323,14 @@ export class Client extends Emitter<ClientEvents> {
 
   /** Takes the player back on a baseapp of `opts.urls` with the resume token; closes for good when that fails. */
   async #resume(opts: ResumeOptions, code: number, reason: string): Promise<void> {
-    // Unless told where: the baseapp connected to first (a dropped connection), then the others the server listed.
-    const urls = opts.urls?.length ? opts.urls : [this.#url, ...this.#baseUrls.filter((u) => u !== this.#url)];
+    // Unless told where: the baseapp connected to first (a dropped connection), then the others the server listed;
+    // after its baseapp was fenced, the others first (its base was restored on one of them).
+    const others = this.#baseUrls.filter((u) => u !== this.#url);
+    const urls = opts.urls?.length
+      ? opts.urls
+      : code === CloseCode.baseAppFenced
+      ? [...others, this.#url]
+      : [this.#url, ...others];
     const r = await retryResume(
       { ...opts, urls },
       this.#url,
@@ -332,6 +352,7 @@ export class Client extends Emitter<ClientEvents> {
     // What was queued for the lost connection is stale (moves from before): the server starts afresh.
     this.#out.reset();
     this.#flushQueued = false;
+    this.#resumeAt = null;
     return new Promise<ResumeResult>((resolve) => {
       const timer = setTimeout(() => {
         try {
@@ -420,6 +441,10 @@ export class Client extends Emitter<ClientEvents> {
         return;
       case S2C.baseApps:
         this.#baseUrls = m.urls;
+        return;
+      case S2C.resumeElsewhere:
+        // Settled when the server closes the connection, which it does next.
+        if (this.#resumeWait) this.#resumeAt = { url: m.url, reason: m.reason };
         return;
       case S2C.error:
         this.emit("error", m.code, m.message, m.about);

@@ -5,6 +5,8 @@
  * token, one refuses it for good, or the time is up.
  */
 
+import { CloseCode } from "../core/def/client_protocol.ts";
+
 /** How a client resumes after a lost connection (ConnectOptions.resume). */
 export interface ResumeOptions {
   /**
@@ -16,16 +18,22 @@ export interface ResumeOptions {
   withinMs?: number;
 }
 
-/** How one resume attempt ended; `final` when trying again cannot help (the token was refused). */
-export type ResumeResult = { ok: true } | { ok: false; final: boolean; reason: string };
+/**
+ * How one resume attempt ended; `final` when trying again cannot help (the token was refused); `next` when the
+ * baseapp said which one holds the player (the token unused): the next attempt goes there.
+ */
+export type ResumeResult = { ok: true } | { ok: false; final: boolean; reason: string; next?: string };
+
+/** Most redirects (resumeElsewhere) followed in a row, so that two baseapps pointing at each other end. */
+const MAX_REDIRECTS = 4;
 
 /**
  * Close codes of a connection lost rather than closed by the server (which always says why): no close frame
  * (1006; 0 in Deno), or one without a code (1005).
  */
-const LOST = new Set([0, 1005, 1006]);
+const LOST = new Set([0, 1005, 1006, CloseCode.baseAppFenced]);
 
-/** Whether a close with `code` is a lost connection, which the client may resume. */
+/** Whether a close with `code` is a lost connection (or one its fenced baseapp closed), which the client may resume. */
 export function isLostConnection(code: number): boolean {
   return LOST.has(code);
 }
@@ -43,13 +51,22 @@ export async function retryResume(
   const urls = opts.urls?.length ? opts.urls : [fallbackUrl];
   const deadline = Date.now() + (opts.withinMs ?? 30_000);
   let reason = "no baseapp answered in time";
-  for (let i = 0, pause = 100; Date.now() < deadline && !cancelled(); i++, pause = Math.min(2000, pause * 2)) {
-    const url = urls[i % urls.length];
+  let next: string | null = null;
+  let redirects = 0;
+  for (let i = 0, pause = 100; Date.now() < deadline && !cancelled();) {
+    const url = next ?? urls[i++ % urls.length];
+    next = null;
     const r = await attempt(url, Math.max(1000, deadline - Date.now()));
     if (r.ok) return { ok: true, url };
     reason = r.reason;
     if (r.final) break;
+    if (r.next !== undefined && redirects++ < MAX_REDIRECTS) {
+      next = r.next;
+      continue;
+    }
+    redirects = 0;
     await new Promise((res) => setTimeout(res, pause));
+    pause = Math.min(2000, pause * 2);
   }
   return { ok: false, reason };
 }

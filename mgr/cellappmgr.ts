@@ -170,7 +170,9 @@ export class CellAppMgr {
         const deadAfterMs = this.#opts.deadAfterMs ?? DEAD_AFTER_MS;
         const fenced = this.registry.fencedWhy(ch, info);
         if (fenced) {
-          this.#log.warn(`cellapp pid ${info.pid} at ${info.address} is fenced: ${fenced}; it registers anew, empty`);
+          this.#log.warn(
+            `${info.role} pid ${info.pid} at ${info.address} is fenced: ${fenced}; it registers anew, empty`,
+          );
           return { id: 0, mgrPid: Deno.pid, generation: 0, deadAfterMs, fenced, deadGenerations: [] };
         }
         // A process new to the cluster gets its id once the returning ones have theirs back.

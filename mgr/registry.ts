@@ -37,6 +37,11 @@ export class Registry {
   #nextGeneration = this.firstGeneration;
   /** Why each cellapp generation of this run was declared dead. */
   #dead = new Map<number, string>();
+  /**
+   * Why each baseapp generation of this run was declared dead while another baseapp lived to restore its bases. Kept
+   * apart: no member acts on them, so they are neither broadcast nor listed in registration replies.
+   */
+  #deadBases = new Map<number, string>();
   #log: Logger;
   /** Called after a member joined or left. */
   onChange:
@@ -87,20 +92,24 @@ export class Registry {
   }
 
   /**
-   * Why a cellapp registering on `ch` with `info` is fenced, or null when it
-   * is not: it names a generation of this run that was declared dead (its
-   * cells were given away), or one still registered on another connection
-   * (a process has one link: that one is closed, and its cells go).
+   * Why a cellapp or baseapp registering on `ch` with `info` is fenced, or
+   * null when it is not: it names a generation of this run that was declared
+   * dead (its cells were given away, or its bases restored on other baseapps),
+   * or one still registered on another connection (a process has one link:
+   * that one is closed, and what it held goes).
    */
   fencedWhy(ch: Channel, info: RegisterInfo): string | null {
     const g = info.generation;
-    if (info.role !== "cellapp" || !g || g < this.firstGeneration || this.#byChannel.has(ch)) return null;
-    const dead = this.#dead.get(g);
-    if (dead !== undefined) return `its generation ${g} was declared dead (${dead}) and its cells given to others`;
+    if (!g || g < this.firstGeneration || this.#byChannel.has(ch)) return null;
+    const cellapp = info.role === "cellapp";
+    const held = cellapp ? "its cells given to others" : "its bases restored on other baseapps";
+    const dead = (cellapp ? this.#dead : this.#deadBases).get(g);
+    if (dead !== undefined) return `its generation ${g} was declared dead (${dead}) and ${held}`;
     const current = [...this.members.values()].find((m) => m.generation === g);
-    if (!current) return `its generation ${g} is not one this cellappmgr knows`;
-    current.channel.close(`cellapp ${current.id} registered again on another connection`);
-    return `its generation ${g} was still registered on another connection, now closed: its cells are given to others`;
+    // A lone baseapp that left is not fenced: no other baseapp held backups of its bases, so they are still its own.
+    if (!current) return cellapp ? `its generation ${g} is not one this cellappmgr knows` : null;
+    current.channel.close(`${current.role} ${current.id} registered again on another connection`);
+    return `its generation ${g} was still registered on another connection, now closed: ${held}`;
   }
 
   /** The cellapp generations of this run declared dead so far. */
@@ -142,11 +151,11 @@ export class Registry {
     this.members.delete(m.id);
     this.#byChannel.delete(m.channel);
     this.#log.warn(`${m.role} ${m.id} (pid ${m.pid}) left: ${reason}`);
+    // Fenced: if it comes back it is told so, and what it still sends meanwhile is dropped.
     if (m.role === "cellapp") {
-      // Fenced: if it comes back it is told so, and what it still sends meanwhile is dropped.
       this.#dead.set(m.generation, reason);
       for (const o of this.members.values()) o.channel.send(ProcMsg.fenced, m.id, m.generation, m.address);
-    }
+    } else if (this.withRole("baseapp").length > 0) this.#deadBases.set(m.generation, reason);
     this.onChange?.(m, "left", reason);
   }
 }

@@ -43,6 +43,22 @@ export const S2C = {
   resumeToken: 25,
   /** The client URLs of the live baseapps, where it may resume when its own is lost; sent at login and on a change. */
   baseApps: 26,
+  /**
+   * The answer to a resume on a baseapp that does not hold the player: the baseapp at `url` does. The token is not
+   * used up; the server closes the connection next, and the client resumes there.
+   */
+  resumeElsewhere: 27,
+} as const;
+
+/** WebSocket close codes the server uses that the SDK acts on. */
+export const CloseCode = {
+  /** After resumeElsewhere: the player is on another baseapp, the resume token still good. */
+  resumeElsewhere: 4010,
+  /**
+   * This baseapp was declared dead while it stalled, and its players were restored on other baseapps: the client
+   * resumes there, as after a lost connection.
+   */
+  baseAppFenced: 4011,
 } as const;
 
 /** Most baseapp URLs a baseApps message carries. */
@@ -102,7 +118,8 @@ export type ServerMessage =
   | { id: typeof S2C.cellGone; reason: string }
   | { id: typeof S2C.loggedOut }
   | { id: typeof S2C.resumeToken; token: string }
-  | { id: typeof S2C.baseApps; urls: string[] };
+  | { id: typeof S2C.baseApps; urls: string[] }
+  | { id: typeof S2C.resumeElsewhere; url: string; reason: string };
 
 /** Raised for a message that cannot be decoded; `code` is the error code to answer with. */
 export class ProtocolError extends Error {
@@ -220,6 +237,10 @@ export function writeServerMessage(w: ByteWriter, m: ServerMessage): void {
       w.varint(m.urls.length);
       for (const u of m.urls) w.string(u);
       return;
+    case S2C.resumeElsewhere:
+      w.string(m.url);
+      w.string(m.reason);
+      return;
     case S2C.error:
       w.varint(m.code);
       w.u8(m.about);
@@ -272,6 +293,8 @@ export function readServerMessage(r: ByteReader, id: number): ServerMessage {
       for (let i = 0; i < n; i++) urls.push(r.string());
       return { id, urls };
     }
+    case S2C.resumeElsewhere:
+      return { id, url: r.string(), reason: r.string() };
   }
   throw new ProtocolError(ErrorCode.unknownMessage, `unknown session message id ${id}`);
 }

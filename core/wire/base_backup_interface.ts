@@ -71,7 +71,15 @@ export const BaseBackupMsg = {
    * its base. Replies where the real is, or null when it is not real here.
    */
   rebase: message<[number, string], Rebased | null>(213, "rebase", tuple(entityId, address), ["baseapp"]),
+  /**
+   * Asked by a baseapp a client resumes on that does not hold its player: whether the base of `entityId` is here, as
+   * a proxy (a live one, or one restored and awaiting its client) or as a backup kept for another baseapp.
+   */
+  whereIsBase: message<[number], BaseHeldHere>(215, "whereIsBase", tuple(entityId), ["baseapp"]),
 } as const;
+
+/** How a baseapp holds a base (BaseBackupMsg.whereIsBase): its proxy, a backup of it, or not at all. */
+export type BaseHeldHere = "proxy" | "backup" | null;
 
 /**
  * Which live baseapp other than `selfId` backs up entity `id`: a hash of the id over them (in the order the cellappmgr

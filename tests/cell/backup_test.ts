@@ -61,6 +61,15 @@ Deno.test("every real is backed up once per period, a tenth of them each tick at
   const { sent, sender } = recordingSender();
   sender.buddy = { id: 2, address: "127.0.0.1:7002" };
   assert.equal(sender.ticksPerPeriod, 10);
+  // All are new to the sender: backed up at once (fewer than FRESH_PER_TICK), then spread.
+  cell.tick(100);
+  assert.equal(sender.tick([cell]), 200);
+  for (let t = 1; t < 10; t++) {
+    cell.tick(100);
+    sender.tick([cell]);
+  }
+  sent.length = 0;
+  sender.stats.toBases = sender.stats.toBuddy = 0;
   const perTick: number[] = [];
   for (let t = 0; t < 20; t++) {
     cell.tick(100);
@@ -86,15 +95,15 @@ Deno.test("a backup holds the state at its tick: a changed property, the positio
   cell.addTimer(e, 5000, 1000, 42);
   const { sent, sender } = recordingSender(300, 100);
   for (let t = 0; t < 3; t++) sender.tick([cell]);
-  assert.equal(sent.length, 1);
+  assert.equal(sent.length, 2, "at once, being new, then on its tick");
   (e.container.view as { steps: number }).steps = 77;
   cell.moveEntity(e, 10, 0, -4);
   for (let t = 0; t < 3; t++) {
     cell.tick(100);
     sender.tick([cell]);
   }
-  assert.equal(sent.length, 2);
-  const last = sent[1][1];
+  assert.equal(sent.length, 3);
+  const last = sent[2][1];
   assert.deepEqual(last.entity.position, [10, 0, -4]);
   assert.equal(decodeCellBackup(e.type, last.entity.props, e.id).view.steps, 77);
   const timer = last.entity.controllers.find((c) => (c as { kind: string }).kind === "timer") as Record<string, number>;
@@ -102,7 +111,46 @@ Deno.test("a backup holds the state at its tick: a changed property, the positio
   assert.equal(timer.dueInMs, 4800, "backed up at 200 ms of game time (its tick of the period)");
   e.isReal = false; // as a ghost is
   for (let t = 0; t < 3; t++) sender.tick([cell]);
-  assert.equal(sent.length, 2);
+  assert.equal(sent.length, 3);
+});
+
+Deno.test("reals new to the cellapp are backed up within a tick or two, a capped number a tick, then spread", () => {
+  const cell = makeCell();
+  const { sent, sender } = recordingSender(1000, 100);
+  sender.buddy = { id: 2, address: "127.0.0.1:7002" };
+  for (let i = 0; i < 1000; i++) cell.createEntity("Walker", { x: i % 50, y: 0, z: 0 });
+  const perTick: number[] = [];
+  const firstAt = new Map<number, number>();
+  for (let t = 0; t < 10; t++) {
+    cell.tick(100);
+    perTick.push(sender.tick([cell]));
+    for (const [, b] of sent) if (!firstAt.has(b.entity.id)) firstAt.set(b.entity.id, t);
+  }
+  // 100 on their own tick and up to FRESH_PER_TICK (200) new ones: a spawn of 1,000 takes 5 ticks, not 1 nor 10.
+  assert.ok(perTick.every((n) => n <= 300), `no tick carries them all: ${perTick}`);
+  assert.ok([...firstAt.values()].every((t) => t <= 4), "each backed up within 5 ticks");
+  assert.equal(firstAt.size, 1000);
+  assert.ok(sender.stats.fresh >= 600, `fresh: ${sender.stats.fresh}`);
+
+  // A real that arrives later (a new object here, as an offloaded or restored one is) goes out on the next tick.
+  sent.length = 0;
+  const late = cell.createEntity("Walker", { x: 0, y: 0, z: 0 });
+  cell.tick(100);
+  sender.tick([cell]);
+  assert.ok(sent.some(([, b]) => b.entity.id === late.id), "the newcomer at once");
+  // And otherwise a tenth of the reals a tick again.
+  for (let t = 0; t < 10; t++) {
+    sent.length = 0;
+    cell.tick(100);
+    assert.ok(Math.abs(sender.tick([cell]) - 100) <= 1);
+  }
+  // A ghost turned real in place (an offload here, also of one that had been real here before) has a new epoch.
+  const back = [...cell.entities.values()].find((e) => e.id % 10 === 5 && e.id !== late.id)!; // not on the next tick
+  back.epoch += 1;
+  sent.length = 0;
+  cell.tick(100);
+  sender.tick([cell]);
+  assert.ok(sent.some(([, b]) => b.entity.id === back.id), "the one back by offload at once");
 });
 
 Deno.test("without a buddy, reals without a base are counted, not sent", () => {

@@ -100,3 +100,46 @@ Deno.test("a cellapp back with a dead generation, or one registered elsewhere, i
     mgr.close();
   }
 });
+
+Deno.test("a baseapp back with a dead generation is fenced while another baseapp could restore its bases; a lone one is not", async () => {
+  const mgr = await CellAppMgr.start({
+    host: "127.0.0.1",
+    port: 0,
+    secret: null,
+    maxFrame: 16 * 1024 * 1024,
+    log: memoryLogger(),
+    kv: null,
+    defaultSpace: { bounds: { minX: 0, minZ: 0, maxX: 100, maxZ: 100 }, npcs: 0 },
+    rejoinWindowMs: 0,
+  });
+  try {
+    using a = new Member("baseapp");
+    using b = new Member("baseapp");
+    const aFirst = await a.dial(mgr.address);
+    const ra = await aFirst.request(MgrMsg.register, a.info(null));
+    const bFirst = await b.dial(mgr.address);
+    const rb = await bFirst.request(MgrMsg.register, b.info(null));
+    assert.equal(ra.fenced, null);
+
+    // A is declared dead (its link closed) while B lives: B restored its bases, so A coming back is fenced.
+    aFirst.close("declared dead");
+    await waitFor("A gone", () => mgr.registry.withRole("baseapp").length === 1);
+    const aAgain = await a.dial(mgr.address);
+    const back = await aAgain.request(MgrMsg.register, a.info(ra.generation!));
+    assert.match(back.fenced ?? "", /was declared dead .* its bases restored on other baseapps/);
+    const anew = await aAgain.request(MgrMsg.register, a.info(null));
+    assert.equal(anew.fenced, null);
+    assert.ok(!anew.deadGenerations!.includes(ra.generation!), "no member acts on dead baseapp generations");
+    aAgain.close("gone for good");
+    await waitFor("A gone again", () => mgr.registry.withRole("baseapp").length === 1);
+
+    // B alone is declared dead: no baseapp held its backups, nothing was restored, and it comes back as it was.
+    bFirst.close("declared dead");
+    await waitFor("B gone", () => mgr.registry.withRole("baseapp").length === 0);
+    const bBack = await (await b.dial(mgr.address)).request(MgrMsg.register, b.info(rb.generation!));
+    assert.equal(bBack.fenced, null);
+    assert.ok(bBack.id > 0);
+  } finally {
+    mgr.close();
+  }
+});
