@@ -4,6 +4,7 @@
  * entity-bound levels are computed from the entities inside its rect, as a
  * cellapp would report them.
  */
+import { seededRandom } from "../../core/random.ts";
 import { type BspNode, cellIndexAt, cellRects, isCell } from "../../core/geo/bsp.ts";
 import type { Rect } from "../../core/geo/rect.ts";
 import { BOUND_LEVELS, type EntityBounds } from "../../core/wire/mod.ts";
@@ -16,17 +17,8 @@ export interface Entity {
   load: number;
 }
 
-/** A seeded random number generator (mulberry32), so that every run sees the same world. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded random number generator, so that every run sees the same world. */
+export const rng: (seed: number) => () => number = seededRandom;
 
 /** `count` entities spread evenly over `r`. */
 export function uniform(random: () => number, r: Rect, count: number, load: number): Entity[] {
