@@ -379,8 +379,9 @@ export class Cell {
    * writes that client's updates to `sink` each tick.
    */
   enableWitness(e: Entity, sink: (frame: Uint8Array) => void, opts: WitnessOptions = {}): Witness {
-    const existing = witnessOf(e);
-    if (existing) return existing;
+    // The base asks for a witness only for a client that has none here: one still here served a client that is
+    // gone without a word (its baseapp died), and the client now attached knows nothing of what that one saw.
+    witnessOf(e)?.destroy();
     const w = new Witness(e, opts, sink);
     // The client knows only what its base sent at login: give it its own cell properties first.
     const bw = new ByteWriter(64);

@@ -110,13 +110,20 @@ export class CounterBots {
     }
     this.clients.push(c);
     this.urlOf.set(c, url);
-    const counter = () => typeof c.player.props.counter === "number" ? c.player.props.counter : 0;
-    const progress: Progress = { sent: 0, base: counter(), seen: counter(), missing: 0, mark: 0 };
+    // After a resume the player is made anew from its base and reads its cell properties at their defaults until
+    // its new witness sends them: a value not received yet is not a value seen.
+    let received = true;
+    c.on("playerProperty", (name) => {
+      if (name === "counter") received = true;
+    });
+    const counter = () => received && typeof c.player.props.counter === "number" ? c.player.props.counter : null;
+    const progress: Progress = { sent: 0, base: counter() ?? 0, seen: counter() ?? 0, missing: 0, mark: 0 };
     this.#progress.push(progress);
     let highest = progress.seen;
     // Sampled once a raise period, before the next raise: the previous one had the period to show.
     const sample = () => {
       const v = counter();
+      if (v === null) return;
       if (v < highest) {
         this.tally.counterLost += highest - v;
         this.tally.maxDrop = Math.max(this.tally.maxDrop, highest - v);
@@ -127,6 +134,7 @@ export class CounterBots {
     };
     this.#samplers.push(sample);
     c.on("resumed", (to) => {
+      received = false;
       this.urlOf.set(c, to);
       this.tally.resumed++;
       this.tally.resumeMs.push(performance.now() - this.tally.since);
