@@ -65,6 +65,7 @@ export class CellApp {
   #host: CellHost;
   /** Busy share of wall time: ticks and the messages handled between them. */
   readonly #busy = new BusyMeter();
+  readonly #ghostRadius: number;
   #aoi: WitnessOptions;
   #tickTimer: ReturnType<typeof setTimeout> | undefined;
   #reportTimer: ReturnType<typeof setInterval> | undefined;
@@ -88,6 +89,7 @@ export class CellApp {
   readonly buddyStore: BuddyStore = new BuddyStore();
 
   constructor(cfg: Config, log: Logger, game: CellAppGame, tickHz = DEFAULT_TICK_HZ) {
+    this.#ghostRadius = cfg.ghostRadius;
     this.#log = log;
     this.#game = game;
     this.periodMs = 1000 / tickHz;
@@ -453,6 +455,7 @@ export class CellApp {
       ch.send(MgrMsg.loadReport, {
         load: Math.min(Math.round(this.#busy.sample(now) * 1000) / 1000, MAX_LOAD),
         peerBytesOut: this.member.peers.bytesOut,
+        ghostRadius: this.#ghostRadius,
         cells: [...this.cells.values()].map((c) => c.report(now)),
       });
       for (const c of this.cells.values()) c.recheckShutDown();

@@ -65,8 +65,6 @@ export interface CellAppMgrOptions {
   rejoinWindowMs?: number;
   /** How often partitions follow the load (ms, default 1000); 0 keeps them still. */
   balancePeriodMs?: number;
-  /** The cellapps' ghost radius (m): no balanced cell becomes narrower. */
-  ghostRadius?: number;
 }
 
 /** How long a process gets to stop on request before the cellappmgr moves on. */
@@ -124,7 +122,8 @@ export class CellAppMgr {
       this.spaces.draining,
       {
         periodMs: opts.balancePeriodMs ?? 1000,
-        minWidth: opts.ghostRadius ?? 0,
+        // Each cellapp reports its ghost radius: no cell of it is made narrower.
+        minWidth: 0,
         log: opts.log,
       },
     );
@@ -214,6 +213,7 @@ export class CellAppMgr {
         const m = this.#member(ch, "loadReport");
         m.load = report.load;
         m.peerBytesOut = report.peerBytesOut ?? m.peerBytesOut;
+        m.ghostRadius = report.ghostRadius ?? m.ghostRadius;
         this.spaces.report(m.id, report.cells);
       })
       .on(MgrMsg.createCellEntity, (ch, spec) => {

@@ -15,6 +15,8 @@ export interface Member {
   load: number;
   /** Bytes the process reported sending to its peers so far. */
   peerBytesOut: number;
+  /** A cellapp's ghost radius (m), as it last reported it; 0 until then. */
+  ghostRadius: number;
   /** This registration's generation: unique, growing, and dead for good once the member leaves. */
   generation: number;
   channel: Channel;
@@ -72,6 +74,7 @@ export class Registry {
       lastHeartbeatAt: performance.now(),
       load: 0,
       peerBytesOut: 0,
+      ghostRadius: 0,
       generation: this.#nextGeneration++,
       channel: ch,
     };

@@ -134,6 +134,8 @@ export interface LoadReport {
   load: number;
   /** Bytes sent to other cellapps and baseapps so far (ghosts, offloads, client traffic). */
   peerBytesOut?: number;
+  /** The cellapp's ghost radius (m): the cellappmgr makes no cell of it narrower. */
+  ghostRadius?: number;
   cells: CellReport[];
 }
 
@@ -198,7 +200,12 @@ export const MgrMsg = {
   loadReport: message<[LoadReport]>(
     19,
     "loadReport",
-    tuple(obj({ load, peerBytesOut: optional(int(0, 2 ** 53)), cells: arrayOf(cellReport, 10_000) })),
+    tuple(obj({
+      load,
+      peerBytesOut: optional(int(0, 2 ** 53)),
+      ghostRadius: optional(numIn(0, 100_000)),
+      cells: arrayOf(cellReport, 10_000),
+    })),
     ["cellapp"],
   ),
   /** Where the cell of `spaceId` containing (x, z) is: for teleports into another space. */

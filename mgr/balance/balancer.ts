@@ -32,7 +32,7 @@ export interface BalanceHost {
 export interface BalancerOptions {
   /** Balance period (ms); 0 keeps every partition where it is (a retire still drains). */
   periodMs: number;
-  /** No cell is made narrower than this (m): the ghost radius. */
+  /** No cell is made narrower than this (m), nor than the ghost radius its cellapps report. */
   minWidth: number;
   /** When cells are added and retired; the defaults otherwise. */
   plan?: Partial<CellPlanOptions>;
@@ -155,6 +155,11 @@ export class Balancer {
       return this.#withNewCell(space, split.id, target.id);
     }
     if (!balancing && retiring.size === 0) return space.tree;
+    const cellapps = new Set(cells.map((c) => c.cellapp));
+    st.balancer.minWidth = this.#host.cellapps().reduce(
+      (w, m) => cellapps.has(m.id) ? Math.max(w, m.ghostRadius) : w,
+      this.#opts.minWidth,
+    );
     let tree = st.balancer.balance(space.tree, space.bounds, loads, retiring);
     for (const id of readyToLeave(tree, space.bounds, retiring, loads)) {
       const without = removeCell(tree, id);

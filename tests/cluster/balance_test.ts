@@ -11,11 +11,11 @@ import { waitFor } from "../helpers/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const JSON_HEADERS = { "content-type": "application/json" };
-/** Small radii so that cells of a 400 m space may be narrow; the cellappmgr takes the ghost radius as minimum width. */
+/** Small radii so that cells of a 400 m space may be narrow; the cellapps report the ghost radius as minimum width. */
 const RADII = ["--aoi-radius=20", "--ghost-radius=35"];
 
 async function cluster(procs: Procs, cellapps: number): Promise<{ admin: string; cellapps: Proc[] }> {
-  const mgr = await procs.start(["--role=mgr", "--port=0", "--admin-port=0", "--balance-period=500", ...RADII]);
+  const mgr = await procs.start(["--role=mgr", "--port=0", "--admin-port=0", "--balance-period=500"]);
   const admin = mgr.ready.admin!;
   const flags = ["--role=cell", "--port=0", `--mgr=${mgr.ready.address}`, ...RADII];
   const apps = await Promise.all(Array.from({ length: cellapps }, () => procs.start(flags)));
