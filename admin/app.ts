@@ -7,9 +7,12 @@ import {
   type CellEntityView,
   type ClusterView,
   type CreateSpaceBody,
+  type EntityInspectView,
   type EntityView,
   type HealthView,
   type PatchSpaceBody,
+  type ProcessChange,
+  type ProcessShutdownView,
   RequestError,
   type RetireView,
   type ShutdownView,
@@ -19,6 +22,8 @@ import {
 } from "../core/views.ts";
 import { errorResponse, type Status } from "./errors.ts";
 import { allowedHostNames, bodyGuard, corsGuard, hostGuard, jsonGuard, originGuard, originOf } from "./guard.ts";
+import { WatchHub, type WatchOptions } from "./watch.ts";
+import { dashboardRoutes } from "./dashboard.ts";
 
 /** What the admin API needs from the cellappmgr; the mgr passes itself. */
 export interface AdminBackend {
@@ -35,6 +40,11 @@ export interface AdminBackend {
   getCellApp(id: number): CellAppView;
   getCell(cellappId: number, spaceId: number): Promise<CellEntityView[]>;
   findEntity(id: number): Promise<EntityView>;
+  /** An entity with its cell properties (the watch socket's `entity:ID`). */
+  inspectEntity(id: number): Promise<EntityInspectView>;
+  /** Calls `listener` after every process joins or leaves; returns what stops it. */
+  onProcessChange(listener: (change: ProcessChange) => void): () => void;
+  shutdownProcess(id: number, force: boolean): ProcessShutdownView;
 }
 
 /** How the admin app is set up. */
@@ -54,6 +64,8 @@ export interface AdminOptions {
   boundHost?: string | null;
   /** The machine's addresses for a wildcard `boundHost`; defaults to Deno.networkInterfaces(). */
   interfaces?: () => readonly string[];
+  /** The watch socket (GET /api/watch): its bounds, or a hub the caller made (and closes). */
+  watch?: WatchOptions | WatchHub;
 }
 
 /** Largest request body, counted as it arrives (chunked bodies carry no Content-Length). */
@@ -72,7 +84,7 @@ function describeIssues(error: { issues: readonly { path: readonly PropertyKey[]
 }
 
 /** Validation that answers with our error format, naming the field. */
-function valid<T extends z.ZodType>(target: "json" | "param", schema: T) {
+function valid<T extends z.ZodType>(target: "json" | "param" | "query", schema: T) {
   return zValidator(target, schema, (result, c) => {
     if (!result.success) return errorResponse(c, 400, "bad_request", describeIssues(result.error));
   });
@@ -128,6 +140,10 @@ export function createAdminApp(backend: AdminBackend, opts: AdminOptions = {}): 
   // Host before anything else: a rebound page must learn nothing, not even whether a token is needed.
   app.use("*", hostGuard(hosts));
   app.use("*", corsGuard(origins));
+  // Neither needs the bearer token: the page holds no data (it asks for the token), the socket checks its ticket.
+  const watch = opts.watch instanceof WatchHub ? opts.watch : new WatchHub(backend, opts.watch);
+  app.route("/", dashboardRoutes());
+  app.get("/api/watch", originGuard(origins), watch.handler);
   if (token !== null) {
     const expected = new TextEncoder().encode(`Bearer ${token}`);
     app.use("*", async (c, next) => {
@@ -150,6 +166,13 @@ export function createAdminApp(backend: AdminBackend, opts: AdminOptions = {}): 
     bodyGuard(MAX_BODY_BYTES, (c) => errorResponse(c, 413, "too_large", "request bodies are limited to 1 MiB")),
   );
 
+  app.post("/api/watch/ticket", (c) => c.json(watch.issueTicket(), 201));
+  app.post(
+    "/api/processes/:id/shutdown",
+    valid("param", idParam),
+    valid("query", z.object({ force: z.enum(["true", "false"]).optional() })),
+    (c) => c.json(backend.shutdownProcess(c.req.valid("param").id, c.req.valid("query").force === "true"), 202),
+  );
   app.get("/api/health", (c) => c.json(backend.health()));
   app.get("/api/cluster", (c) => c.json(backend.cluster()));
   app.post("/api/shutdown", (c) => c.json(backend.shutdownCluster(), 202));

@@ -18,8 +18,11 @@ import {
   type CellView,
   type ClusterView,
   type CreateSpaceBody,
+  type EntityInspectView,
   type EntityView,
   type HealthView,
+  type ProcessChange,
+  type ProcessShutdownView,
   RequestError,
   type RetireView,
   type ShutdownView,
@@ -40,6 +43,7 @@ import { rectFromArray } from "../core/geo/rect.ts";
 import { cellIndexAt } from "../core/geo/bsp.ts";
 import { PropertyContainer } from "../core/def/mod.ts";
 import { registry } from "../entities/mod.ts";
+import { inspectEntity, shutdownProcess } from "./process_control.ts";
 
 /** How a cellappmgr is started. */
 export interface CellAppMgrOptions {
@@ -101,6 +105,8 @@ export class CellAppMgr {
   readonly balancer: Balancer;
   /** The default space was lost with a cellapp that had a buddy: made again, its NPCs come back from their backups. */
   #defaultNpcsRestored = false;
+  /** Who hears of processes joining and leaving (the admin watch socket). */
+  #processListeners = new Set<(change: ProcessChange) => void>();
 
   private constructor(opts: CellAppMgrOptions, ids: IdAllocator) {
     this.#opts = opts;
@@ -125,7 +131,8 @@ export class CellAppMgr {
     );
     this.shutdownDone = new Promise((r) => (this.#resolveShutdown = r));
     this.#rejoin = new RejoinWindow(opts.rejoinWindowMs ?? REJOIN_WINDOW_MS, () => this.#rejoined());
-    this.registry.onChange = (m, event) => {
+    this.registry.onChange = (m, event, reason) => {
+      this.#tellProcessChange(m, event, reason);
       if (m.role === "baseapp" && !this.#shuttingDown) return this.#baseAppsChanged(m, event);
       if (m.role !== "cellapp" || this.#shuttingDown) return;
       if (event === "left") {
@@ -270,6 +277,42 @@ export class CellAppMgr {
     if (m) return m;
     ch.drop(`sent ${what} before registering`);
     throw new Error(`${what}: register first`);
+  }
+
+  #tellProcessChange(m: Member, event: "joined" | "left", reason?: string): void {
+    const change: ProcessChange = {
+      event,
+      process: { id: m.id, role: m.role, pid: m.pid, address: m.address },
+      ...(reason === undefined ? {} : { reason }),
+    };
+    for (const listener of this.#processListeners) {
+      try {
+        listener(change);
+      } catch (e) {
+        this.#log.error(`a process change listener failed: ${(e as Error).message}`);
+      }
+    }
+  }
+
+  /** Calls `listener` after every process joins or leaves; returns what stops it. */
+  onProcessChange(listener: (change: ProcessChange) => void): () => void {
+    this.#processListeners.add(listener);
+    return () => this.#processListeners.delete(listener);
+  }
+
+  /** POST /api/processes/:id/shutdown (process_control.ts). */
+  shutdownProcess(id: number, force: boolean): ProcessShutdownView {
+    if (this.#shuttingDown) throw new RequestError("unavailable", "the cluster is shutting down");
+    return shutdownProcess(
+      { registry: this.registry, balancer: this.balancer, log: this.#log, retire: (c) => this.retireCellApp(c).cells },
+      id,
+      force,
+    );
+  }
+
+  /** An entity with its cell properties (the admin watch socket's entity topic). */
+  inspectEntity(id: number): Promise<EntityInspectView> {
+    return inspectEntity(this.registry, (e) => this.findEntity(e), id);
   }
 
   /** Opens the id counter, then listens for processes. */
