@@ -26,6 +26,8 @@ export interface WatchOptions {
   ticketTtlMs?: number;
   /** Most topics one watcher follows. [32] */
   maxTopics?: number;
+  /** Most topics gathered at once, for all watchers (each polls the cellapps). [64] */
+  maxFeeds?: number;
   /** How often positions and entities are sampled (ms); at least 200 (5 a second). [200] */
   sampleMs?: number;
   /** How often loads are sent (ms). [1000] */
@@ -88,6 +90,7 @@ export class WatchHub implements FeedHost {
       maxBufferedBytes: opts.maxBufferedBytes ?? 1024 * 1024,
       ticketTtlMs: opts.ticketTtlMs ?? 30_000,
       maxTopics: opts.maxTopics ?? 32,
+      maxFeeds: opts.maxFeeds ?? 64,
       sampleMs: Math.max(200, opts.sampleMs ?? 200),
       loadMs: opts.loadMs ?? 1000,
       denseCell: opts.denseCell ?? 3000,
@@ -221,6 +224,14 @@ export class WatchHub implements FeedHost {
     }
     w.topics.add(name);
     let feed = this.#feeds.get(name);
+    if (!feed && this.#feeds.size >= this.opts.maxFeeds) {
+      w.topics.delete(name);
+      return this.#error(
+        w,
+        `the admin API follows ${this.#feeds.size} topics for its watchers, its limit; try one already followed`,
+        name,
+      );
+    }
     if (!feed) {
       try {
         feed = await openFeed(this, name);
