@@ -167,7 +167,12 @@ export class WatchHub implements FeedHost {
       );
     }
     if (this.#closed) return errorResponse(c, 503, "unavailable", "the admin API is stopping");
-    const { socket: ws } = Deno.upgradeWebSocket(c.req.raw, { socket: up.socket, head: up.head, idleTimeout: 30 });
+    let ws: WebSocket;
+    try {
+      ws = Deno.upgradeWebSocket(c.req.raw, { socket: up.socket, head: up.head, idleTimeout: 30 }).socket;
+    } catch (e) {
+      return errorResponse(c, 400, "bad_request", `not a WebSocket handshake: ${(e as Error).message}`);
+    }
     up.taken = true;
     // The socket was handed to Deno's WebSocket (a copy of its descriptor): the node one goes when it closes.
     ws.addEventListener("close", () => up.socket.destroy());

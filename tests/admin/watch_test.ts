@@ -63,6 +63,14 @@ Deno.test("watch: a single-use ticket opens the socket; the token, Host and Orig
   );
   assert.match(await raw.readHead(5000), /^HTTP\/1\.1 403/);
   raw.conn.close();
+  // A handshake without its key is answered, not crashed on.
+  const keyless = await RawClient.open(c.http.port);
+  await keyless.write(
+    `GET /api/watch?ticket=${await ticket(c)} HTTP/1.1\r\nHost: 127.0.0.1:${c.http.port}\r\nUpgrade: websocket\r\n` +
+      `Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+  );
+  assert.match(await keyless.readHead(5000), /^HTTP\/1\.1 400/);
+  keyless.conn.close();
   // A plain GET is told what the route is.
   const plain = await api(c.admin, "/api/watch", { headers: c.auth });
   assert.equal(plain.status, 426);
