@@ -232,7 +232,11 @@ Deno.test(
     // Graceful: cellapp 2 retires (its cells go to cellapp 1), then stops and says goodbye.
     const graceful = await post("/api/processes/2/shutdown");
     assert.equal(graceful.status, 202, JSON.stringify(graceful.body));
-    const left = await w.next("cellapp 2 to leave", (m) => m.type === "event" && m.process.id === 2, 60_000);
+    const left = await w.next(
+      "cellapp 2 to leave",
+      (m) => m.type === "event" && m.process.id === 2 && m.event !== "joined",
+      60_000,
+    );
     assert.equal(left.event, "left");
     // The last cellapp cannot hand its cells to anyone: only a forced stop will do.
     const only = await post("/api/processes/1/shutdown");
@@ -253,3 +257,35 @@ Deno.test(
     await w.close();
   },
 );
+
+Deno.test("watch: a crowded cell comes as counts per square; a deleted space ends its topic", opts, async () => {
+  await using c = await watchCluster({ npcs: 40, watch: { denseCell: 10 } });
+  const w = await WatchClient.open(c);
+  w.send({ op: "subscribe", topic: "space:1" });
+  const e = await w.next("space 1's entities", (m) => m.topic === "space:1" && m.type === "entities");
+  assert.equal(e.cells.length, 1);
+  const [cell] = e.cells;
+  assert.equal(cell.points, undefined);
+  assert.equal(cell.count, 40);
+  assert.equal(cell.grid.counts.length, cell.grid.cols * cell.grid.rows);
+  assert.equal(cell.grid.counts.reduce((a: number, b: number) => a + b, 0), 40);
+
+  const made = await api(c.admin, "/api/spaces", {
+    method: "POST",
+    headers: c.auth,
+    body: JSON.stringify({ bounds: [0, 0, 100, 100], entities: [{ type: "NPC", count: 3 }] }),
+  });
+  assert.equal(made.status, 201, JSON.stringify(made.body));
+  const id = (made.body as { id: number }).id;
+  w.send({ op: "subscribe", topic: `space:${id}` });
+  const points = await w.next(
+    `space ${id}'s entities`,
+    (m) => m.topic === `space:${id}` && m.type === "entities" && m.cells[0]?.count === 3,
+  );
+  assert.equal(points.cells[0].points.length, 3);
+  assert.equal((await api(c.admin, `/api/spaces/${id}`, { method: "DELETE", headers: c.auth })).status, 202);
+  const ended = await w.next("the topic to end", (m) => m.op === "unsubscribed" && m.topic === `space:${id}`, 20_000);
+  assert.equal(ended.reason, `space ${id} is gone`);
+  await waitFor("its feed to stop", () => !c.hub.feeds.includes(`space:${id}`));
+  await w.close();
+});

@@ -66,6 +66,11 @@ export async function watchCluster(
     for (let i = 0; i < (o.cellapps ?? 1); i++) {
       await procs.start(["--role=cell", "--port=0", `--mgr=${mgr.address}`]);
     }
+    await waitFor("every cellapp registered", async () => {
+      const got = await api(admin, "/api/cluster", { headers: auth });
+      const procs = (got.body as { processes?: { role: string }[] }).processes ?? [];
+      return procs.filter((p) => p.role === "cellapp").length === (o.cellapps ?? 1);
+    }, 30_000);
     await waitFor("the default space with its NPCs", async () => {
       const s = await api(admin, "/api/spaces/1", { headers: auth });
       return s.status === 200 && (s.body as { cells: { reals: number }[] }).cells
