@@ -5,9 +5,12 @@ import {
   type CellEntityView,
   type ClusterView,
   type CreateSpaceBody,
+  type EntityInspectView,
   type EntityView,
   type HealthView,
   type PatchSpaceBody,
+  type ProcessChange,
+  type ProcessShutdownView,
   RequestError,
   type RetireView,
   type ShutdownView,
@@ -20,6 +23,8 @@ import { allowedHostNames, bodyGuard, corsGuard, hostGuard, jsonGuard, originGua
 import { bodySchemas } from "./schemas.ts";
 import { adminRoutes } from "./routes.ts";
 import { DOCS_PAGE } from "./docs_page.ts";
+import { WatchHub, type WatchOptions } from "./watch.ts";
+import { dashboardResponse } from "./dashboard.ts";
 
 /** What the admin API needs from the cellappmgr; the mgr passes itself. */
 export interface AdminBackend {
@@ -38,6 +43,12 @@ export interface AdminBackend {
   findEntity(id: number): Promise<EntityView>;
   /** GET /metrics: Prometheus text gathered from every process; without it /metrics answers 503. */
   metrics?(): Promise<string>;
+  /** An entity with its cell properties (the watch socket's `entity:ID`). */
+  inspectEntity(id: number): Promise<EntityInspectView>;
+  /** Calls `listener` after every process joins or leaves; returns what stops it. */
+  onProcessChange(listener: (change: ProcessChange) => void): () => void;
+  /** POST /api/processes/:id/shutdown. */
+  shutdownProcess(id: number, force: boolean): ProcessShutdownView;
 }
 
 /** How the admin app is set up. */
@@ -57,6 +68,8 @@ export interface AdminOptions {
   boundHost?: string | null;
   /** The machine's addresses for a wildcard `boundHost`; defaults to Deno.networkInterfaces(). */
   interfaces?: () => readonly string[];
+  /** The watch socket (GET /api/watch): its bounds, or a hub the caller made (and closes). */
+  watch?: WatchOptions | WatchHub;
 }
 
 /** The Prometheus text exposition format's media type. */
@@ -105,6 +118,14 @@ export function createAdminApp(backend: AdminBackend, opts: AdminOptions = {}): 
   // Host before anything else: a rebound page must learn nothing, not even whether a token is needed.
   app.use("*", hostGuard(hosts));
   app.use("*", corsGuard(origins));
+  const r = adminRoutes(bodySchemas(opts.entityTypes ?? null));
+  // Neither needs the bearer token: the page holds no data (it asks for the token), the socket checks its ticket.
+  const watch = opts.watch instanceof WatchHub ? opts.watch : new WatchHub(backend, opts.watch);
+  app.openapi(r.dashboard, () => dashboardResponse("page"));
+  app.openapi(r.dashboardScript, () => dashboardResponse("script"));
+  app.openapi(r.dashboardDrawing, () => dashboardResponse("drawing"));
+  app.use("/api/watch", originGuard(origins));
+  app.openapi(r.watch, watch.handler);
   if (token !== null) {
     const expected = new TextEncoder().encode(`Bearer ${token}`);
     app.use("*", async (c, next) => {
@@ -129,7 +150,11 @@ export function createAdminApp(backend: AdminBackend, opts: AdminOptions = {}): 
     bodyGuard(MAX_BODY_BYTES, (c) => errorResponse(c, 413, "too_large", "request bodies are limited to 1 MiB")),
   );
 
-  const r = adminRoutes(bodySchemas(opts.entityTypes ?? null));
+  app.openapi(r.watchTicket, (c) => c.json(watch.issueTicket(), 201));
+  app.openapi(
+    r.shutdownProcess,
+    (c) => c.json(backend.shutdownProcess(c.req.valid("param").id, c.req.valid("query").force === "true"), 202),
+  );
   app.openapi(r.health, (c) => c.json(backend.health(), 200));
   app.openapi(r.cluster, (c) => c.json(backend.cluster(), 200));
   app.openapi(r.shutdown, (c) => c.json(backend.shutdownCluster(), 202));

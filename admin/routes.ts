@@ -12,6 +12,7 @@ import {
   errorSchema,
   healthSchema,
   idParam,
+  processShutdownSchema,
   retireSchema,
   shutdownSchema,
   spaceSchema,
@@ -208,6 +209,78 @@ export function adminRoutes(bodies: BodySchemas) {
         200: ok("the OpenAPI document", z.record(z.string(), z.unknown())),
         ...errors(),
       },
+    }),
+    watchTicket: createRoute({
+      method: "post",
+      path: "/api/watch/ticket",
+      tags: ["watch"],
+      summary: "A single-use ticket (valid 30 s) that opens the watch socket once",
+      description: NEEDS_JSON.trim(),
+      responses: {
+        201: ok("the ticket", z.object({ ticket: z.string(), expiresInMs: z.number().int() })),
+        ...errors(...MUTATING_ERRORS),
+      },
+    }),
+    watch: createRoute({
+      method: "get",
+      path: "/api/watch",
+      tags: ["watch"],
+      summary: "The watch socket: a WebSocket of JSON messages by topic (cluster, space:ID, entity:ID)",
+      description: "Opened with a ticket from POST /api/watch/ticket; no bearer token (a browser cannot send one).",
+      request: {
+        query: z.object({ ticket: z.string().optional().openapi({ param: { name: "ticket", in: "query" } }) }),
+      },
+      responses: {
+        101: { description: "switched to the WebSocket protocol" },
+        400: {
+          description: "not a valid WebSocket handshake",
+          content: { "application/json": { schema: errorSchema } },
+        },
+        401: { description: "no valid ticket", content: { "application/json": { schema: errorSchema } } },
+        403: { description: ERROR_MEANING[403], content: { "application/json": { schema: errorSchema } } },
+        426: {
+          description: "a plain request: upgrade to WebSocket",
+          content: { "application/json": { schema: errorSchema } },
+        },
+      },
+    }),
+    shutdownProcess: createRoute({
+      method: "post",
+      path: "/api/processes/{id}/shutdown",
+      tags: ["cluster"],
+      summary: "Stops one process: gracefully (a cellapp retires first), or at once with ?force=true",
+      description: NEEDS_JSON.trim(),
+      request: {
+        params: idOnly,
+        query: z.object({
+          force: z.enum(["true", "false"]).optional().openapi({ param: { name: "force", in: "query" } }),
+        }),
+      },
+      responses: {
+        202: ok("it is stopping", processShutdownSchema),
+        ...errors(400, 404, 409, ...MUTATING_ERRORS),
+      },
+    }),
+    dashboard: createRoute({
+      method: "get",
+      path: "/",
+      tags: ["dashboard"],
+      summary: "The operators' dashboard, drawn from the watch socket (no token needed for the page)",
+      responses: { 200: { description: "an HTML page", content: { "text/html": { schema: z.string() } } } },
+    }),
+    dashboardScript: createRoute({
+      method: "get",
+      path: "/dashboard.js",
+      tags: ["dashboard"],
+      summary: "The dashboard's script",
+      responses: { 200: { description: "JavaScript", content: { "text/javascript": { schema: z.string() } } } },
+    }),
+    dashboardDrawing: createRoute({
+      method: "get",
+      path: "/dashboard_draw.js",
+      tags: ["dashboard"],
+      summary: "The dashboard's drawing of a space",
+      responses: { 200: { description: "JavaScript", content: { "text/javascript": { schema: z.string() } } } },
     }),
     docs: createRoute({
       method: "get",

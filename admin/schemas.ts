@@ -119,6 +119,15 @@ export const spaceSchema = z.object({
 }).openapi("Space");
 
 /** POST /api/cellapps/:id/retire's answer. */
+/** POST /api/processes/:id/shutdown's reply. */
+export const processShutdownSchema = z.object({
+  id: z.number().int(),
+  role: z.enum(["cellapp", "baseapp"]),
+  stopping: z.literal(true),
+  force: z.boolean(),
+  retiringCells: z.number().int(),
+}).openapi("ProcessShutdown");
+
 export const retireSchema = z.object({
   id: z.number().int(),
   retiring: z.literal(true),

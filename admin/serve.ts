@@ -8,8 +8,11 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+import type { Buffer } from "node:buffer";
 import { getRequestListener, RequestError } from "@hono/node-server";
 import { errorBody } from "./errors.ts";
+import { answerUpgrade } from "./watch_upgrade.ts";
+import type { NodeUpgrade } from "./watch.ts";
 
 /** Where and how the admin API is served. */
 export interface ServeOptions {
@@ -47,8 +50,11 @@ export interface AdminServer {
   close(): Promise<void>;
 }
 
-/** A fetch-style handler, such as a Hono app's `fetch`. */
-export type FetchHandler = (request: Request) => Response | Promise<Response>;
+/**
+ * A fetch-style handler, such as a Hono app's `fetch`. WebSocket upgrade
+ * requests come with `env.upgrade` (the socket, for the route that takes it over).
+ */
+export type FetchHandler = (request: Request, env?: { upgrade: NodeUpgrade }) => Response | Promise<Response>;
 
 /** How long a connection closed with request data still arriving keeps taking it in (ms). */
 const LINGER_MS = 500;
@@ -73,6 +79,9 @@ export function serveAdmin(fetch: FetchHandler, opts: ServeOptions): Promise<Adm
   const graceMs = opts.closeGraceMs ?? 5000;
   const onError = opts.onError ?? ((e: Error) => console.error(`admin API server: ${e.message}`));
   const conns = new Map<Socket, Conn>();
+  /** Connections handed to a WebSocket (which holds its own copy of the descriptor). */
+  const upgraded = new Set<Socket>();
+  let upgrades = 0;
   let refused = 0;
   let timedOut = 0;
   let closing = false;
@@ -121,6 +130,20 @@ export function serveAdmin(fetch: FetchHandler, opts: ServeOptions): Promise<Adm
       }
       // No event tells when the next head starts arriving, so one deadline bounds both the wait and the head.
       deadline(conn, Math.min(headerMs, idleMs));
+    });
+  });
+  // A WebSocket upgrade leaves the connection's bookkeeping: its deadlines end, and the watch socket bounds watchers.
+  server.on("upgrade", (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    const conn = conns.get(socket);
+    if (conn) clearTimeout(conn.timer);
+    conns.delete(socket);
+    if (closing) return void socket.destroy();
+    upgraded.add(socket);
+    upgrades++;
+    socket.once("close", () => upgraded.delete(socket));
+    void answerUpgrade((r, env) => fetch(r, env), req, socket, head).catch((e) => {
+      onError(e as Error);
+      socket.destroy();
     });
   });
   server.on(
@@ -172,14 +195,22 @@ export function serveAdmin(fetch: FetchHandler, opts: ServeOptions): Promise<Adm
         close(): Promise<void> {
           closed ??= new Promise<void>((done) => {
             closing = true;
+            let poll: ReturnType<typeof setInterval> | undefined;
+            const finish = () => {
+              clearTimeout(hard);
+              clearInterval(poll);
+              done();
+            };
             const hard = setTimeout(() => {
               for (const socket of conns.keys()) socket.destroy();
+              if (upgrades > 0) finish();
             }, graceMs);
-            server.close(() => {
-              clearTimeout(hard);
-              done();
-            });
+            server.close(finish);
             for (const conn of conns.values()) if (conn.inFlight === 0) conn.socket.destroy();
+            // Their WebSockets are the app's to close (the watch hub's close()).
+            for (const socket of upgraded) socket.destroy();
+            // Deno's node:http never reports itself closed once it upgraded a connection: it is, once the others are.
+            if (upgrades > 0) poll = setInterval(() => conns.size === 0 && finish(), 20);
           });
           return closed;
         },

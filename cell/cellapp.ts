@@ -36,6 +36,7 @@ import { cellAt, cellKey, cellOf, cellsOfSpace } from "./cell_table.ts";
 import { Authority, dropAllCells } from "./fence.ts";
 import { Orphans } from "./orphans.ts";
 import { BackupSender, BuddyStore, restoreFromBackup, restoreNpcsOf } from "./backup/mod.ts";
+import { entityProperties } from "./inspect.ts";
 
 /** What a cellapp runs: the entity types and their cell scripts. */
 export interface CellAppGame {
@@ -316,6 +317,7 @@ export class CellApp {
         const cells = cellsOfSpace(this.cells, spaceId);
         return cells.length === 0 ? null : cells.flatMap((c) => c.describe());
       })
+      .on(CellMsg.entityProperties, (_ch, id) => entityProperties(this.cells.values(), id))
       .on(CellMsg.findEntity, (_ch, id) => {
         let found: Entity | undefined;
         for (const cell of this.cells.values()) {

@@ -32,6 +32,9 @@ export function startMember(
     log.info(`the cellappmgr asks this process to stop: ${reason}`);
     requestStop(reason);
     return true;
+  }).on(ProcMsg.exitNow, (_ch, reason) => {
+    log.warn(`the cellappmgr stops this process at once: ${reason}`);
+    Deno.exit(1);
   }).on(ProcMsg.fenced, (_ch, id, generation, address) => {
     log.info(
       `cellapp ${id} (generation ${generation}, ${address}) was declared dead: what still comes from it is dropped`,

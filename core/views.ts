@@ -150,6 +150,39 @@ export interface EntityView {
   base: number | null;
 }
 
+/** A process joining or leaving, as the admin watch socket's `cluster` topic tells it. */
+export interface ProcessChange {
+  event: "joined" | "left";
+  process: { id: number; role: "cellapp" | "baseapp"; pid: number; address: string };
+  /** Why it left: a stop's reason, or the silence or closed connection that made it dead. */
+  reason?: string;
+}
+
+/** One cell property of an entity: its value (as JSON) and its flags. */
+export interface PropertyValueView {
+  name: string;
+  /** Its flags as the definition gives them (CELL_PUBLIC, ALL_CLIENTS...). */
+  flags: string;
+  type: string;
+  value: unknown;
+}
+
+/** An entity with its cell properties, as the watch socket's `entity:ID` topic shows it. */
+export interface EntityInspectView extends EntityView {
+  properties: PropertyValueView[];
+}
+
+/** The reply to POST /api/processes/:id/shutdown. */
+export interface ProcessShutdownView {
+  id: number;
+  role: "cellapp" | "baseapp";
+  stopping: true;
+  /** Stopped at once (`?force=true`): what it held comes back through fault tolerance. */
+  force: boolean;
+  /** A cellapp stopped gracefully hands its cells to the others first; the cells it still had then. */
+  retiringCells: number;
+}
+
 /** The body POST /api/spaces accepts. */
 export interface CreateSpaceBody {
   bounds: [number, number, number, number];

@@ -18,8 +18,11 @@ import {
   type CellView,
   type ClusterView,
   type CreateSpaceBody,
+  type EntityInspectView,
   type EntityView,
   type HealthView,
+  type ProcessChange,
+  type ProcessShutdownView,
   RequestError,
   type RetireView,
   type ShutdownView,
@@ -42,6 +45,7 @@ import { PropertyContainer } from "../core/def/mod.ts";
 import { ProcessMetrics } from "../core/metrics.ts";
 import { MetricsGatherer } from "./metrics.ts";
 import { registry } from "../entities/mod.ts";
+import { inspectEntity, shutdownProcess } from "./process_control.ts";
 
 /** How a cellappmgr is started. */
 export interface CellAppMgrOptions {
@@ -103,6 +107,8 @@ export class CellAppMgr {
   #defaultNpcsRestored = false;
   /** GET /metrics: its own figures and every member's. */
   readonly #metrics: MetricsGatherer;
+  /** Who hears of processes joining and leaving (the admin watch socket). */
+  #processListeners = new Set<(change: ProcessChange) => void>();
 
   private constructor(opts: CellAppMgrOptions, ids: IdAllocator) {
     this.#opts = opts;
@@ -129,7 +135,8 @@ export class CellAppMgr {
     );
     this.shutdownDone = new Promise((r) => (this.#resolveShutdown = r));
     this.#rejoin = new RejoinWindow(opts.rejoinWindowMs ?? REJOIN_WINDOW_MS, () => this.#rejoined());
-    this.registry.onChange = (m, event) => {
+    this.registry.onChange = (m, event, reason) => {
+      this.#tellProcessChange(m, event, reason);
       if (m.role === "baseapp" && !this.#shuttingDown) return this.#baseAppsChanged(m, event);
       if (m.role !== "cellapp" || this.#shuttingDown) return;
       if (event === "left") {
@@ -277,6 +284,42 @@ export class CellAppMgr {
     if (m) return m;
     ch.drop(`sent ${what} before registering`);
     throw new Error(`${what}: register first`);
+  }
+
+  #tellProcessChange(m: Member, event: "joined" | "left", reason?: string): void {
+    const change: ProcessChange = {
+      event,
+      process: { id: m.id, role: m.role, pid: m.pid, address: m.address },
+      ...(reason === undefined ? {} : { reason }),
+    };
+    for (const listener of this.#processListeners) {
+      try {
+        listener(change);
+      } catch (e) {
+        this.#log.error(`a process change listener failed: ${(e as Error).message}`);
+      }
+    }
+  }
+
+  /** Calls `listener` after every process joins or leaves; returns what stops it. */
+  onProcessChange(listener: (change: ProcessChange) => void): () => void {
+    this.#processListeners.add(listener);
+    return () => this.#processListeners.delete(listener);
+  }
+
+  /** POST /api/processes/:id/shutdown (process_control.ts). */
+  shutdownProcess(id: number, force: boolean): ProcessShutdownView {
+    if (this.#shuttingDown) throw new RequestError("unavailable", "the cluster is shutting down");
+    return shutdownProcess(
+      { registry: this.registry, balancer: this.balancer, log: this.#log, retire: (c) => this.retireCellApp(c).cells },
+      id,
+      force,
+    );
+  }
+
+  /** An entity with its cell properties (the admin watch socket's entity topic). */
+  inspectEntity(id: number): Promise<EntityInspectView> {
+    return inspectEntity(this.registry, (e) => this.findEntity(e), id);
   }
 
   /** Opens the id counter, then listens for processes. */

@@ -172,6 +172,15 @@ export interface EntitySummary {
   cell: number;
 }
 
+/** One cell property of a real entity, as the admin API shows it. */
+export interface PropertyValue {
+  name: string;
+  flags: string;
+  type: string;
+  /** The value as JSON (blobs in base64, 64-bit integers as strings). */
+  value: unknown;
+}
+
 /** Where an entity is, as the cellapp holding it knows it. */
 export interface EntityLocation {
   id: number;
@@ -312,6 +321,8 @@ export const CellMsg = {
   describeCell: message<[number], EntitySummary[] | null>(84, "describeCell", tuple(spaceId), MGR),
   /** Where an entity is, if this cellapp holds it. */
   findEntity: message<[number], EntityLocation | null>(85, "findEntity", tuple(entityId), MGR),
+  /** The cell properties of a real entity of this cellapp, with their flags (null when its real is not here). */
+  entityProperties: message<[number], PropertyValue[] | null>(106, "entityProperties", tuple(entityId), MGR),
   /** Creates the cell part of a base entity (same id), in this cellapp's cell containing `position`. */
   createCellEntity: message<[CellEntitySpec], { spaceId: number; cellapp: number }>(
     86,

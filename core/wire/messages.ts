@@ -80,6 +80,8 @@ export const ChannelMsg = {
 export const ProcMsg = {
   /** Stop in an orderly way (persist what needs it), replying first. */
   stop: message<[string], boolean>(48, "stop", tuple(str(300)), ["cellappmgr"]),
+  /** Exit at once, saving nothing (an operator's forced shutdown): what it held comes back by fault tolerance. */
+  exitNow: message<[string]>(50, "exitNow", tuple(str(300)), ["cellappmgr"]),
   /**
    * The cellappmgr declared cellapp `id` (registration generation `generation`,
    * at `address`) dead and gave its cells away: whatever still comes from that

@@ -30,6 +30,13 @@ function fakeBackend(): AdminBackend & { shutdowns: number } {
     findEntity: (): never => {
       throw new RequestError("not_found", "no such entity");
     },
+    inspectEntity: (): never => {
+      throw new RequestError("not_found", "no such entity");
+    },
+    onProcessChange: () => () => {},
+    shutdownProcess: (): never => {
+      throw new RequestError("not_found", "no such process");
+    },
   };
   return b;
 }

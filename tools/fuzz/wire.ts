@@ -180,6 +180,7 @@ const SAMPLES: Sample[] = [
   [CellMsg.spawn, () => [{ spaceId: 1, cellId: 1, type: "NPC", count: 1, ids: [2 ** 47, 2 ** 47] }]],
   [CellMsg.describeCell, (r) => [space(r)]],
   [CellMsg.findEntity, (r) => [id(r)]],
+  [CellMsg.entityProperties, (r) => [id(r)]],
   [CellMsg.createCellEntity, (r, c) => [spec(r, c)]],
   [CellMsg.enableWitness, (r) => [baseId(r)]],
   [CellMsg.disableWitness, (r) => [baseId(r)]],
