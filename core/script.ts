@@ -138,5 +138,9 @@ export abstract class CellScript<P = Record<string, unknown>> {
   onTick?(dt: number): void;
 }
 
-/** A script class as the cellapp instantiates it. */
-export type CellScriptClass = new (self: CellEntityApi) => CellScript;
+/**
+ * A script class as the cellapp instantiates it. Any property shape: a game's
+ * `class X extends CellScript<XProps>` fits without a cast.
+ */
+// deno-lint-ignore no-explicit-any
+export type CellScriptClass = new (self: CellEntityApi<any>) => CellScript<any>;
