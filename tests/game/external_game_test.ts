@@ -38,6 +38,17 @@ export const Beacon = defineEntity({
   properties: { height: { type: T.FLOAT32, flags: "ALL_CLIENTS", default: 42 } },
 });
 
+/** Makes a beacon where it is told: another cell of its space, or another space. */
+export const Seeder = defineEntity({
+  name: "Seeder",
+  hasCell: true,
+  properties: {
+    toSpace: { type: T.INT32, flags: "CELL_PRIVATE" },
+    toX: { type: T.FLOAT32, flags: "CELL_PRIVATE" },
+    toZ: { type: T.FLOAT32, flags: "CELL_PRIVATE" },
+  },
+});
+
 /** A beacon rises to its height as it is made. */
 class BeaconCell extends CellScript<{ height: number }> {
   override onCreated(): void {
@@ -46,10 +57,17 @@ class BeaconCell extends CellScript<{ height: number }> {
   }
 }
 
+class SeederCell extends CellScript<{ toSpace: number; toX: number; toZ: number }> {
+  override onCreated(): void {
+    const { toSpace, toX, toZ } = this.self.props;
+    this.self.createEntity("Beacon", { x: toX, y: 0, z: toZ }, { height: 3 }, toSpace > 0 ? toSpace : undefined);
+  }
+}
+
 export const game = defineGame({
   name: "beacons",
-  registry: createRegistry({ entities: [Beacon] }),
-  cellScripts: { Beacon: BeaconCell },
+  registry: createRegistry({ entities: [Beacon, Seeder] }),
+  cellScripts: { Beacon: BeaconCell, Seeder: SeederCell },
   spaceCreated: (space) => space.isDefault ? [{ type: "Beacon", count: 2 }] : [],
 });
 `,
@@ -115,7 +133,7 @@ Deno.test("a game in its own workspace runs a cluster with its own types and scr
     const run = startTask(dir, [
       "--port=0",
       "--admin-port=0",
-      "--cellapps=1",
+      "--cellapps=2",
       "--baseapps=0",
       "--kv=:memory:",
       "--npcs=5",
@@ -127,13 +145,19 @@ Deno.test("a game in its own workspace runs a cluster with its own types and scr
     for (const c of (ready.children ?? []) as { pid: number }[]) procs.adopt(c.pid);
     const admin = ready.admin!;
 
-    const cellapp = await waitFor("the cellapp", async () => {
+    const cellapps = await waitFor("both cellapps", async () => {
       const p = ((await api(admin, "/api/cluster")).body as { processes: { id: number; role: string }[] }).processes;
-      return p.find((x) => x.role === "cellapp")?.id;
+      const ids = p.filter((x) => x.role === "cellapp").map((x) => x.id);
+      return ids.length === 2 ? ids : undefined;
     });
-    const entities = async (): Promise<CellEntityView[]> => {
-      const r = await api(admin, `/api/cellapps/${cellapp}/cells/1`);
-      return r.status === 200 ? (r.body as { entities: CellEntityView[] }).entities : [];
+    /** The reals of space `spaceId`, over both cellapps, each with the cellapp holding it. */
+    const entities = async (spaceId = 1): Promise<(CellEntityView & { cellapp: number })[]> => {
+      const lists = await Promise.all(cellapps.map(async (cellapp) => {
+        const r = await api(admin, `/api/cellapps/${cellapp}/cells/${spaceId}`);
+        const es = r.status === 200 ? (r.body as { entities: CellEntityView[] }).entities : [];
+        return es.filter((e) => e.real).map((e) => ({ ...e, cellapp }));
+      }));
+      return lists.flat();
     };
 
     // The game's spaceCreated hook put two beacons in the default space; --npcs named no type of this game.
@@ -160,6 +184,30 @@ Deno.test("a game in its own workspace runs a cluster with its own types and scr
     assert.equal(npc.status, 400, JSON.stringify(npc.body));
     assert.match(JSON.stringify(npc.body), /Beacon/, "the error lists the game's types");
     assert.deepEqual(new Set((await entities()).map((e) => e.type)), new Set(["Beacon"]));
+
+    // A script creates at a point of its space's other cell, on the other cellapp...
+    const made = await post(admin, "/api/spaces", { bounds: [0, 0, 400, 100], cells: 2, balance: false });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const space = (made.body as { id: number }).id;
+    const seed = (at: number[], to: Record<string, number>, spaceId = space) =>
+      post(admin, `/api/spaces/${spaceId}/entities`, {
+        entities: [{ type: "Seeder", count: 1, position: at, props: to }],
+      });
+    assert.equal((await seed([50, 0, 50], { toX: 350, toZ: 20 })).status, 201);
+    const [seeder, beacon] = await waitFor("the beacon made by the seeder in the other cell", async () => {
+      const es = await entities(space);
+      const s = es.find((e) => e.type === "Seeder");
+      const b = es.find((e) => e.type === "Beacon" && e.position[0] === 350 && e.position[2] === 20);
+      return s && b ? [s, b] : undefined;
+    });
+    assert.notEqual(beacon.cellapp, seeder.cellapp, "the two cells are on different cellapps");
+    assert.equal(beacon.position[1], 3, "its script ran where it was made");
+    // ... and in another space.
+    assert.equal((await seed([0, 0, 0], { toSpace: space, toX: 10, toZ: 90 }, 1)).status, 201);
+    await waitFor("the beacon made from the default space", async () => {
+      const b = (await entities(space)).find((e) => e.position[0] === 10 && e.position[2] === 90);
+      return b?.type === "Beacon" && b.position[1] === 3;
+    });
 
     Deno.kill(ready.pid, "SIGTERM");
     assert.equal((await run.child.status).code, 0);
