@@ -27,8 +27,8 @@ export type NPCProps = PropertyValues<typeof NPC>;
 
 /** Cell behaviour by entity type name; a type without one has no script. */
 export const cellScripts: Readonly<Record<string, CellScriptClass>> = {
-  NPC: NPCCell as unknown as CellScriptClass,
-  Avatar: AvatarCell as unknown as CellScriptClass,
+  NPC: NPCCell,
+  Avatar: AvatarCell,
 };
 
 /**

@@ -76,6 +76,12 @@ import { runServer } from "@seamless/server";
 
 await runServer({ game: new URL("./mod.ts", import.meta.url) });
 `,
+  "game/client.ts": `
+import { connect } from "@seamless/server/client";
+import { game } from "./mod.ts";
+
+export const play = (url: string) => connect(url, { name: "ada", password: "pw" }, { registry: game.registry });
+`,
   "game/empty.ts": `export const notAGame = 1;\n`,
 };
 
@@ -235,3 +241,21 @@ Deno.test("a bad --game fails at start with one line naming the flag and the fil
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test(
+  "the game type-checks against the package: its scripts without casts, the SDK through ./client",
+  opts,
+  async () => {
+    const dir = await makeWorkspace();
+    try {
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: ["check", "mod.ts", "main.ts", "client.ts"],
+        cwd: join(dir, "game"),
+        env: { NO_COLOR: "1" },
+      }).output();
+      assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
