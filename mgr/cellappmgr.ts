@@ -306,12 +306,9 @@ export class CellAppMgr {
     }
     if (spec.spaceId === DEFAULT_SPACE_ID) await this.#ensureDefaultSpace();
     const [x, , z] = spec.position;
+    const around = { minX: x - 1000, minZ: z - 1000, maxX: x + 1000, maxZ: z + 1000 };
     const space = spec.spaceId === 0
-      ? await this.spaces.create({
-        bounds: { minX: x - 1000, minZ: z - 1000, maxX: x + 1000, maxZ: z + 1000 },
-        cells: 1,
-        entities: this.#gameEntities({ minX: x - 1000, minZ: z - 1000, maxX: x + 1000, maxZ: z + 1000 }, false, 0),
-      })
+      ? await this.spaces.create({ bounds: around, cells: 1, entities: this.#gameEntities(around, false, 0) })
       : this.spaces.all.get(spec.spaceId);
     if (!space) {
       throw new Error(
