@@ -23,7 +23,6 @@ import {
 } from "../core/def/mod.ts";
 import { C2S, type ClientMessage, CloseCode, S2C, type Vec3Tuple } from "../core/def/client_protocol.ts";
 import { placeLogin, type Placement, type PlacementHook, serverPlacement } from "../core/placement.ts";
-import { registry as gameRegistry } from "../entities/mod.ts";
 import { Autosave, DEFAULT_AUTOSAVE_SEC } from "./autosave.ts";
 import { Accounts, type LoginCheck, type LoginLimits } from "./accounts.ts";
 import { CellRoute } from "./cell_route.ts";
@@ -45,7 +44,8 @@ import type { ResumeElsewhere } from "./session.ts";
 
 /** How a baseapp serves clients; every field has a default. */
 export interface BaseAppOptions {
-  registry?: EntityRegistry;
+  /** The game's entity types. */
+  registry: EntityRegistry;
   /** Port of the client WebSocket endpoint (0 = a free one); it binds Config.host. */
   clientPort?: number;
   /** Create an account on its first login (default true; `--auto-accounts=false` forbids it). */
@@ -145,7 +145,7 @@ export class BaseApp implements SessionHost {
       for (const s of this.sessions) if (s.state === "online" && s.proxy) this.#sendToken(s, s.proxy);
     }, tokens.ttlMs / 2);
     this.log = log;
-    this.registry = opts.registry ?? gameRegistry;
+    this.registry = opts.registry;
     this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
     this.#opts = {
       autoCreateAccounts: opts.autoCreateAccounts ?? true,
@@ -261,7 +261,7 @@ export class BaseApp implements SessionHost {
   }
 
   /** Opens the database, starts the client endpoint, then joins the cluster. */
-  static async start(cfg: Config, log: Logger, opts: BaseAppOptions = {}): Promise<BaseApp> {
+  static async start(cfg: Config, log: Logger, opts: BaseAppOptions): Promise<BaseApp> {
     const kv = await openKv(cfg.kv);
     log.info(`Deno KV open at ${cfg.kv}`);
     const app = new BaseApp(cfg, log, kv, opts, await heldIdHighWater(kv), await ResumeTokens.open(kv, cfg.secret));

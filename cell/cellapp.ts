@@ -33,6 +33,7 @@ import { rectFromArray } from "../core/geo/rect.ts";
 import { Loopback } from "./loopback.ts";
 import { ClientTraffic } from "./client_traffic.ts";
 import { cellAt, cellKey, cellOf, cellsOfSpace } from "./cell_table.ts";
+import { spawnInCell } from "./create_entity.ts";
 import { Authority, dropAllCells } from "./fence.ts";
 import { Orphans } from "./orphans.ts";
 import { BackupSender, BuddyStore, restoreFromBackup, restoreNpcsOf } from "./backup/mod.ts";
@@ -206,24 +207,13 @@ export class CellApp {
       .on(CellMsg.shutDownSpace, (_ch, spaceId) => {
         for (const cell of cellsOfSpace(this.cells, spaceId)) cell.shutDown();
       })
-      .on(CellMsg.spawn, (_ch, req) => {
-        const [first, last] = req.ids;
-        if (last - first + 1 !== req.count) {
-          throw new Error(`spawn of ${req.count} ${req.type} came with ${last - first + 1} ids`);
-        }
-        const p = req.position;
-        const cell = req.cellId
-          ? cellOf(this.cells, req.spaceId, req.cellId)
-          : cellAt(this.cells, req.spaceId, p?.[0], p?.[2]);
-        const r = cell.rect;
-        for (let i = 0; i < req.count; i++) {
-          const pos = p
-            ? { x: p[0], y: p[1], z: p[2] }
-            : { x: r.minX + cell.random() * (r.maxX - r.minX), y: 0, z: r.minZ + cell.random() * (r.maxZ - r.minZ) };
-          cell.createEntity(req.type, pos, req.props ?? {}, [cell.random() * 2 * Math.PI - Math.PI, 0, 0], first + i);
-        }
-        return req.count;
-      })
+      .on(CellMsg.spawn, (_ch, req) =>
+        spawnInCell(
+          req.cellId
+            ? cellOf(this.cells, req.spaceId, req.cellId)
+            : cellAt(this.cells, req.spaceId, req.position?.[0], req.position?.[2]),
+          req,
+        ))
       .on(CellMsg.createCellEntity, async (_ch, spec) => {
         // Asked again (the first answer was lost with its cellappmgr, or its baseapp died and restored the base):
         // the entity here is the one, adopted by that base unless another base that is alive holds it.

@@ -4,13 +4,15 @@
  */
 import { MAX_COORD, withinWorld } from "../core/geo/rect.ts";
 import { decodeCellBackup, encodeCellBackup, type EntityType, PropertyContainer } from "../core/def/mod.ts";
-import type { CellEntityApi, CellScript, Direction, EntityRef, MoveOptions, Vec3 } from "../core/script.ts";
+import type { CellEntityApi, CellScript, Direction, EntityRef, MoveOptions, SpaceInfo, Vec3 } from "../core/script.ts";
 import type { ControllerState, Movement, Timer } from "./controllers.ts";
 import type { Cell } from "./cell.ts";
 import type { RangeNode } from "./range/mod.ts";
 import type { GhostInfo, Offloading, RealGhosting } from "./borders/mod.ts";
 import { type ClientCaller, clientsOf, witnessOf } from "./witness/mod.ts";
 import type { EntitySnapshot } from "../core/wire/mod.ts";
+import { createEntityAt } from "./create_entity.ts";
+import { spaceInfoOf } from "./space_view.ts";
 
 /** An entity's whole cell state in one serialised form, its controllers typed. */
 export interface EntityState extends EntitySnapshot {
@@ -199,8 +201,12 @@ export class Entity implements CellEntityApi {
     return this.cell.callEntity(this, targetId, method, args);
   }
 
-  createEntity(typeName: string, position: Vec3, props?: Record<string, unknown>): number {
-    return this.cell.createEntity(typeName, position, props ?? {}).id;
+  createEntity(typeName: string, position: Vec3, props?: Record<string, unknown>, spaceId?: number): number {
+    return createEntityAt(this.cell, typeName, position, props ?? {}, spaceId);
+  }
+
+  get space(): SpaceInfo {
+    return spaceInfoOf(this.cell);
   }
 
   /** The entity's whole cell state: properties, position, direction, controllers. */

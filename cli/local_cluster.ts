@@ -145,6 +145,8 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
     `--ghost-radius=${cfg.ghostRadius}`,
     `--header-timeout=${cfg.headerTimeoutMs}`,
     ...(cfg.insecure ? ["--insecure"] : []),
+    // Already made absolute (cli/run.ts): the children resolve it alike whatever their working directory.
+    ...(cfg.game !== null ? [`--game=${cfg.game}`] : []),
   ];
   const list = (name: string, items: string[]) => items.length ? [`--${name}=${items.join(",")}`] : [];
 

@@ -8,24 +8,31 @@ import { CellApp } from "../cell/mod.ts";
 import { BaseApp } from "../base/mod.ts";
 import { formatAddress } from "../core/wire/mod.ts";
 import { openKv } from "../core/kv.ts";
-import { cellScripts, placement, registry } from "../entities/mod.ts";
-import { clientPlacement } from "../core/placement.ts";
+import { clientPlacement, serverPlacement } from "../core/placement.ts";
+import type { Game } from "../core/game.ts";
+import type { BaseScripts } from "../base/mod.ts";
 
 /** A failure to start that names the flag to change. */
 export class StartError extends Error {
   override name = "StartError";
 }
 
-/** Runs `cfg.role` until it is told to stop; never returns normally. */
-export async function runRole(cfg: Config): Promise<void> {
+/** Runs `cfg.role` with `game` until it is told to stop; never returns normally. */
+export async function runRole(cfg: Config, game: Game): Promise<void> {
+  const registry = game.registry;
   const role = cfg.role!;
   const log = createLogger(`${role}[${Deno.pid}]`, cfg.logLevel);
   if (cfg.secret === null) {
     log.warn("no --secret: any process that reaches this one's ports can join the cluster (fine on a dev machine)");
   }
-  if (role === "cellappmgr") return await runMgr(cfg, log);
+  log.info(`running game ${game.name}${cfg.game ? ` from ${cfg.game}` : ""}`);
+  if (role === "cellappmgr") return await runMgr(cfg, log, game);
   if (role === "cellapp") {
-    const app = bind("--port", cfg, () => new CellApp(cfg, log, { registry, scripts: cellScripts }, cfg.tickHz));
+    const app = bind(
+      "--port",
+      cfg,
+      () => new CellApp(cfg, log, { registry, scripts: game.cellScripts ?? {} }, cfg.tickHz),
+    );
     announceReady({ role, pid: Deno.pid, address: app.address, mgr: cfg.mgr });
     return stopOn(app.member.stopRequested, (why) => app.close(why), log);
   }
@@ -38,21 +45,27 @@ export async function runRole(cfg: Config): Promise<void> {
       moveRate: cfg.moveRate,
       limits: { abuseLimit: cfg.abuseLimit },
       loginLimits: { addressRefillPerSec: cfg.loginRate, addressBurst: 4 * cfg.loginRate },
-      placement: cfg.clientSpawn ? clientPlacement : placement,
+      placement: cfg.clientSpawn ? clientPlacement : game.placement ?? serverPlacement,
+      checkLogin: game.checkLogin ?? null,
+      ...(game.playerType ? { playerType: game.playerType } : {}),
+      baseScripts: (game.baseScripts ?? {}) as BaseScripts,
       autosaveSec: cfg.autosaveSec,
     }));
   announceReady({ role, pid: Deno.pid, address: app.address, mgr: cfg.mgr, kv: cfg.kv, clientUrl: app.clientUrl });
   return stopOn(app.member.stopRequested, (why) => app.close(why), log);
 }
 
-async function runMgr(cfg: Config, log: Logger): Promise<void> {
+async function runMgr(cfg: Config, log: Logger, game: Game): Promise<void> {
+  const registry = game.registry;
   const kv = await openKv(cfg.kv);
   const mgr = await bind("--port", cfg, () =>
     CellAppMgr.start({
       ...cfg,
       log,
       kv,
+      registry,
       defaultSpace: { bounds: { minX: -500, minZ: -500, maxX: 500, maxZ: 500 }, npcs: cfg.npcs },
+      spaceCreated: game.spaceCreated,
     }));
   const app = (() => {
     try {

@@ -79,6 +79,8 @@ export interface Config {
   autosaveSec: number;
   /** Cellapps: seconds a cell entity whose baseapp is gone waits to be adopted by a restarted one before it goes. */
   orphanTimeoutSec: number;
+  /** The game module every role runs (cli/game.ts); null runs the sample game in entities/. */
+  game: string | null;
 }
 
 /** Seed 004's offload hysteresis: a real moves cell once this far outside its rect (m). */
@@ -238,6 +240,7 @@ const SPECS: Record<string, Spec> = {
   "client-spawn": { env: "SEAMLESS_CLIENT_SPAWN", parse: bool, flag: true },
   autosave: { env: "SEAMLESS_AUTOSAVE", parse: integer(1, 86_400, "a period in seconds") },
   "orphan-timeout": { env: "SEAMLESS_ORPHAN_TIMEOUT", parse: integer(1, 86_400, "a time in seconds") },
+  game: { env: "SEAMLESS_GAME", parse: text },
   "aoi-radius": { env: "SEAMLESS_AOI_RADIUS", parse: integer(1, 100_000, "a radius in metres") },
   "ghost-radius": { env: "SEAMLESS_GHOST_RADIUS", parse: integer(1, 100_000, "a radius in metres") },
   "restore-timeout": { env: "SEAMLESS_RESTORE_TIMEOUT", parse: integer(100, 600_000, "a time in milliseconds") },
@@ -287,6 +290,7 @@ const KEY_OF: Record<string, keyof Config> = {
   "client-spawn": "clientSpawn",
   autosave: "autosaveSec",
   "orphan-timeout": "orphanTimeoutSec",
+  game: "game",
 };
 
 /** Usage text printed by --help. */
@@ -346,6 +350,8 @@ Flags (each also read from the environment variable shown):
                        entity (also saved at logout) [10]
   --orphan-timeout=S   cellapp: seconds a cell entity whose baseapp died    SEAMLESS_ORPHAN_TIMEOUT
                        waits to be adopted before it is destroyed [60]
+  --game=PATH          the game module to run (exports a defineGame game)   SEAMLESS_GAME
+                       [the sample game in entities/]
   --config=FILE        JSON file with any of the above (camelCase keys)     SEAMLESS_CONFIG
   --help               this text
 `;
@@ -443,6 +449,7 @@ export function parseCommand(
     clientSpawn: (got.clientSpawn as boolean) ?? false,
     autosaveSec: (got.autosaveSec as number) ?? 10,
     orphanTimeoutSec: (got.orphanTimeoutSec as number) ?? 60,
+    game: (got.game as string) ?? null,
   };
   config.moveRate ||= config.tickHz;
   const minGhost = config.aoiRadius + AOI_HYSTERESIS + OFFLOAD_HYSTERESIS;

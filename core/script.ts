@@ -30,6 +30,44 @@ export interface EntityRef {
   readonly isReal: boolean;
 }
 
+/** A rectangle on the ground (X and Z), in metres. */
+export interface Area {
+  readonly minX: number;
+  readonly minZ: number;
+  readonly maxX: number;
+  readonly maxZ: number;
+}
+
+/** A cell of a space, as scripts see it. */
+export interface CellInfo {
+  /** The cell's id within its space. */
+  readonly id: number;
+  /** The id of the cellapp running it. */
+  readonly cellapp: number;
+  /** The part of the space it runs (empty for a cell leaving the space). */
+  readonly rect: Area;
+}
+
+/**
+ * An entity's space as its script sees it: a read-only snapshot of the
+ * geometry its cell knows, taken when read (cells move with the load, so read
+ * it again rather than keep it).
+ */
+export interface SpaceInfo {
+  readonly id: number;
+  readonly bounds: Area;
+  /** The default space (it never shuts down). */
+  readonly isDefault: boolean;
+  /** The cell the entity is real in. */
+  readonly cell: CellInfo;
+  /** Every cell of the space, in the tree's order. */
+  readonly cells: readonly CellInfo[];
+  /** The other cells whose rects touch this cell's (along an edge or at a corner). */
+  readonly neighbours: readonly CellInfo[];
+  /** The cell holding the point (x, z). */
+  cellAt(x: number, z: number): CellInfo;
+}
+
 /** Options of moveToPoint and moveToEntity. */
 export interface MoveOptions {
   /** Turn to face the direction of movement (default true). */
@@ -41,6 +79,8 @@ export interface MoveOptions {
 /** What a cell script can do with its entity (seed 004's built-ins). */
 export interface CellEntityApi<P = Record<string, unknown>> extends EntityRef {
   readonly spaceID: number;
+  /** The entity's space: its bounds, this entity's cell and the cells around it. */
+  readonly space: SpaceInfo;
   /** The entity's declared properties; setting one is checked and recorded. */
   readonly props: P;
   position: Vec3;
@@ -80,8 +120,13 @@ export interface CellEntityApi<P = Record<string, unknown>> extends EntityRef {
    * cell and leaves this one, and its client's view is rebuilt there.
    */
   teleport(position: Vec3, spaceId?: number): Promise<void>;
-  /** Creates another entity in this entity's space, at `position`; returns its id. */
-  createEntity(typeName: string, position: Vec3, props?: Record<string, unknown>): number;
+  /**
+   * Creates an entity at `position` in this entity's space, or in space `spaceId`, and returns its id. A point in this
+   * cell makes it at once (a bad type, position or property throws); a point in another cell, or another space, is
+   * sent to the cell holding it, which makes it a moment later (its type and properties are checked here first; a
+   * failure there is logged with the id).
+   */
+  createEntity(typeName: string, position: Vec3, props?: Record<string, unknown>, spaceId?: number): number;
   /** Calls a client method on this entity's own client (seed 004). */
   readonly ownClient: Readonly<Record<string, (...args: unknown[]) => void>>;
   /** Calls a client method on the clients that see this entity, within the method's DetailDistance. */
@@ -138,5 +183,9 @@ export abstract class CellScript<P = Record<string, unknown>> {
   onTick?(dt: number): void;
 }
 
-/** A script class as the cellapp instantiates it. */
-export type CellScriptClass = new (self: CellEntityApi) => CellScript;
+/**
+ * A script class as the cellapp instantiates it. Any property shape: a game's
+ * `class X extends CellScript<XProps>` fits without a cast.
+ */
+// deno-lint-ignore no-explicit-any
+export type CellScriptClass = new (self: CellEntityApi<any>) => CellScript<any>;

@@ -10,6 +10,8 @@ import { NPCCell } from "./npc_cell.ts";
 import { AvatarCell } from "./avatar_cell.ts";
 import type { CellScriptClass } from "../core/script.ts";
 import { type PlacementHook, serverPlacement } from "../core/placement.ts";
+import { defineGame, type Game } from "../core/game.ts";
+import type { BaseScripts } from "../base/scripts.ts";
 
 export { Account, Avatar, InventoryItem, NPC };
 
@@ -25,8 +27,8 @@ export type NPCProps = PropertyValues<typeof NPC>;
 
 /** Cell behaviour by entity type name; a type without one has no script. */
 export const cellScripts: Readonly<Record<string, CellScriptClass>> = {
-  NPC: NPCCell as unknown as CellScriptClass,
-  Avatar: AvatarCell as unknown as CellScriptClass,
+  NPC: NPCCell,
+  Avatar: AvatarCell,
 };
 
 /**
@@ -36,3 +38,14 @@ export const cellScripts: Readonly<Record<string, CellScriptClass>> = {
  * so here.
  */
 export const placement: PlacementHook = serverPlacement;
+
+/** The sample game: what the server runs without --game. */
+export const game: Game<BaseScripts> = defineGame<BaseScripts>({
+  name: "sample",
+  registry,
+  cellScripts,
+  playerType: "Avatar",
+  placement,
+  // The operator's --npcs wander the default space.
+  spaceCreated: (space) => space.isDefault && space.npcs > 0 ? [{ type: "NPC", count: space.npcs }] : [],
+});

@@ -41,10 +41,10 @@ import { cellViews, spaceSummary } from "./views.ts";
 import { Balancer } from "./balance/mod.ts";
 import { rectFromArray } from "../core/geo/rect.ts";
 import { cellIndexAt } from "../core/geo/bsp.ts";
-import { PropertyContainer } from "../core/def/mod.ts";
+import { type EntityRegistry, PropertyContainer } from "../core/def/mod.ts";
+import type { SpaceCreatedHook, SpaceEntities } from "../core/game.ts";
 import { ProcessMetrics } from "../core/metrics.ts";
 import { MetricsGatherer } from "./metrics.ts";
-import { registry } from "../entities/mod.ts";
 import { inspectEntity, shutdownProcess } from "./process_control.ts";
 
 /** How a cellappmgr is started. */
@@ -56,8 +56,12 @@ export interface CellAppMgrOptions {
   log: Logger;
   /** Database for the entity id high-water mark; null keeps it in memory. */
   kv: Deno.Kv | null;
-  /** Bounds of the default space, and NPCs to spawn into it when it is created. */
+  /** The game's entity types: spawn requests' properties are checked against them. */
+  registry: EntityRegistry;
+  /** Bounds of the default space, and the NPCs asked for in it (`--npcs`, told to the game's spaceCreated hook). */
   defaultSpace: { bounds: Rect; npcs: number };
+  /** The game's say on what a space it makes holds (core/game.ts); none leaves new spaces empty. */
+  spaceCreated?: SpaceCreatedHook;
   /** Channel heartbeat period and silence after which a process is dropped. */
   heartbeatMs?: number;
   deadAfterMs?: number;
@@ -347,11 +351,9 @@ export class CellAppMgr {
     }
     if (spec.spaceId === DEFAULT_SPACE_ID) await this.#ensureDefaultSpace();
     const [x, , z] = spec.position;
+    const around = { minX: x - 1000, minZ: z - 1000, maxX: x + 1000, maxZ: z + 1000 };
     const space = spec.spaceId === 0
-      ? await this.spaces.create({
-        bounds: { minX: x - 1000, minZ: z - 1000, maxX: x + 1000, maxZ: z + 1000 },
-        cells: 1,
-      })
+      ? await this.spaces.create({ bounds: around, cells: 1, entities: this.#gameEntities(around, false, 0) })
       : this.spaces.all.get(spec.spaceId);
     if (!space) {
       throw new Error(
@@ -393,7 +395,7 @@ export class CellAppMgr {
         bounds,
         cells: 1,
         isDefault: true,
-        entities: npcs > 0 && !restored ? [{ type: "NPC", count: npcs }] : [],
+        entities: restored ? [] : this.#gameEntities(bounds, true, npcs),
       });
     } catch (e) {
       const why = `could not create the default space: ${(e as Error).message}`;
@@ -497,7 +499,7 @@ export class CellAppMgr {
       const space = await this.spaces.create({
         bounds: rectFromArray(body.bounds),
         cells: body.cells ?? 1,
-        entities,
+        entities: [...this.#gameEntities(rectFromArray(body.bounds), false, 0), ...entities],
         balance: body.balance,
       });
       return { id: space.id };
@@ -534,7 +536,7 @@ export class CellAppMgr {
     if (this.#shuttingDown) throw new RequestError("unavailable", "the cluster is shutting down");
     await this.#rejoin.wait();
     entities.forEach((e, i) => {
-      const type = registry.find(e.type);
+      const type = this.#opts.registry.find(e.type);
       if (!type || !e.props) return;
       const scratch = new PropertyContainer(type, "cell");
       for (const [name, value] of Object.entries(e.props)) {
@@ -568,6 +570,23 @@ export class CellAppMgr {
     } finally {
       // From now on the spaces count them (spawned and not yet reported, then reported).
       this.#spawnsUnderWay -= count;
+    }
+  }
+
+  /** What the game's spaceCreated hook puts in a new space; nothing (logged) when it fails or names unknown types. */
+  #gameEntities(bounds: Rect, isDefault: boolean, npcs: number): SpaceEntities[] {
+    const hook = this.#opts.spaceCreated;
+    if (!hook) return [];
+    try {
+      const out = hook({ bounds: { ...bounds }, isDefault, npcs });
+      for (const e of out) {
+        if (!this.#opts.registry.find(e.type)?.hasCell) throw new Error(`${e.type} is not a type with a cell part`);
+        if (!(Number.isInteger(e.count) && e.count >= 1)) throw new Error(`${e.type}: count ${e.count} is not >= 1`);
+      }
+      return out;
+    } catch (e) {
+      this.#log.error(`the game's spaceCreated hook failed; the new space starts empty: ${(e as Error).message}`);
+      return [];
     }
   }
 

@@ -315,7 +315,8 @@ export const CellMsg = {
       position: optional(vec3),
       ids: row(entityId, entityId),
     })),
-    MGR,
+    // The cellappmgr's spawns, and entities a cell's script creates at a point of another cell.
+    ["cellappmgr", "cellapp"],
   ),
   /** Lists the entities of this cellapp's cells of a space (null when it has none). */
   describeCell: message<[number], EntitySummary[] | null>(84, "describeCell", tuple(spaceId), MGR),

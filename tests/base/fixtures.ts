@@ -48,7 +48,7 @@ export interface TestBase extends AsyncDisposable {
  * unless `opts` says otherwise.
  */
 export async function startBase(
-  opts: BaseAppOptions = {},
+  opts: Partial<BaseAppOptions> = {},
   over: { cluster?: LocalCluster; config?: Partial<Config> } = {},
 ): Promise<TestBase> {
   const procs = new Procs();

@@ -11,7 +11,8 @@ import type { EntityRegistry } from "../../core/def/mod.ts";
 import { type BspNode, cellRects } from "../../core/geo/bsp.ts";
 import { rectFromArray } from "../../core/geo/rect.ts";
 import type { CellScriptClass } from "../../core/script.ts";
-import { CellMsg, type GhostOp, type MessageDef, type SpaceGeometry } from "../../core/wire/mod.ts";
+import { CellMsg, type GhostOp, type MessageDef, type SpaceGeometry, type SpawnRequest } from "../../core/wire/mod.ts";
+import { spawnInCell } from "../../cell/create_entity.ts";
 import { memoryLogger } from "./log.ts";
 import { type ChaosOptions, Route } from "./route.ts";
 
@@ -147,6 +148,10 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
         const state = args[0] as { cellId: number };
         find(address, state.cellId).receiveTeleport(state as never);
         return true;
+      }
+      case CellMsg.spawn: {
+        const req = args[0] as SpawnRequest;
+        return spawnInCell(find(address, req.cellId!), req);
       }
       case CellMsg.realMoved:
         return find(address, args[1] as number).realMoved(args[2] as number, {

@@ -9,6 +9,7 @@ import { WatchHub, type WatchOptions } from "../../admin/watch.ts";
 import { api, Procs } from "./procs.ts";
 import { memoryLogger } from "./log.ts";
 import { waitFor } from "./wait.ts";
+import { game } from "../../entities/mod.ts";
 
 /** A message from the watch socket. */
 // deno-lint-ignore no-explicit-any
@@ -37,6 +38,8 @@ export async function watchCluster(
     maxFrame: 16 * 1024 * 1024,
     log: memoryLogger(),
     kv: null,
+    registry: game.registry,
+    spaceCreated: game.spaceCreated,
     defaultSpace: { bounds: { minX: -500, minZ: -500, maxX: 500, maxZ: 500 }, npcs: o.npcs ?? 0 },
     rejoinWindowMs: 0,
     balancePeriodMs: 0,

@@ -10,6 +10,7 @@ import { type Channel, dial, MgrMsg, ProcMsg, type RegisterInfo, WireServer } fr
 import { memoryLogger } from "../helpers/log.ts";
 import { waitFor, within } from "../helpers/wait.ts";
 import { playAlong } from "../helpers/fake_member.ts";
+import { registry } from "../../entities/mod.ts";
 
 /** A member's listening address and the channels it opens to the cellappmgr. */
 class Member implements Disposable {
@@ -60,6 +61,7 @@ Deno.test("a cellapp back with a dead generation, or one registered elsewhere, i
     maxFrame: 16 * 1024 * 1024,
     log: memoryLogger(),
     kv: null,
+    registry,
     defaultSpace: { bounds: { minX: 0, minZ: 0, maxX: 100, maxZ: 100 }, npcs: 0 },
     rejoinWindowMs: 0,
   });
@@ -109,6 +111,7 @@ Deno.test("a baseapp back with a dead generation is fenced while another baseapp
     maxFrame: 16 * 1024 * 1024,
     log: memoryLogger(),
     kv: null,
+    registry,
     defaultSpace: { bounds: { minX: 0, minZ: 0, maxX: 100, maxZ: 100 }, npcs: 0 },
     rejoinWindowMs: 0,
   });

@@ -1,0 +1,52 @@
+/**
+ * What a script sees of its space (core/script.ts SpaceInfo): the bounds, its
+ * cell, every cell and the ones touching its own, from the geometry the cell
+ * has now. Made once per geometry and shared by the cell's entities.
+ */
+import type { Area, CellInfo, SpaceInfo } from "../core/script.ts";
+import { rectFromArray } from "../core/geo/rect.ts";
+import { cellIndexAt } from "../core/geo/bsp.ts";
+import type { SpaceGeometry } from "../core/wire/mod.ts";
+import type { Cell } from "./cell.ts";
+
+const made = new WeakMap<Cell, { geometry: SpaceGeometry; rect: Area; info: SpaceInfo }>();
+
+/** The space of `cell` as its scripts see it. */
+export function spaceInfoOf(cell: Cell): SpaceInfo {
+  const had = made.get(cell);
+  if (had && had.geometry === cell.geometry && had.rect === cell.rect) return had.info;
+  const info = build(cell);
+  made.set(cell, { geometry: cell.geometry, rect: cell.rect, info });
+  return info;
+}
+
+function build(cell: Cell): SpaceInfo {
+  const cells = cell.layout.map((c) => Object.freeze({ id: c.id, cellapp: c.cellapp, rect: area(c.rect) }));
+  const own = cells.find((c) => c.id === cell.cellId) ??
+    Object.freeze({ id: cell.cellId, cellapp: cell.cellappId, rect: area(cell.rect) });
+  const neighbours = cells.filter((c) => c.id !== own.id && touches(c.rect, own.rect));
+  const tree = cell.geometry.tree;
+  return Object.freeze({
+    id: cell.spaceId,
+    bounds: area(rectFromArray(cell.geometry.bounds)),
+    isDefault: cell.isDefault,
+    cell: own,
+    cells: Object.freeze(cells),
+    neighbours: Object.freeze(neighbours),
+    cellAt: (x: number, z: number): CellInfo => cells[cellIndexAt(tree, x, z)],
+  });
+}
+
+function area(r: Area): Area {
+  return Object.freeze({ minX: r.minX, minZ: r.minZ, maxX: r.maxX, maxZ: r.maxZ });
+}
+
+function isEmpty(r: Area): boolean {
+  return !(r.maxX > r.minX && r.maxZ > r.minZ);
+}
+
+/** Whether two rects share an edge or a corner (an empty rect touches nothing). */
+function touches(a: Area, b: Area): boolean {
+  if (isEmpty(a) || isEmpty(b)) return false;
+  return a.minX <= b.maxX && b.minX <= a.maxX && a.minZ <= b.maxZ && b.minZ <= a.maxZ;
+}

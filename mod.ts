@@ -1,0 +1,40 @@
+/**
+ * The framework as a package (`@seamless/server`): what a game in its own
+ * repository imports to define its entities, scripts and hooks, and to start
+ * the server with itself. The client SDK is `@seamless/server/client`.
+ * See the README's "A game in its own repository".
+ */
+import { defineGame as defineGameOf, type Game as GameOf } from "./core/game.ts";
+import type { BaseScripts } from "./base/scripts.ts";
+
+export { VERSION } from "./core/version.ts";
+
+// Entity definitions.
+export { createRegistry, defineEntity, EntityRegistry, T } from "./core/def/mod.ts";
+export type { EntitySpec, PropertyValues, RegistryInput } from "./core/def/mod.ts";
+
+// Cell scripts: a class per entity type, and what it sees of its entity and space.
+export { CellScript } from "./core/script.ts";
+export type { CellEntityApi, CellScriptClass, Direction, EntityRef, MoveOptions, Vec3 } from "./core/script.ts";
+
+// Base scripts, typed as the baseapp runs them.
+export type { BaseEntityApi, BaseMethodHandler, BaseScripts } from "./base/scripts.ts";
+
+// Where a player enters the world.
+export { clientPlacement, NEW_SPACE, serverPlacement } from "./core/placement.ts";
+export type { Placement, PlacementHook, PlacementRequest } from "./core/placement.ts";
+
+// The game and its hooks.
+export { GameError } from "./core/game.ts";
+export type { LoginAttemptInfo, LoginHook, SpaceCreatedHook, SpaceCreatedInfo, SpaceEntities } from "./core/game.ts";
+
+/** A game as `--game` names it: its registry, cell and base scripts, and hooks. */
+export type Game = GameOf<BaseScripts>;
+
+/** Checks a game and returns it: what a game module exports as `game`. Throws GameError naming what is wrong. */
+export function defineGame(game: Game): Game {
+  return defineGameOf(game);
+}
+
+// Running the server with a game: a role or the local cluster, from the command line.
+export { runServer, type RunServerOptions } from "./cli/run.ts";

@@ -1,0 +1,47 @@
+/** The framework as a package: deno.json's name, version and exports agree with the code. */
+import assert from "node:assert/strict";
+import { VERSION } from "../../core/version.ts";
+import * as root from "../../mod.ts";
+import { game as sample } from "../../entities/mod.ts";
+import { checkGame, defineGame, GameError } from "../../core/game.ts";
+
+const config = JSON.parse(await Deno.readTextFile(new URL("../../deno.json", import.meta.url)));
+
+Deno.test("deno.json names the package, with core/version.ts's version, and exports mod.ts and the SDK", async () => {
+  assert.equal(config.name, "@seamless/server");
+  assert.equal(config.version, VERSION, "deno.json's version and core/version.ts's VERSION must agree");
+  assert.deepEqual(config.exports, { ".": "./mod.ts", "./client": "./client/mod.ts" });
+  for (const path of Object.values(config.exports) as string[]) {
+    assert.ok((await Deno.stat(new URL(`../../${path}`, import.meta.url))).isFile, path);
+  }
+  for (
+    const name of ["defineEntity", "T", "createRegistry", "defineGame", "CellScript", "serverPlacement", "runServer"]
+  ) {
+    assert.ok(name in root, `mod.ts exports ${name}`);
+  }
+});
+
+Deno.test("the sample game passes the checks every --game does", () => {
+  checkGame(sample);
+  assert.deepEqual(sample.registry.types.map((t) => t.name), ["Account", "Avatar", "NPC"]);
+  assert.deepEqual(sample.spaceCreated!({ bounds: { minX: 0, minZ: 0, maxX: 1, maxZ: 1 }, isDefault: true, npcs: 3 }), [
+    { type: "NPC", count: 3 },
+  ]);
+});
+
+Deno.test("defineGame names what is wrong with a game", () => {
+  const bad = (g: unknown, message: RegExp) =>
+    assert.throws(() => defineGame(g as never), (e) => {
+      assert.ok(e instanceof GameError);
+      assert.match(e.message, message);
+      return true;
+    });
+  bad({ name: "g" }, /"registry" is not an entity registry/);
+  bad(
+    { name: "g", registry: sample.registry, cellScripts: { Goblin: class {} } },
+    /cellScripts\.Goblin: the registry has no type Goblin/,
+  );
+  bad({ name: "g", registry: sample.registry, cellScripts: { Account: class {} } }, /type Account has no cell part/);
+  bad({ name: "g", registry: sample.registry, playerType: "NPC" }, /playerType NPC/);
+  bad({ name: "g", registry: sample.registry, placement: 3 }, /"placement" is not a function/);
+});
