@@ -8,7 +8,7 @@ import { CellApp } from "../cell/mod.ts";
 import { BaseApp } from "../base/mod.ts";
 import { formatAddress } from "../core/wire/mod.ts";
 import { openKv } from "../core/kv.ts";
-import { cellScripts, placement, registry } from "../entities/mod.ts";
+import { baseScripts, cellScripts, placement, registry } from "../entities/mod.ts";
 import { clientPlacement } from "../core/placement.ts";
 
 /** A failure to start that names the flag to change. */
@@ -40,6 +40,7 @@ export async function runRole(cfg: Config): Promise<void> {
       loginLimits: { addressRefillPerSec: cfg.loginRate, addressBurst: 4 * cfg.loginRate },
       placement: cfg.clientSpawn ? clientPlacement : placement,
       autosaveSec: cfg.autosaveSec,
+      baseScripts,
     }));
   announceReady({ role, pid: Deno.pid, address: app.address, mgr: cfg.mgr, kv: cfg.kv, clientUrl: app.clientUrl });
   return stopOn(app.member.stopRequested, (why) => app.close(why), log);

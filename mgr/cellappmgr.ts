@@ -41,6 +41,7 @@ import { cellIndexAt } from "../core/geo/bsp.ts";
 import { PropertyContainer } from "../core/def/mod.ts";
 import { ProcessMetrics } from "../core/metrics.ts";
 import { MetricsGatherer } from "./metrics.ts";
+import { type GlobalStore, serveBaseScripts } from "./base_scripts.ts";
 import { registry } from "../entities/mod.ts";
 
 /** How a cellappmgr is started. */
@@ -99,6 +100,8 @@ export class CellAppMgr {
   #resolveShutdown!: () => void;
   /** Where each cellapp backs up its NPCs. */
   readonly buddies: Buddies;
+  /** The global store of base scripts, which it orders (base_scripts.ts). */
+  readonly globals: GlobalStore;
   /** Moves partitions with the load, adds and retires cells. */
   readonly balancer: Balancer;
   /** The default space was lost with a cellapp that had a buddy: made again, its NPCs come back from their backups. */
@@ -249,6 +252,7 @@ export class CellAppMgr {
         if (!m) throw new Error(`the cellapp ${cell.cellapp} of space ${spaceId} is gone`);
         return { cellapp: m.id, address: m.address, cell: cell.id };
       });
+    this.globals = serveBaseScripts(handlers, this.registry, (ch, what) => this.#member(ch, what), this.#log);
     this.server = new WireServer({
       host: opts.host,
       port: opts.port,
