@@ -12,7 +12,7 @@ import {
   checkGlobalValue,
   type GlobalData,
 } from "../core/base_script.ts";
-import { BaseScriptMsg, type Channel, RemoteError } from "../core/wire/mod.ts";
+import { BaseScriptMsg, type Channel, RemoteError, RequestTimeoutError } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { Proxy } from "./proxy.ts";
 
@@ -118,28 +118,40 @@ export class BaseScriptRuntime {
       address ??= await this.#find(id);
       if (!address) break;
       try {
-        const ch = await this.host.peer(address);
+        const ch = await this.#peer(address);
         return await ch.requestWithin(this.host.callTimeoutMs, BaseScriptMsg.baseCall, id, method, args);
       } catch (e) {
         const gone = e instanceof RemoteError && e.message.startsWith(`no base entity ${id} `);
         if (e instanceof RemoteError && !gone) throw e; // The base answered: its own error.
         this.#where.delete(id);
-        if (!gone) {
+        if (e instanceof RequestTimeoutError) {
           throw new Error(
-            `${method} on base ${id}: the baseapp at ${address} did not answer within ${this.host.callTimeoutMs} ms ` +
-              `(${(e as Error).message})`,
+            `${method} on base ${id}: the baseapp at ${address} did not answer within ${this.host.callTimeoutMs} ms`,
           );
         }
-        address = undefined; // It moved (restored elsewhere): look again once.
+        // Not there (restored elsewhere since), or its baseapp is unreachable (died): look again once.
+        address = undefined;
       }
     }
     throw new Error(`${method} on base ${id}: no such base entity on any live baseapp`);
   }
 
+  /** The channel to the baseapp at `address`; rejects when it cannot be reached within the call timeout. */
+  #peer(address: string): Promise<Channel> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`the baseapp at ${address} could not be reached`)),
+        this.host.callTimeoutMs,
+      );
+    });
+    return Promise.race([this.host.peer(address), late]).finally(() => clearTimeout(timer));
+  }
+
   /** Asks every other live baseapp whether it holds base `id`. */
   async #find(id: number): Promise<string | undefined> {
     const asks = this.host.others().map(async (address) => {
-      const ch = await this.host.peer(address);
+      const ch = await this.#peer(address);
       if (!(await ch.requestWithin(this.host.callTimeoutMs, BaseScriptMsg.hasBase, id))) throw new Error("not here");
       return address;
     });
