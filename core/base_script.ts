@@ -93,8 +93,9 @@ export abstract class BaseScript<P = Record<string, unknown>> {
   onGlobalData?(key: string, value: unknown): void;
 }
 
-/** A base script class as the baseapp instantiates it. */
-export type BaseScriptClass = new (self: BaseEntityApi) => BaseScript;
+/** A base script class as the baseapp instantiates it; any property type, so that a game registers it without a cast. */
+// deno-lint-ignore no-explicit-any
+export type BaseScriptClass = new (self: BaseEntityApi<any>) => BaseScript<any>;
 
 /** Base scripts by entity type name. */
 export type BaseScripts = Readonly<Record<string, BaseScriptClass>>;

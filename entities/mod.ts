@@ -38,9 +38,9 @@ export const cellScripts: Readonly<Record<string, CellScriptClass>> = {
 
 /** Base behaviour by entity type name (the baseapps run these); a type without one has no base script. */
 export const baseScripts: Readonly<Record<string, BaseScriptClass>> = {
-  Account: AccountBase as unknown as BaseScriptClass,
-  Avatar: AvatarBase as unknown as BaseScriptClass,
-  Guild: GuildBase as unknown as BaseScriptClass,
+  Account: AccountBase,
+  Avatar: AvatarBase,
+  Guild: GuildBase,
 };
 
 /**

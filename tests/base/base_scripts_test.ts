@@ -8,6 +8,9 @@ import { ErrorCode } from "../../core/def/client_protocol.ts";
 import { decodePersistentState, PropertyContainer } from "../../core/def/mod.ts";
 import { MAX_GLOBAL_VALUE_BYTES } from "../../core/base_script.ts";
 import { errorsOf, login, startBase, testRegistry } from "./fixtures.ts";
+import { baseScripts } from "../../entities/mod.ts";
+import { GuildBase } from "../../entities/guild_base.ts";
+import { cellBases } from "../../cell/base_calls.ts";
 import { cellReady } from "../helpers/players.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -91,5 +94,50 @@ Deno.test(
     c.callBase("say", "still here");
     await waitFor("the echo", () => chats.includes("echo: still here"));
     c.close();
+  },
+);
+
+/** A guild whose join never answers, and whose leave throws: what a caller on another baseapp hears. */
+class StuckGuild extends GuildBase {
+  override join(_member: number): Promise<number> {
+    return new Promise(() => {});
+  }
+
+  override leave(_member: number): void {
+    throw new Error("the guild hall is closed");
+  }
+}
+
+Deno.test(
+  "base scripts: a call to a base on another baseapp times out, or rejects with the callee's error",
+  opts,
+  async () => {
+    await using first = await startBase({ callTimeoutMs: 500 });
+    await using second = await startBase({ baseScripts: { ...baseScripts, Guild: StuckGuild } }, {
+      cluster: first.cluster,
+    });
+    const ref = await second.app.createBase("Guild", { name: "stuck" });
+    assert.equal(ref.address, second.app.address);
+    const started = performance.now();
+    await assert.rejects(
+      first.app.scripts.callBase(ref, "join", [1]),
+      new RegExp(`join on base ${ref.id}: the baseapp at ${ref.address} did not answer within 500 ms`),
+    );
+    assert.ok(performance.now() - started < 2000);
+    await assert.rejects(first.app.scripts.callBase(ref.id, "leave", [1]), /the guild hall is closed/);
+    // Found by id alone (asked of every live baseapp), then remembered.
+    await assert.rejects(first.app.scripts.callBase(ref.id, "join", ["one"]), /Guild \d+\.join argument 0/);
+
+    // What cell scripts use (cell/base_calls.ts), over a real channel to the cellappmgr.
+    const fromCell = cellBases({
+      peer: (a) => first.app.member.peers.get(a),
+      mgr: () => first.app.member.link.channel,
+      timeoutMs: 2000,
+    });
+    const green = await fromCell.createBaseAnywhere("Guild", { name: "green" });
+    const holder = [first.app, second.app].find((a) => a.address === green.address)!;
+    assert.equal(holder.proxies.get(green.id)?.props.name, "green");
+    await assert.rejects(fromCell.createBaseAnywhere("Guild", { name: new Date() }), /must be plain values/);
+    await assert.rejects(fromCell.createBaseAnywhere("NPC", {}), /NPC is not a base-only type/);
   },
 );
