@@ -3,7 +3,7 @@
  * base-only entities created on the least loaded baseapp, and the global store the cellappmgr orders.
  */
 import { message } from "./catalog.ts";
-import { address, any, arrayOf, entityId, int, obj, optional, str, tuple } from "./check.ts";
+import { any, arrayOf, entityId, int, optional, str, tuple } from "./check.ts";
 import type { Check } from "./check.ts";
 
 /** Where a base is. */
@@ -76,6 +76,3 @@ export const BaseScriptMsg = {
     ["baseapp"],
   ),
 } as const;
-
-/** Checks a BaseLocation from the wire. */
-export const baseLocation: Check = obj({ id: entityId, address });
