@@ -5,7 +5,7 @@
  * See the README's "A game in its own repository".
  */
 import { defineGame as defineGameOf, type Game as GameOf } from "./core/game.ts";
-import type { BaseScripts } from "./base/scripts.ts";
+import type { BaseScripts } from "./core/base_script.ts";
 
 export { VERSION } from "./core/version.ts";
 
@@ -17,8 +17,9 @@ export type { EntitySpec, PropertyValues, RegistryInput } from "./core/def/mod.t
 export { CellScript } from "./core/script.ts";
 export type { CellEntityApi, CellScriptClass, Direction, EntityRef, MoveOptions, Vec3 } from "./core/script.ts";
 
-// Base scripts, typed as the baseapp runs them.
-export type { BaseEntityApi, BaseMethodHandler, BaseScripts } from "./base/scripts.ts";
+// Base scripts: a class per entity type with its base methods, and what it sees of its entity.
+export { BaseScript } from "./core/base_script.ts";
+export type { BaseEntityApi, BaseRef, BaseScriptClass, BaseScripts, CellPart, GlobalData } from "./core/base_script.ts";
 
 // Where a player enters the world.
 export { clientPlacement, NEW_SPACE, serverPlacement } from "./core/placement.ts";

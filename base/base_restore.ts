@@ -48,7 +48,7 @@ export async function restoreBase(host: BaseRestoreHost, b: BaseBackup, deadId: 
   const id = b.entityId;
   if (host.has(id)) return;
   const type = host.registry.get(b.type);
-  if (!type.proxy) throw new Error(`entity ${id} is a ${type.name}, which is not a proxy`);
+  if (!type.hasBase) throw new Error(`entity ${id} is a ${type.name}, which has no base`);
   const cellProps = b.cell
     ? decodeCellBackup(type, b.cell.entity.props, id)
     : new PropertyContainer(type, "cell", { entityId: id });
@@ -79,5 +79,6 @@ export async function restoreBase(host: BaseRestoreHost, b: BaseBackup, deadId: 
     void proxy.createCell(b.spaceId, host.spawn());
     note = `its cell entity asked for in space ${b.spaceId}`;
   }
-  host.log.info(`${type.name} ${id} restored from its backup (baseapp ${deadId} died), ${note}; awaiting its client`);
+  const awaiting = type.proxy ? "; awaiting its client" : "";
+  host.log.info(`${type.name} ${id} restored from its backup (baseapp ${deadId} died), ${note}${awaiting}`);
 }

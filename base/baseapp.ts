@@ -10,6 +10,7 @@ import {
   type BaseAppInfo,
   BaseBackupMsg,
   BaseMsg,
+  BaseScriptMsg,
   ProcMsg,
   RestoreMsg,
   sameAddress,
@@ -30,7 +31,10 @@ import { requestCellEntity } from "./cell_request.ts";
 import { heldIdHighWater } from "./held_ids.ts";
 import { type ClientEndpoint, serveClients } from "./client_endpoint.ts";
 import { Proxy, type ProxyHost } from "./proxy.ts";
-import type { BaseScripts } from "./scripts.ts";
+import type { BaseScripts } from "../core/base_script.ts";
+import { BaseScriptRuntime } from "./scripts.ts";
+import { BaseGlobals } from "./global_data.ts";
+import { createBaseHere } from "./base_only.ts";
 import { ClientSession, type SessionHost, type SessionLimits } from "./session.ts";
 import { EntityStore, type StoredEntity } from "./storage.ts";
 import { ResumeTokens, tokenNonce } from "./resume_token.ts";
@@ -70,7 +74,10 @@ export interface BaseAppOptions {
   passwordIterations?: number;
   /** Login rate limits, back-off and the password hash queue (defaults: DEFAULT_LOGIN_LIMITS in login_guard.ts). */
   loginLimits?: Partial<LoginLimits>;
+  /** The base script class of each entity type that has one (core/base_script.ts). */
   baseScripts?: BaseScripts;
+  /** Milliseconds a base script's call to another process may take (default 5000). */
+  callTimeoutMs?: number;
   limits?: Partial<SessionLimits>;
   /** Seconds between two saves of a logged-in entity, besides the save at logout (default 10). */
   autosaveSec?: number;
@@ -117,12 +124,20 @@ export class BaseApp implements SessionHost {
   /** Busy share of wall time: client traffic, relaying, storage. */
   readonly #busy = new BusyMeter();
   readonly #opts: Required<
-    Omit<BaseAppOptions, "limits" | "registry" | "checkLogin" | "clientPort" | "loginLimits" | "autosaveSec">
+    Omit<
+      BaseAppOptions,
+      "limits" | "registry" | "checkLogin" | "clientPort" | "loginLimits" | "autosaveSec" | "callTimeoutMs"
+    >
   >;
   readonly #proxyHost: ProxyHost;
   readonly #restoreHost: BaseRestoreHost;
   /** Client frames from cellapp generations declared dead, logged at most once a minute per generation. */
   readonly #staleLog = new Throttle(60_000);
+
+  /** The base scripts: script objects, base method calls, calls between bases and to cells. */
+  readonly scripts: BaseScriptRuntime;
+  /** This baseapp's copy of the global store. */
+  readonly globals: BaseGlobals;
 
   /** Signs and checks the resume tokens clients reconnect with. */
   readonly tokens: ResumeTokens;
@@ -135,8 +150,10 @@ export class BaseApp implements SessionHost {
     opts: BaseAppOptions,
     heldIds: number,
     tokens: ResumeTokens,
+    globals: BaseGlobals,
   ) {
     this.kv = kv;
+    this.globals = globals;
     this.tokens = tokens;
     // A client holds a token that is still good when its connection is lost: each gets a new one in time.
     this.#tokenTimer = setInterval(() => {
@@ -181,6 +198,7 @@ export class BaseApp implements SessionHost {
     this.member.link.onRegistered = () => {
       this.authority.registered();
       this.ids.ensure().catch((e) => log.warn(`could not get entity ids: ${(e as Error).message}`));
+      this.globals.sync().catch((e) => log.warn(`could not sync the global store: ${(e as Error).message}`));
     };
     this.member.link.onFenced = (why) => this.#fenced(why);
     this.store = new EntityStore(kv);
@@ -195,13 +213,23 @@ export class BaseApp implements SessionHost {
       // Concurrent first logins each wait for an id of their own.
       newEntityId: () => this.ids.next(),
     });
+    this.scripts = new BaseScriptRuntime(this.#opts.baseScripts, {
+      log,
+      address: this.member.server.address,
+      globals,
+      callTimeoutMs: opts.callTimeoutMs ?? 5000,
+      local: (id) => this.proxies.get(id),
+      others: () => this.backups.live.filter((b) => b.id !== this.member.link.id).map((b) => b.address),
+      peer: (address) => this.member.peers.get(address),
+      mgr: () => this.member.link.channel,
+    });
     this.#proxyHost = {
       address: this.member.server.address,
       log,
       maxSpeed: this.#opts.maxSpeed,
       moveRate: this.#opts.moveRate,
       disconnectGraceMs: this.#opts.disconnectGraceMs,
-      scripts: this.#opts.baseScripts,
+      scripts: this.scripts,
       createCellEntity: async (spec, signal) => {
         await this.authority.confirmed();
         return await requestCellEntity(this.member.link, spec, signal, log);
@@ -241,7 +269,8 @@ export class BaseApp implements SessionHost {
       hold: (proxy, nonce) => {
         this.proxies.set(proxy.id, proxy);
         this.autosave.add(proxy);
-        this.backups.awaitResume(proxy.id, nonce);
+        if (proxy.type.proxy) this.backups.awaitResume(proxy.id, nonce);
+        this.scripts.fire(proxy, "onCreated");
       },
       holds: (proxy) => this.proxies.get(proxy.id) === proxy,
       rebase: async (cellapp, id) =>
@@ -264,7 +293,23 @@ export class BaseApp implements SessionHost {
   static async start(cfg: Config, log: Logger, opts: BaseAppOptions): Promise<BaseApp> {
     const kv = await openKv(cfg.kv);
     log.info(`Deno KV open at ${cfg.kv}`);
-    const app = new BaseApp(cfg, log, kv, opts, await heldIdHighWater(kv), await ResumeTokens.open(kv, cfg.secret));
+    let app: BaseApp | null = null;
+    const globals = await BaseGlobals.open(kv, {
+      log,
+      mgr: () => app?.member.link.channel ?? null,
+      changed: (key, value) => {
+        for (const p of app?.proxies.values() ?? []) app!.scripts.fire(p, "onGlobalData", key, value);
+      },
+    });
+    app = new BaseApp(
+      cfg,
+      log,
+      kv,
+      opts,
+      await heldIdHighWater(kv),
+      await ResumeTokens.open(kv, cfg.secret),
+      globals,
+    );
     log.info(`serving clients at ${app.clientUrl}`);
     return app;
   }
@@ -309,6 +354,10 @@ export class BaseApp implements SessionHost {
         for (const p of this.proxies.values()) void p.onCellAppDied(address);
       })
       .on(BaseBackupMsg.baseApps, (_ch, list) => this.#baseAppsChanged(list))
+      .on(BaseScriptMsg.baseCall, (_ch, id, method, args) => this.scripts.served(id, method, args))
+      .on(BaseScriptMsg.hasBase, (_ch, id) => this.proxies.has(id) && !this.proxies.get(id)!.loggingOut)
+      .on(BaseScriptMsg.createBase, (_ch, type, props) => this.createBase(type, props))
+      .on(BaseScriptMsg.globalChanged, (_ch, entry) => this.globals.apply(entry))
       .on(BaseBackupMsg.baseBackup, (ch, backup) => this.backups.keep(ch.peer.address, backup))
       .on(BaseBackupMsg.dropBaseBackup, (ch, id) => this.backups.drop(ch.peer.address, id))
       .on(
@@ -518,6 +567,7 @@ export class BaseApp implements SessionHost {
     }
     this.proxies.set(id, proxy);
     this.autosave.add(proxy);
+    this.scripts.fire(proxy, "onCreated");
     return { proxy, placement };
   }
 
@@ -543,6 +593,20 @@ export class BaseApp implements SessionHost {
       `fenced: ${why}. Dropped ${bases} base(s) without writing them (other baseapps restored them) and closed ` +
         `${clients} client connection(s) to resume there; registering again as a new, empty baseapp`,
     );
+  }
+
+  /** Creates a base-only entity of `type` here (createBaseAnywhere chose this baseapp); resolves where it is. */
+  async createBase(type: string, props: Record<string, unknown>): Promise<{ id: number; address: string }> {
+    const route = new CellRoute(this.member.peers, this.log);
+    const proxy = createBaseHere(this.registry, type, props, await this.ids.next(), (id, t, cellProps) => {
+      return new Proxy(id, t, "", cellProps, route, this.#proxyHost, [0, 0, 0], [0, 0, 0]);
+    });
+    this.proxies.set(proxy.id, proxy);
+    this.autosave.add(proxy);
+    this.scripts.fire(proxy, "onCreated");
+    if (proxy.type.properties.some((p) => p.persistent)) await proxy.writeToDB();
+    this.log.info(`${type} ${proxy.id} created (a base-only entity)`);
+    return { id: proxy.id, address: this.address };
   }
 
   /** SessionHost: a session ended. */

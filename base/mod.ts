@@ -9,5 +9,6 @@ export {
   type LoginCheck,
 } from "./accounts.ts";
 export { EntityStore, type StoredEntity } from "./storage.ts";
-export type { BaseEntityApi, BaseMethodHandler, BaseScripts } from "./scripts.ts";
+export type { BaseEntityApi, BaseScripts } from "./scripts.ts";
+export { BaseScriptRuntime } from "./scripts.ts";
 export type { Proxy } from "./proxy.ts";

@@ -28,6 +28,7 @@ import {
   type CellBackup,
   type CellEntitySpec,
   CellMsg,
+  type MessageDef,
   RemoteError,
   type RestoredAt,
   sameAddress,
@@ -38,7 +39,8 @@ import { withinWorld, wrapAngle } from "../core/geo/rect.ts";
 import type { CellRoute } from "./cell_route.ts";
 import { ClientFrameOrder } from "./client_order.ts";
 import { CellBackupKeeper } from "./cell_backup.ts";
-import type { BaseEntityApi, BaseScripts } from "./scripts.ts";
+import type { BaseScript } from "../core/base_script.ts";
+import type { BaseScriptRuntime } from "./scripts.ts";
 import { SpeedCheck } from "./speed_check.ts";
 import type { StoredEntity } from "./storage.ts";
 
@@ -65,7 +67,8 @@ export interface ProxyHost {
   readonly moveRate: number;
   /** Milliseconds a proxy stays after its client went away, before it logs out. */
   readonly disconnectGraceMs: number;
-  readonly scripts: BaseScripts;
+  /** The base scripts: each proxy's script object, its methods and the calls it makes. */
+  readonly scripts: BaseScriptRuntime;
   /** Asks the cellappmgr for the cell entity (waiting while it is away); gives up waiting when `signal` aborts. */
   createCellEntity(spec: CellEntitySpec, signal: AbortSignal): Promise<{ spaceId: number; cellappAddress: string }>;
   save(id: number, e: StoredEntity): Promise<void>;
@@ -78,8 +81,11 @@ export interface ProxyHost {
 /** Where the cell part is. */
 export type CellState = "none" | "creating" | "live" | "destroying";
 
-/** A base entity with a client. */
-export class Proxy implements BaseEntityApi, ChangeSink {
+/**
+ * A base entity: with a client (a proxy proper), or base-only (a guild, a matchmaker), which never waits for a
+ * client and has no account.
+ */
+export class Proxy implements ChangeSink {
   readonly base: PropertyContainer;
   readonly speed: SpeedCheck;
   /** The client's traffic from the cellapps, in order across cell changes. */
@@ -87,6 +93,8 @@ export class Proxy implements BaseEntityApi, ChangeSink {
   /** The latest backup of the cell entity, to restore it from. */
   readonly cellBackup: CellBackupKeeper;
   client: ClientLink | null = null;
+  /** Its base script, or null when its type has none. */
+  readonly script: BaseScript | null;
   cellState: CellState = "none";
   spaceId = 0;
   direction: Vec3Tuple;
@@ -130,6 +138,7 @@ export class Proxy implements BaseEntityApi, ChangeSink {
       (spaceId, address) => this.onCellLocated(spaceId, address),
       this.#log,
     );
+    this.script = host.scripts.make(this);
   }
 
   get typeName(): string {
@@ -172,6 +181,7 @@ export class Proxy implements BaseEntityApi, ChangeSink {
     this.client = client;
     client.sendMessage(loginOk);
     if (this.cellState === "live") this.#sendCellReady();
+    this.host.scripts.fire(this, "onClientConnected");
   }
 
   /** The client went away: the witness goes; after the grace period the proxy logs out. */
@@ -180,13 +190,14 @@ export class Proxy implements BaseEntityApi, ChangeSink {
     this.client = null;
     this.entitiesEnabled = false;
     if (this.witness) this.#setWitness(false);
+    this.host.scripts.fire(this, "onClientDisconnected");
     if (this.#loggingOut) return;
     this.awaitClient();
   }
 
   /** Without a client (gone, or not back yet after a restore) it logs out unless one comes within the grace period. */
   awaitClient(): void {
-    if (this.client || this.#loggingOut) return;
+    if (this.client || this.#loggingOut || !this.type.proxy) return;
     clearTimeout(this.#grace);
     this.#grace = setTimeout(() => {
       if (!this.client) this.logout().catch((e) => this.#log.error(`logout failed: ${(e as Error).message}`));
@@ -468,14 +479,14 @@ export class Proxy implements BaseEntityApi, ChangeSink {
     this.route.send(CellMsg.clientAoi, this.id, bytes);
   }
 
-  /** Runs an exposed base method whose arguments were checked. */
+  /** Runs an exposed base method whose arguments were checked (the client's call; what it returns is dropped). */
   async callBase(name: string, args: unknown[]): Promise<void> {
-    const fn = this.host.scripts[this.type.name]?.[name];
-    if (!fn) {
-      this.#log.debug(`no base script for ${this.type.name}.${name}; call dropped`);
-      return;
-    }
-    await fn(this, ...args);
+    await this.host.scripts.invoke(this, name, args);
+  }
+
+  /** A request to the cellapp of its cell entity, in order with what went there before. */
+  routeRequest<A extends unknown[], R>(def: MessageDef<A, R>, ...args: A): Promise<R> {
+    return this.route.request(def, ...args);
   }
 
   /** BaseEntityApi: a client method on the own client. */
@@ -524,6 +535,16 @@ export class Proxy implements BaseEntityApi, ChangeSink {
     this.client = null;
   }
 
+  /**
+   * writeToDB: the persistent state (the cell part's as the cell sends it now) in one commit, after a save under way;
+   * resolves once it is committed. Rejects once logout started (which writes it anyway).
+   */
+  async writeToDB(): Promise<void> {
+    if (this.#loggingOut) throw new Error(`${this.type.name} ${this.id} is being destroyed: it is written then`);
+    await this.#saving?.catch(() => {});
+    await this.autosave();
+  }
+
   /** Destroys the cell part (collecting its persistent properties), writes everything in one commit, drops the client. */
   logout(): Promise<void> {
     this.#loggingOut ??= this.#logout();
@@ -532,6 +553,7 @@ export class Proxy implements BaseEntityApi, ChangeSink {
 
   async #logout(): Promise<void> {
     clearTimeout(this.#grace);
+    this.host.scripts.fire(this, "onDestroy");
     // A cell entity still asked for: stop waiting for the cellappmgr, and let an answer under way arrive so that
     // what it made is destroyed below rather than left behind.
     if (this.#creating) {

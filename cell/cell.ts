@@ -38,6 +38,7 @@ import { runEntityCall } from "./calls.ts";
 import { receiveTeleport, teleport } from "./teleport.ts";
 import { updateWitnesses, Witness, witnessOf, type WitnessOptions } from "./witness/mod.ts";
 import { CellLoadMeter } from "./load/cell_load.ts";
+import type { BaseRef } from "../core/base_script.ts";
 import { enterEntity, enterLoop, leaveEntity, switchEntity } from "./load/entity_load.ts";
 
 /** What a cell needs from its cellapp. */
@@ -72,6 +73,14 @@ export interface CellHost {
   /** The client of `e` asked for something the cell refused: tell it (an error reply about client message `about`). */
   clientError?(e: Entity, code: ErrorCodeValue, about: number, message: string): void;
   budgetMs: number;
+  /** Base scripts (issue 15): calls a base method of the base of `e`, and creates base-only entities. */
+  bases?: CellBases;
+}
+
+/** What cell scripts reach of the baseapps through their cellapp. */
+export interface CellBases {
+  call(e: Entity, method: string, args: unknown[]): Promise<unknown>;
+  createBaseAnywhere(typeName: string, props: Record<string, unknown>): Promise<BaseRef>;
 }
 
 /** What a cell needs to keep ghosts on other cellapps. */
@@ -402,6 +411,20 @@ export class Cell {
   callEntity(caller: Entity, targetId: number, method: string, args: unknown[]): Promise<unknown> {
     caller.pendingCalls++;
     return runEntityCall(this, targetId, caller.id, method, args).finally(() => caller.pendingCalls--);
+  }
+
+  /** A script's awaitable call of a base method of the base of `e`. */
+  callBase(e: Entity, method: string, args: unknown[]): Promise<unknown> {
+    const bases = this.host.bases;
+    if (!bases) return Promise.reject(new Error(`${e.type.name} ${e.id}.base.${method}: this cell reaches no baseapp`));
+    return bases.call(e, method, args);
+  }
+
+  /** A script asks for a base-only entity; see CellEntityApi.createBaseAnywhere. */
+  createBaseAnywhere(typeName: string, props: Record<string, unknown>): Promise<BaseRef> {
+    const bases = this.host.bases;
+    if (!bases) return Promise.reject(new Error(`createBaseAnywhere ${typeName}: this cell reaches no baseapp`));
+    return bases.createBaseAnywhere(typeName, props);
   }
 
   /** Runs (or forwards) a cell method call on `targetId`; see calls.ts. */

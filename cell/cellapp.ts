@@ -36,6 +36,7 @@ import { cellAt, cellKey, cellOf, cellsOfSpace } from "./cell_table.ts";
 import { spawnInCell } from "./create_entity.ts";
 import { Authority, dropAllCells } from "./fence.ts";
 import { Orphans } from "./orphans.ts";
+import { cellBases, serveBaseCalls } from "./base_calls.ts";
 import { BackupSender, BuddyStore, restoreFromBackup, restoreNpcsOf } from "./backup/mod.ts";
 import { entityProperties } from "./inspect.ts";
 
@@ -116,6 +117,11 @@ export class CellApp {
       scripts: game.scripts,
       log,
       budgetMs: this.periodMs,
+      bases: cellBases({
+        peer: (address) => this.member.peers.get(address),
+        mgr: () => this.member.link.channel,
+        timeoutMs: GHOST_DEFAULTS.callTimeoutMs,
+      }),
       newEntityId: () => this.ids.take(),
       requestShutDown: (spaceId, why) => {
         const ch = this.member.link.channel;
@@ -195,6 +201,7 @@ export class CellApp {
 
   #serve(): void {
     this.#clients.serve(this.member.handlers);
+    serveBaseCalls(this.member.handlers, this.cells);
     this.member.handlers
       .on(ProcMsg.metrics, () => this.metrics.families())
       .on(CellMsg.createCell, async (_ch, g) => {

@@ -4,7 +4,17 @@
  */
 import { MAX_COORD, withinWorld } from "../core/geo/rect.ts";
 import { decodeCellBackup, encodeCellBackup, type EntityType, PropertyContainer } from "../core/def/mod.ts";
-import type { CellEntityApi, CellScript, Direction, EntityRef, MoveOptions, SpaceInfo, Vec3 } from "../core/script.ts";
+import type {
+  BasePart,
+  CellEntityApi,
+  CellScript,
+  Direction,
+  EntityRef,
+  MoveOptions,
+  SpaceInfo,
+  Vec3,
+} from "../core/script.ts";
+import type { BaseRef } from "../core/base_script.ts";
 import type { ControllerState, Movement, Timer } from "./controllers.ts";
 import type { Cell } from "./cell.ts";
 import type { RangeNode } from "./range/mod.ts";
@@ -199,6 +209,15 @@ export class Entity implements CellEntityApi {
 
   call(targetId: number, method: string, ...args: unknown[]): Promise<unknown> {
     return this.cell.callEntity(this, targetId, method, args);
+  }
+
+  get base(): BasePart | null {
+    if (this.baseAddress === null || !this.isReal) return null;
+    return { call: (method, ...args) => this.cell.callBase(this, method, args) };
+  }
+
+  createBaseAnywhere(typeName: string, props: Record<string, unknown> = {}): Promise<BaseRef> {
+    return this.cell.createBaseAnywhere(typeName, props);
   }
 
   createEntity(typeName: string, position: Vec3, props?: Record<string, unknown>, spaceId?: number): number {

@@ -7,6 +7,13 @@
  * fields of a script object do not move with the entity to another cell.
  */
 
+import type { BaseRef } from "./base_script.ts";
+
+/** A cell entity's base part as its cell script calls it. */
+export interface BasePart {
+  call(method: string, ...args: unknown[]): Promise<unknown>;
+}
+
 /** A position or direction as scripts read and write it. */
 export interface Vec3 {
   x: number;
@@ -120,6 +127,14 @@ export interface CellEntityApi<P = Record<string, unknown>> extends EntityRef {
    * cell and leaves this one, and its client's view is rebuilt there.
    */
   teleport(position: Vec3, spaceId?: number): Promise<void>;
+  /**
+   * Its base part (BigWorld's self.base), or null for an entity without one. `base.call` runs a base method of it
+   * (the declared arguments, no hidden caller) and resolves with what it returns; it rejects when the base is gone,
+   * the method unknown, the arguments wrong, it throws, or no answer comes within the call timeout.
+   */
+  readonly base: BasePart | null;
+  /** Creates a base-only entity (a guild, a matchmaker) on the least loaded baseapp; resolves with where it is. */
+  createBaseAnywhere(typeName: string, props?: Record<string, unknown>): Promise<BaseRef>;
   /**
    * Creates an entity at `position` in this entity's space, or in space `spaceId`, and returns its id. A point in this
    * cell makes it at once (a bad type, position or property throws); a point in another cell, or another space, is

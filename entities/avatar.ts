@@ -41,9 +41,17 @@ export const Avatar = defineEntity({
       exposed: true,
     },
     takeDamage: { args: [{ name: "amount", type: T.INT32 }, { name: "from", type: T.ENTITY_ID }] },
+    /** Sample cell-to-base call: the cell asks its base for gold, which the base owns and saves. */
+    claimReward: { args: [], exposed: true },
+    /** Called by the base once it joined a guild: the avatar cheers where others see it; answers with its hp. */
+    celebrate: { args: [] },
   },
   baseMethods: {
     say: { args: [{ name: "text", type: T.string(256) }], exposed: true },
+    /** Sample base-to-base call: joins (creating it if need be) the guild `name`, a base-only entity. */
+    joinGuild: { args: [{ name: "name", type: T.string(64) }], exposed: true },
+    /** Not exposed: only the avatar's cell (or another base) may add gold; answers with the new total. */
+    addGold: { args: [{ name: "amount", type: T.UINT32 }] },
   },
   clientMethods: {
     onEmote: { args: [{ name: "emote", type: T.STRING }], detailDistance: 40 },

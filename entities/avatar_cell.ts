@@ -18,6 +18,22 @@ export class AvatarCell extends CellScript<AvatarProps> {
     await this.self.teleport({ x, y: 0, z }, spaceId);
   }
 
+  /**
+   * Asks the base for a reward (gold is a base property, saved by the base) and tells the own client the new total:
+   * an awaitable call from the cell to its base. A real game checks here whether a reward is due.
+   */
+  async claimReward(caller: number): Promise<void> {
+    if (caller !== this.self.id || !this.self.base) return;
+    const total = await this.self.base.call("addGold", 10);
+    this.self.ownClient.onChat(this.self.id, `reward claimed: ${total} gold`);
+  }
+
+  /** The base joined a guild: cheer, and answer with the hp left. */
+  celebrate(_caller: number): number {
+    this.self.props.emote = "cheer";
+    return this.self.props.hp;
+  }
+
   /** Uses an inventory slot: one fewer of that item. */
   useItem(caller: number, slot: number): void {
     if (caller !== this.self.id) return;

@@ -8,20 +8,26 @@ import { Avatar, InventoryItem } from "./avatar.ts";
 import { NPC } from "./npc.ts";
 import { NPCCell } from "./npc_cell.ts";
 import { AvatarCell } from "./avatar_cell.ts";
+import { Guild } from "./guild.ts";
+import { AvatarBase } from "./avatar_base.ts";
+import { AccountBase } from "./account_base.ts";
+import { GuildBase } from "./guild_base.ts";
 import type { CellScriptClass } from "../core/script.ts";
+import type { BaseScriptClass, BaseScripts } from "../core/base_script.ts";
 import { type PlacementHook, serverPlacement } from "../core/placement.ts";
 import { defineGame, type Game } from "../core/game.ts";
-import type { BaseScripts } from "../base/scripts.ts";
 
-export { Account, Avatar, InventoryItem, NPC };
+export { Account, Avatar, Guild, InventoryItem, NPC };
 
-/** The sample types, ids in this order: Account 0, Avatar 1, NPC 2. */
-export const registry: EntityRegistry = createRegistry({ entities: [Account, Avatar, NPC] });
+/** The sample types, ids in this order: Account 0, Avatar 1, NPC 2, Guild 3. */
+export const registry: EntityRegistry = createRegistry({ entities: [Account, Avatar, NPC, Guild] });
 
 /** Property values of an Account, by name. */
 export type AccountProps = PropertyValues<typeof Account>;
 /** Property values of an Avatar, by name. */
 export type AvatarProps = PropertyValues<typeof Avatar>;
+/** Property values of a Guild, by name. */
+export type GuildProps = PropertyValues<typeof Guild>;
 /** Property values of an NPC, by name. */
 export type NPCProps = PropertyValues<typeof NPC>;
 
@@ -29,6 +35,13 @@ export type NPCProps = PropertyValues<typeof NPC>;
 export const cellScripts: Readonly<Record<string, CellScriptClass>> = {
   NPC: NPCCell,
   Avatar: AvatarCell,
+};
+
+/** Base behaviour by entity type name (the baseapps run these); a type without one has no base script. */
+export const baseScripts: Readonly<Record<string, BaseScriptClass>> = {
+  Account: AccountBase,
+  Avatar: AvatarBase,
+  Guild: GuildBase,
 };
 
 /**
@@ -44,6 +57,7 @@ export const game: Game<BaseScripts> = defineGame<BaseScripts>({
   name: "sample",
   registry,
   cellScripts,
+  baseScripts,
   playerType: "Avatar",
   placement,
   // The operator's --npcs wander the default space.

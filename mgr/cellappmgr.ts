@@ -46,6 +46,7 @@ import type { SpaceCreatedHook, SpaceEntities } from "../core/game.ts";
 import { ProcessMetrics } from "../core/metrics.ts";
 import { MetricsGatherer } from "./metrics.ts";
 import { inspectEntity, shutdownProcess } from "./process_control.ts";
+import { type GlobalStore, serveBaseScripts } from "./base_scripts.ts";
 
 /** How a cellappmgr is started. */
 export interface CellAppMgrOptions {
@@ -105,6 +106,8 @@ export class CellAppMgr {
   #resolveShutdown!: () => void;
   /** Where each cellapp backs up its NPCs. */
   readonly buddies: Buddies;
+  /** The global store of base scripts, which it orders (base_scripts.ts). */
+  readonly globals: GlobalStore;
   /** Moves partitions with the load, adds and retires cells. */
   readonly balancer: Balancer;
   /** The default space was lost with a cellapp that had a buddy: made again, its NPCs come back from their backups. */
@@ -262,6 +265,7 @@ export class CellAppMgr {
         if (!m) throw new Error(`the cellapp ${cell.cellapp} of space ${spaceId} is gone`);
         return { cellapp: m.id, address: m.address, cell: cell.id };
       });
+    this.globals = serveBaseScripts(handlers, this.registry, (ch, what) => this.#member(ch, what), this.#log);
     this.server = new WireServer({
       host: opts.host,
       port: opts.port,

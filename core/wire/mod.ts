@@ -14,3 +14,4 @@ export * from "./backup_interface.ts";
 export * from "./peers.ts";
 export * from "./base_backup_interface.ts";
 export * from "./metrics.ts";
+export * from "./base_script_interface.ts";

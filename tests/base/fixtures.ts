@@ -3,7 +3,7 @@
  * process joined to a real cellappmgr and cellapp (main.ts processes, killed by pid when the test ends).
  */
 import { createRegistry, type EntityRegistry, T } from "../../core/def/mod.ts";
-import { Account, Avatar, NPC } from "../../entities/mod.ts";
+import { Account, Avatar, baseScripts, Guild, NPC } from "../../entities/mod.ts";
 import { BaseApp, type BaseAppOptions } from "../../base/mod.ts";
 import { clientPlacement } from "../../core/placement.ts";
 import { type Client, connect, type Credentials } from "../../client/mod.ts";
@@ -28,9 +28,9 @@ export const TestAvatar = {
   },
 } as const;
 
-/** The registry tests use: Account 0, Avatar 1, NPC 2, like the game's. */
+/** The registry tests use: Account 0, Avatar 1, NPC 2, Guild 3, like the game's. */
 export const testRegistry: EntityRegistry = createRegistry({
-  entities: [Account, TestAvatar, NPC],
+  entities: [Account, TestAvatar, NPC, Guild],
 });
 
 /** A baseapp in this process against a real cluster; dispose to stop the baseapp, then the processes. */
@@ -43,9 +43,9 @@ export interface TestBase extends AsyncDisposable {
 }
 
 /**
- * Starts a cellappmgr and a cellapp (or uses `cluster`), then a BaseApp in this process with fast hashing, a
- * `say` base script (gold + 1, echoes through onChat), and clients choosing where they appear (clientPlacement)
- * unless `opts` says otherwise.
+ * Starts a cellappmgr and a cellapp (or uses `cluster`), then a BaseApp in this process with fast hashing, the
+ * game's base scripts (Avatar's `say` adds a gold piece and echoes through onChat), and clients choosing where they
+ * appear (clientPlacement) unless `opts` says otherwise.
  */
 export async function startBase(
   opts: Partial<BaseAppOptions> = {},
@@ -59,14 +59,7 @@ export async function startBase(
       registry: testRegistry,
       passwordIterations: 1000,
       placement: clientPlacement,
-      baseScripts: {
-        Avatar: {
-          say(self, text: string) {
-            self.props.gold = (self.props.gold as number) + 1;
-            self.callClient("onChat", self.id, `echo: ${text}`);
-          },
-        },
-      },
+      baseScripts,
       ...opts,
     });
     await app.member.link.registered;

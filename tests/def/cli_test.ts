@@ -50,7 +50,12 @@ Deno.test("deno task defs prints the corpus, the seeds and the TypeScript regist
   assert.equal(seat.methods.client[0].detailDistance, 30);
 
   assert.equal(ts.code, 0, ts.err);
-  assert.deepEqual(JSON.parse(ts.out).types.map((t: { name: string }) => t.name), ["Account", "Avatar", "NPC"]);
+  assert.deepEqual(JSON.parse(ts.out).types.map((t: { name: string }) => t.name), [
+    "Account",
+    "Avatar",
+    "NPC",
+    "Guild",
+  ]);
 });
 
 Deno.test("deno task defs exits non-zero on a bad file, naming file:line, entity and property", async () => {

@@ -3,7 +3,12 @@ import { AUD } from "../../core/def/mod.ts";
 import { registry } from "../../entities/mod.ts";
 
 Deno.test("sample types: ids, parts and the properties other code relies on", () => {
-  assert.deepEqual(registry.types.map((t) => [t.id, t.name]), [[0, "Account"], [1, "Avatar"], [2, "NPC"]]);
+  assert.deepEqual(registry.types.map((t) => [t.id, t.name]), [
+    [0, "Account"],
+    [1, "Avatar"],
+    [2, "NPC"],
+    [3, "Guild"],
+  ]);
   const account = registry.get("Account");
   assert.equal(account.proxy, true);
   assert.equal(account.hasCell, false);
@@ -28,6 +33,10 @@ Deno.test("sample types: ids, parts and the properties other code relies on", ()
   assert.equal(npc.property("mood").flags, "OTHER_CLIENTS");
   assert.equal(npc.property("mood").detailLabel, "FAR");
   assert.deepEqual(npc.volatile, { position: true, yaw: true });
+
+  const guild = registry.get("Guild");
+  assert.equal(guild.hasBase && !guild.hasCell && !guild.proxy && !guild.hasClient, true);
+  assert.equal(guild.property("members").persistent, true);
 });
 
 Deno.test("lookups by name and index are consistent", () => {
@@ -45,5 +54,5 @@ Deno.test("lookups by name and index are consistent", () => {
       });
     }
   }
-  assert.throws(() => registry.get("Dragon"), /unknown entity type 'Dragon' \(known: Account, Avatar, NPC\)/);
+  assert.throws(() => registry.get("Dragon"), /unknown entity type 'Dragon' \(known: Account, Avatar, NPC, Guild\)/);
 });

@@ -1,0 +1,57 @@
+/**
+ * Cell scripts and base scripts calling each other (issue 15): a cell entity calls a base method of its base at the
+ * baseapp it names, a script asks the cellappmgr for a base-only entity, and a base calls a cell method of its cell
+ * entity, which runs on the real wherever it went (calls.ts forwards from a ghost or a departed real).
+ */
+import { BaseScriptMsg, type Channel, type Handlers, RemoteError, sameAddress } from "../core/wire/mod.ts";
+import { checkGlobalValue } from "../core/base_script.ts";
+import type { Cell, CellBases } from "./cell.ts";
+
+/** What the calls need of the cellapp. */
+export interface BaseCallsHost {
+  peer(address: string): Promise<Channel>;
+  mgr(): Channel | null;
+  timeoutMs: number;
+}
+
+/** The CellHost's `bases`: calls from cell scripts to baseapps. */
+export function cellBases(host: BaseCallsHost): CellBases {
+  return {
+    async call(e, method, args) {
+      const who = `${e.type.name} ${e.id}.base.${method}`;
+      const address = e.baseAddress;
+      if (address === null) throw new Error(`${who}: the entity has no base`);
+      try {
+        const ch = await host.peer(address);
+        return await ch.requestWithin(host.timeoutMs, BaseScriptMsg.baseCall, e.id, method, args);
+      } catch (err) {
+        if (err instanceof RemoteError) throw err; // The base answered: its own error.
+        throw new Error(
+          `${who}: its baseapp at ${address} did not answer within ${host.timeoutMs} ms (${(err as Error).message})`,
+        );
+      }
+    },
+    async createBaseAnywhere(typeName, props) {
+      const why = checkGlobalValue(props);
+      if (why) throw new Error(`createBaseAnywhere ${typeName}: the properties must be plain values (${why})`);
+      const ch = host.mgr();
+      if (!ch) throw new Error(`createBaseAnywhere ${typeName}: the cellappmgr is not reachable`);
+      return await ch.requestWithin(host.timeoutMs, BaseScriptMsg.createBaseAnywhere, typeName, props);
+    },
+  };
+}
+
+/** Serves cellCall: a base calling a cell method of its cell entity, on whichever cell of this cellapp knows it. */
+export function serveBaseCalls(handlers: Handlers, cells: ReadonlyMap<string, Cell>): void {
+  handlers.on(BaseScriptMsg.cellCall, async (ch, id, method, args) => {
+    for (const cell of cells.values()) {
+      const e = cell.entities.get(id) ?? cell.ghosts.get(id);
+      if (!e && !cell.borders.departedTo(id)) continue;
+      if (e && ch && (e.baseAddress === null || !sameAddress(e.baseAddress, ch.peer.address))) {
+        throw new Error(`${e.type.name} ${id} has its base elsewhere (${e.baseAddress}); only its base may call it`);
+      }
+      return await cell.runEntityCall(id, id, method, args);
+    }
+    throw new Error(`cell.${method}: no cell entity ${id} on this cellapp (destroyed, or it moved just now)`);
+  });
+}

@@ -1,0 +1,142 @@
+/**
+ * The game's view of a base entity (seed 004's Base, KBEngine's Base): its
+ * properties and client, its cell part, other bases, the global store and
+ * the database. Game code extends BaseScript and sees only this, so it never
+ * depends on how baseapps work.
+ */
+
+/** Where a base entity lives: its id, and the baseapp holding it (a hint: it may have moved since). */
+export interface BaseRef {
+  readonly id: number;
+  readonly address: string;
+}
+
+/** The cell part of a base entity, as its base script calls it. */
+export interface CellPart {
+  /** True while the cell entity exists. */
+  readonly exists: boolean;
+  /**
+   * Calls cell method `method` of this entity's cell entity (the caller passed first is the entity itself).
+   * Resolves with what it returns; rejects when there is no cell entity, the method is unknown, the arguments do
+   * not match its declaration, it throws, or no answer comes within the call timeout.
+   */
+  call(method: string, ...args: unknown[]): Promise<unknown>;
+}
+
+/**
+ * The store shared by every baseapp (KBEngine's globalData). Values are JSON-like (null, booleans, finite numbers,
+ * strings, arrays, plain objects) of at most MAX_GLOBAL_VALUE_BYTES encoded; keys are 1-200 characters.
+ */
+export interface GlobalData {
+  /** The value of `key` as this baseapp last heard it, or undefined. */
+  get(key: string): unknown;
+  /** Every key this baseapp knows. */
+  keys(): string[];
+  /** Sets `key` everywhere; resolves once the cellappmgr ordered it. Rejects a bad key or value at once. */
+  set(key: string, value: unknown): Promise<void>;
+  /** Removes `key` everywhere. */
+  delete(key: string): Promise<void>;
+}
+
+/** Largest encoded global value. */
+export const MAX_GLOBAL_VALUE_BYTES = 16 * 1024;
+/** Longest global key. */
+export const MAX_GLOBAL_KEY = 200;
+
+/** A base entity as its script sees it. */
+export interface BaseEntityApi<P = Record<string, unknown>> {
+  readonly id: number;
+  readonly typeName: string;
+  /** The base properties; setting one is checked, and BASE_AND_CLIENT ones reach the own client. */
+  readonly props: P;
+  /** True while a client is attached. */
+  readonly hasClient: boolean;
+  /** Where this base is, to hand to other bases. */
+  readonly ref: BaseRef;
+  /** Its cell entity. */
+  readonly cell: CellPart;
+  /** The store shared by all baseapps. */
+  readonly globalData: GlobalData;
+  /** Calls a client method on the entity's own client (dropped without a client). */
+  callClient(method: string, ...args: unknown[]): void;
+  /**
+   * Calls base method `method` of base `target` (an id, or a ref from createBaseAnywhere), on this baseapp or
+   * another. Resolves with what it returns; rejects naming the base and method when the base is gone, the method
+   * unknown, the arguments wrong, it throws, or no answer comes within the call timeout.
+   */
+  callBase(target: number | BaseRef, method: string, ...args: unknown[]): Promise<unknown>;
+  /** Creates a base-only entity of `type` on the least loaded baseapp; resolves with where it is. */
+  createBaseAnywhere(type: string, props?: Record<string, unknown>): Promise<BaseRef>;
+  /** Writes the persistent properties (the cell part's as the cell has them now) in one commit; resolves once committed. */
+  writeToDB(): Promise<void>;
+  /** Writes the entity to the database, destroys its cell part and disconnects its client. */
+  logout(): Promise<void>;
+  /** Destroys the entity (as logout does: written first when persistent). */
+  destroy(): Promise<void>;
+}
+
+/**
+ * A base script: one object per base entity, constructed with its entity. Base methods are its methods, called with
+ * the declared arguments (no hidden caller). Every callback is optional; an exception in one is logged.
+ */
+export abstract class BaseScript<P = Record<string, unknown>> {
+  constructor(readonly self: BaseEntityApi<P>) {}
+  /** The entity was created, loaded for a login, or restored from its backup. */
+  onCreated?(): void;
+  /** A client attached (a login, a resume, or a takeover). */
+  onClientConnected?(): void;
+  /** The client went away. */
+  onClientDisconnected?(): void;
+  /** The entity is about to be written and destroyed (logout, destroy, shutdown). */
+  onDestroy?(): void;
+  /** A global value changed (on any baseapp); `value` is undefined when it was deleted. */
+  onGlobalData?(key: string, value: unknown): void;
+}
+
+/** A base script class as the baseapp instantiates it; any property type, so that a game registers it without a cast. */
+// deno-lint-ignore no-explicit-any
+export type BaseScriptClass = new (self: BaseEntityApi<any>) => BaseScript<any>;
+
+/** Base scripts by entity type name. */
+export type BaseScripts = Readonly<Record<string, BaseScriptClass>>;
+
+/**
+ * Why `value` cannot be a global value (or a createBaseAnywhere property): null when it can. JSON-like values only,
+ * so every baseapp and the database read back what was written.
+ */
+export function checkGlobalValue(value: unknown, depth = 0): string | null {
+  if (depth > 16) return "nested deeper than 16 levels";
+  if (value === null || typeof value === "boolean" || typeof value === "string") return null;
+  if (typeof value === "number") return Number.isFinite(value) ? null : `${value} is not a finite number`;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const why = checkGlobalValue(value[i], depth + 1);
+      if (why) return `[${i}]: ${why}`;
+    }
+    return null;
+  }
+  if (typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+      const why = checkGlobalValue(v, depth + 1);
+      if (why) return `.${k}: ${why}`;
+    }
+    return null;
+  }
+  return `a ${typeof value === "object" ? (value as object).constructor?.name ?? "object" : typeof value} ` +
+    "is not allowed (null, booleans, finite numbers, strings, arrays and plain objects are)";
+}
+
+/** Why `key`/`value` cannot be stored globally, or null; `value` undefined means a deletion. */
+export function checkGlobalEntry(key: unknown, value: unknown): string | null {
+  if (typeof key !== "string" || key.length === 0 || key.length > MAX_GLOBAL_KEY) {
+    return `a global key is a string of 1-${MAX_GLOBAL_KEY} characters`;
+  }
+  if (value === undefined) return null;
+  const why = checkGlobalValue(value);
+  if (why) return `global value of "${key}": ${why}`;
+  const size = new TextEncoder().encode(JSON.stringify(value)).length;
+  if (size > MAX_GLOBAL_VALUE_BYTES) {
+    return `global value of "${key}" is ${size} bytes encoded; at most ${MAX_GLOBAL_VALUE_BYTES} are allowed`;
+  }
+  return null;
+}
