@@ -169,6 +169,7 @@ export class CellApp {
       ask: async (address, def, ...args) => await (await this.member.peers.get(address)).request(def, ...args),
       isSelf: (address) => this.#isSelf(address),
       generation: () => this.member.link.generation,
+      baseGone: (address) => this.orphans.isDead(address),
     });
     this.#authority = new Authority(this.member.link, log);
     this.member.link.onFenced = (why) => {

@@ -36,6 +36,8 @@ export interface ClientTrafficHost {
   isSelf(address: string): boolean;
   /** This cellapp's registration generation now (0 before it has one): its client frames carry it. */
   generation(): number;
+  /** Whether the baseapp at `address` is known to be gone (its entities here wait to be adopted). */
+  baseGone(address: string): boolean;
 }
 
 /** The client-traffic handlers of one cellapp. */
@@ -130,7 +132,19 @@ export class ClientTraffic {
       return false;
     }
     if (e.baseAddress !== null && sameAddress(e.baseAddress, ch.peer.address)) return true;
-    ch.drop(`${what} for ${e.type.name} ${id}, whose base is ${e.baseAddress ? `at ${e.baseAddress}` : "none"}`);
+    if (e.baseAddress === null || !this.host.baseGone(e.baseAddress)) {
+      ch.drop(`${what} for ${e.type.name} ${id}, whose base is ${e.baseAddress ? `at ${e.baseAddress}` : "none"}`);
+      return false;
+    }
+    // Its base's baseapp died: a baseapp that restored the base may speak before this entity is told where its base
+    // is now. The message goes, not the channel: that race must not cut the baseapp off from every other entity.
+    const held = this.#logged.take(ch.peer.address);
+    if (held !== null) {
+      this.host.log.warn(
+        `dropped ${what} for ${e.type.name} ${id} from the baseapp at ${ch.peer.address}: its base is ` +
+          `${e.baseAddress ? `at ${e.baseAddress}` : "none"}` + Throttle.note(held),
+      );
+    }
     return false;
   }
 
