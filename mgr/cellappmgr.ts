@@ -101,6 +101,8 @@ export class CellAppMgr {
   /** The default space being made, which cell entities for it wait for. */
   #creatingDefault: Promise<void> | null = null;
   #rejoin: RejoinWindow;
+  /** Cellapps that left while the rejoin window was open, with their buddies: announced dead if not back by its end. */
+  #leftInRejoin = new Map<number, { member: Member; buddy: number | null }>();
   /** Entities of admin spawns under way, counted against the entity limit until they exist. */
   #spawnsUnderWay = 0;
   #resolveShutdown!: () => void;
@@ -146,6 +148,15 @@ export class CellAppMgr {
       this.#tellProcessChange(m, event, reason);
       if (m.role === "baseapp" && !this.#shuttingDown) return this.#baseAppsChanged(m, event);
       if (m.role !== "cellapp" || this.#shuttingDown) return;
+      if (event === "left" && this.#rejoin.isOpen) {
+        // Nothing it held has been given away yet, and a member of the previous run may lose its connection while it
+        // finds its way back: its cells wait for it until the window closes, and it may register again unfenced.
+        this.#leftInRejoin.set(m.id, { member: m, buddy: this.buddies.buddyOf(m.id) });
+        this.registry.pardon(m.generation);
+        this.#log.warn(`cellapp ${m.id} left during the rejoin window: its cells wait for it until the window closes`);
+        return;
+      }
+      if (event === "joined") this.#leftInRejoin.delete(m.id);
       if (event === "left") {
         this.balancer.forget(m.id);
         const lost = this.spaces.onCellAppLeft(m.id);
@@ -412,6 +423,12 @@ export class CellAppMgr {
   /** The rejoin window is over: what the members reported is all there is; the default space is made if missing. */
   #rejoined(): void {
     const missing = dropMissingCellApps(this.spaces, this.registry);
+    // Those that left during the window and did not come back: their entities come back from their backups.
+    for (const id of missing) {
+      const left = this.#leftInRejoin.get(id);
+      if (left) announceDeath(this.registry, left.member, left.buddy, this.#log);
+    }
+    this.#leftInRejoin.clear();
     const spaces = [...this.spaces.all.keys()].sort((a, b) => a - b);
     this.#log.info(
       `rejoin window over: ${this.registry.withRole("cellapp").length} cellapp(s) and ` +

@@ -44,6 +44,8 @@ export class Registry {
    * apart: no member acts on them, so they are neither broadcast nor listed in registration replies.
    */
   #deadBases = new Map<number, string>();
+  /** Cellapp generations that left while a restarted cellappmgr's rejoin window was open: they may come back. */
+  #pardoned = new Set<number>();
   #log: Logger;
   /** Called after a member joined or left. */
   onChange:
@@ -106,6 +108,7 @@ export class Registry {
     if (!g || g < this.firstGeneration || this.#byChannel.has(ch)) return null;
     const cellapp = info.role === "cellapp";
     const held = cellapp ? "its cells given to others" : "its bases restored on other baseapps";
+    if (cellapp && this.#pardoned.has(g)) return null;
     const dead = (cellapp ? this.#dead : this.#deadBases).get(g);
     if (dead !== undefined) return `its generation ${g} was declared dead (${dead}) and ${held}`;
     const current = [...this.members.values()].find((m) => m.generation === g);
@@ -113,6 +116,15 @@ export class Registry {
     if (!current) return cellapp ? `its generation ${g} is not one this cellappmgr knows` : null;
     current.channel.close(`${current.role} ${current.id} registered again on another connection`);
     return `its generation ${g} was still registered on another connection, now closed: ${held}`;
+  }
+
+  /**
+   * Lets a cellapp generation that left come back unfenced: its cells were kept for it (it left during the rejoin
+   * window, when nothing it held had been given away yet).
+   */
+  pardon(generation: number): void {
+    this.#dead.delete(generation);
+    this.#pardoned.add(generation);
   }
 
   /** The cellapp generations of this run declared dead so far. */

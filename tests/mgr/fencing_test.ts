@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { CellAppMgr } from "../../mgr/cellappmgr.ts";
-import { type Channel, dial, MgrMsg, ProcMsg, type RegisterInfo, WireServer } from "../../core/wire/mod.ts";
+import { type Channel, dial, MgrMsg, ProcMsg, type RegisterInfo, RestoreMsg, WireServer } from "../../core/wire/mod.ts";
 import { memoryLogger } from "../helpers/log.ts";
 import { waitFor, within } from "../helpers/wait.ts";
 import { playAlong } from "../helpers/fake_member.ts";
@@ -142,6 +142,75 @@ Deno.test("a baseapp back with a dead generation is fenced while another baseapp
     const bBack = await (await b.dial(mgr.address)).request(MgrMsg.register, b.info(rb.generation!));
     assert.equal(bBack.fenced, null);
     assert.ok(bBack.id > 0);
+  } finally {
+    mgr.close();
+  }
+});
+
+Deno.test("a cellapp that drops during a restarted cellappmgr's rejoin window keeps its cells; gone at its end, it is dead", async () => {
+  const log = memoryLogger();
+  const mgr = await CellAppMgr.start({
+    host: "127.0.0.1",
+    port: 0,
+    secret: null,
+    maxFrame: 16 * 1024 * 1024,
+    log,
+    kv: null,
+    registry,
+    defaultSpace: { bounds: { minX: 0, minZ: 0, maxX: 100, maxZ: 100 }, npcs: 0 },
+    rejoinWindowMs: 4000,
+    balancePeriodMs: 0,
+  });
+  try {
+    const geometry = (cellapp: number, other: number) => ({
+      spaceId: 5,
+      bounds: [0, 0, 200, 100] as [number, number, number, number],
+      tree: {
+        axis: "x" as const,
+        at: 100,
+        left: { cell: { id: 1, cellapp } },
+        right: { cell: { id: 2, cellapp: other } },
+      },
+      isDefault: false,
+      cellapps: [] as [number, string][],
+    });
+    using a = new Member("cellapp");
+    using b = new Member("cellapp");
+    using c = new Member("cellapp");
+    const died: number[] = [];
+    c.handlers.on(RestoreMsg.cellAppDied, (_ch, id) => void died.push(id));
+    const back = (m: Member, id: number, generation: number | null) => ({
+      ...m.info(generation),
+      previousId: id,
+      spaces: [geometry(7, 8)],
+    });
+    // Members of an earlier run come back with space 5 over cellapps 7 and 8; c holds no cell of it.
+    const a1 = await a.dial(mgr.address);
+    const ra = await a1.request(MgrMsg.register, back(a, 7, 1));
+    assert.equal(ra.id, 7);
+    const rb = await (await b.dial(mgr.address)).request(MgrMsg.register, back(b, 8, 1));
+    assert.equal(rb.id, 8);
+    await (await c.dial(mgr.address)).request(MgrMsg.register, { ...c.info(1), previousId: 9, spaces: [] });
+
+    // a loses its connection inside the window, then registers again with the generation it was given: not fenced,
+    // and the space is as it was.
+    a1.close("lost");
+    await waitFor("a gone", () => !mgr.registry.members.has(7));
+    assert.ok(log.lines.some((l) => l.includes("cellapp 7 left during the rejoin window")), "inside the window");
+    assert.deepEqual(mgr.spaces.all.get(5)!.cellapps(), [7, 8], "its cells wait for it");
+    const ra2 = await (await a.dial(mgr.address)).request(MgrMsg.register, back(a, 7, ra.generation!));
+    assert.equal(ra2.fenced, null);
+    assert.equal(ra2.id, 7);
+    // b drops and stays away: at the window's end its cells go and it is announced dead.
+    b.channels[0].close("lost");
+    await waitFor("b gone", () => !mgr.registry.members.has(8));
+    await waitFor(
+      "b left inside the window",
+      () => log.lines.some((l) => l.includes("8 left during the rejoin window")),
+    );
+    await waitFor("the window over, b's cell gone", () => mgr.spaces.all.get(5)?.cellapps().join() === "7", 8000);
+    await waitFor("c told that b died", () => died.includes(8));
+    assert.ok(!died.includes(7), "a, which came back, is not dead");
   } finally {
     mgr.close();
   }
