@@ -4,6 +4,7 @@
  * checks at the end keep each response schema the same type as its view.
  */
 import { z } from "@hono/zod-openapi";
+import { GHOST_RULE, MAX_RADIUS } from "../core/space_settings.ts";
 import type {
   CellAppView,
   CellEntityView,
@@ -116,6 +117,7 @@ export const spaceSchema = z.object({
       })),
     })),
   }),
+  settings: z.object({ aoiRadius: z.number(), ghostRadius: z.number() }).describe("its AoI and ghost radius in force"),
 }).openapi("Space");
 
 /** POST /api/cellapps/:id/retire's answer. */
@@ -176,6 +178,13 @@ export interface BodySchemas {
  */
 export function bodySchemas(types: readonly string[] | null): BodySchemas {
   const coord = z.number().finite().min(-1e7).max(1e7);
+  const radius = z.number().positive().max(MAX_RADIUS);
+  const radii = {
+    aoiRadius: radius.optional().describe("default AoI radius of its witnesses, m (the cluster's when absent)"),
+    ghostRadius: radius.optional().describe(
+      `how far its cells hold ghosts beyond their rects, m (the cluster's when absent); ${GHOST_RULE}`,
+    ),
+  };
   const spawnEntry = z.strictObject({
     type: z.string().refine((t) => types === null || types.includes(t), {
       message: `unknown entity type; known types: ${types?.join(", ")}`,
@@ -199,8 +208,9 @@ export function bodySchemas(types: readonly string[] | null): BodySchemas {
       cells: z.number().int().min(1).max(64).optional(),
       entities: z.array(spawnEntry).max(32).optional().describe("entities spawned at random points"),
       balance: z.boolean().optional().describe("whether its partitions follow the load (default true)"),
+      ...radii,
     }).openapi("CreateSpace"),
-    patchSpace: z.strictObject({ balance: z.boolean().optional() }).openapi("PatchSpace"),
+    patchSpace: z.strictObject({ balance: z.boolean().optional(), ...radii }).openapi("PatchSpace"),
   };
 }
 

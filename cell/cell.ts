@@ -8,6 +8,12 @@ import type { Logger } from "../core/log.ts";
 import { seededRandom } from "../core/random.ts";
 import type { ErrorCodeValue } from "../core/def/client_protocol.ts";
 import type { CellScriptClass, EntityRef, Vec3 } from "../core/script.ts";
+import {
+  type SpaceSettings,
+  spaceSettingsError,
+  spaceSettingsIn,
+  type SpaceSettingsView,
+} from "../core/space_settings.ts";
 import { cellIndexAt, type CellRect, cellRects } from "../core/geo/bsp.ts";
 import { MAX_COORD, type Rect, rectFromArray, rectGrow, withinWorld } from "../core/geo/rect.ts";
 import {
@@ -36,7 +42,14 @@ import { RANGE_FLAG_SCRIPT, RangeList } from "./range/mod.ts";
 import { TickStats } from "./tick_stats.ts";
 import { runEntityCall } from "./calls.ts";
 import { receiveTeleport, teleport } from "./teleport.ts";
-import { updateWitnesses, Witness, witnessOf, type WitnessOptions } from "./witness/mod.ts";
+import {
+  applySpaceSettings,
+  spaceSettingsOf,
+  updateWitnesses,
+  Witness,
+  witnessOf,
+  type WitnessOptions,
+} from "./witness/mod.ts";
 import { CellLoadMeter } from "./load/cell_load.ts";
 import type { BaseRef } from "../core/base_script.ts";
 import { enterEntity, enterLoop, leaveEntity, switchEntity } from "./load/entity_load.ts";
@@ -52,6 +65,8 @@ export interface CellHost {
   ghosting?: GhostHost;
   /** Asks the cellappmgr to shut the space down. */
   requestShutDown(spaceId: number, why: string): void;
+  /** Asks the cellappmgr to change the space's settings; a host without one (a test's lone cell) has none. */
+  setSpaceSettings?(spaceId: number, change: SpaceSettings): Promise<SpaceSettingsView>;
   /** The cell `cellId` of the space has finished shutting down and can be dropped. */
   cellGone(spaceId: number, cellId: number): void;
   /** Tells the base of `e` that its cell entity is gone. */
@@ -122,6 +137,8 @@ export class Cell {
   layout: CellRect[] = [];
   /** The other cells of the space, each with its rect grown by the ghost radius: where reals here need a ghost. */
   ghostAreas: (CellAddress & { area: Rect })[] = [];
+  /** The space's ghost radius in force (its own, else the cellapp's); Infinity on a cellapp that keeps no ghosts. */
+  ghostRadius = Infinity;
   hasHadEntities = false;
   shuttingDown = false;
   /** Whether the space's tree has this cell; one that left it hands its reals over, then goes (#checkRetired). */
@@ -190,7 +207,8 @@ export class Cell {
     // Not reset while it stays out: the balancer sends a new tree every period, which must not keep it lingering.
     if (mine) this.#emptySince = NaN;
     const addresses = new Map(g.cellapps ?? []);
-    const radius = this.host.ghosting?.config.ghostRadius ?? 0;
+    const radius = g.ghostRadius ?? this.host.ghosting?.config.ghostRadius ?? 0;
+    this.ghostRadius = this.host.ghosting ? radius : Infinity;
     this.ghostAreas = [];
     for (const c of this.layout) {
       const address = addresses.get(c.cellapp);
@@ -198,6 +216,7 @@ export class Cell {
       this.ghostAreas.push({ cell: c.id, cellapp: c.cellapp, address, area: rectGrow(c.rect, radius) });
     }
     freezeOrphanedGhosts(this);
+    applySpaceSettings(this, g.aoiRadius ?? undefined);
   }
 
   /** The cell of this space containing (x, z), with its cellapp's address when known. */
@@ -625,6 +644,24 @@ export class Cell {
     this.scriptErrors++;
     const msg = err instanceof Error ? (err.stack ?? err.message) : String(err);
     this.host.log.error(`script error in ${e.type.name} ${e.id} (space ${this.spaceId}) ${where}: ${msg}`);
+  }
+
+  /** A script asks for its space's settings to change (`who` is its entity): the cellappmgr checks and spreads it. */
+  async setSpaceSettings(change: SpaceSettings, who: string): Promise<SpaceSettingsView> {
+    if (!this.host.setSpaceSettings) throw new Error(`setSpaceSettings by ${who}: this cell has no cellappmgr`);
+    // Checked here first, so that nothing the wire check would refuse (and drop the channel for) is sent.
+    const unknown = Object.keys(change).filter((k) => k !== "aoiRadius" && k !== "ghostRadius");
+    if (unknown.length > 0) throw new Error(`setSpaceSettings by ${who}: no space setting ${unknown.join(", ")}`);
+    const own: SpaceSettings = {};
+    if (change.aoiRadius !== undefined) own.aoiRadius = change.aoiRadius;
+    if (change.ghostRadius !== undefined) own.ghostRadius = change.ghostRadius;
+    const bad = spaceSettingsError(`space ${this.spaceId}`, own, spaceSettingsIn(own, spaceSettingsOf(this)));
+    if (bad) throw new RangeError(`setSpaceSettings by ${who}: ${bad}`);
+    try {
+      return await this.host.setSpaceSettings(this.spaceId, own);
+    } catch (e) {
+      throw new Error(`setSpaceSettings by ${who}: ${(e as Error).message}`);
+    }
   }
 
   /** Asks for this space to shut down (destroySpace, or an emptied single-cell space). */

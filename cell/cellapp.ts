@@ -128,6 +128,11 @@ export class CellApp {
         if (ch) ch.send(MgrMsg.requestShutDownSpace, spaceId, why);
         else log.warn(`cannot ask for space ${spaceId} to shut down (${why}): the cellappmgr is not reachable`);
       },
+      setSpaceSettings: (spaceId, change) => {
+        const ch = this.member.link.channel;
+        if (!ch) return Promise.reject(new Error("the cellappmgr is not reachable"));
+        return ch.request(MgrMsg.setSpaceSettings, spaceId, change);
+      },
       cellGone: (spaceId, cellId) => {
         this.cells.get(cellKey(spaceId, cellId))?.dispose();
         this.cells.delete(cellKey(spaceId, cellId));
@@ -351,7 +356,7 @@ export class CellApp {
     for (const c of cellRects(g.tree, rectFromArray(g.bounds))) {
       if (c.cellapp !== self || this.cells.has(cellKey(g.spaceId, c.id))) continue;
       const cell = new Cell(this.#host, g, self, c.id);
-      configureSpaceAoI(cell, this.#aoi);
+      configureSpaceAoI(cell, g.aoiRadius != null ? { ...this.#aoi, aoiRadius: g.aoiRadius } : this.#aoi);
       this.cells.set(cellKey(g.spaceId, c.id), cell);
       this.#log.info(`cell ${c.id} of space ${g.spaceId} created`);
     }

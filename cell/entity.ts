@@ -20,6 +20,8 @@ import type { Cell } from "./cell.ts";
 import type { RangeNode } from "./range/mod.ts";
 import type { GhostInfo, Offloading, RealGhosting } from "./borders/mod.ts";
 import { type ClientCaller, clientsOf, witnessOf } from "./witness/mod.ts";
+import { setWitnessSettings, spaceSettingsOf, type WitnessSettings, witnessSettingsOf } from "./witness/mod.ts";
+import type { SpaceSettings, SpaceSettingsView } from "../core/space_settings.ts";
 import type { EntitySnapshot } from "../core/wire/mod.ts";
 import { createEntityAt } from "./create_entity.ts";
 import { spaceInfoOf } from "./space_view.ts";
@@ -201,6 +203,33 @@ export class Entity implements CellEntityApi {
   removeFromAoI(id: number): void {
     const o = this.cell.entities.get(id);
     if (o) witnessOf(this)?.removeFromAoI(o);
+  }
+
+  get witnessSettings(): WitnessSettings | null {
+    const w = witnessOf(this);
+    return w ? witnessSettingsOf(w) : null;
+  }
+
+  setWitnessSettings(change: Partial<WitnessSettings>, call = "setWitnessSettings"): void {
+    const w = witnessOf(this);
+    if (!w) {
+      throw new Error(
+        `${call}: ${this.type.name} ${this.id} has no witness (no client attached); call it from onGetWitness`,
+      );
+    }
+    setWitnessSettings(w, change, call);
+  }
+
+  setAoIRadius(radius: number): void {
+    this.setWitnessSettings({ aoiRadius: radius }, "setAoIRadius");
+  }
+
+  get spaceSettings(): SpaceSettingsView {
+    return spaceSettingsOf(this.cell);
+  }
+
+  setSpaceSettings(change: SpaceSettings): Promise<SpaceSettingsView> {
+    return this.cell.setSpaceSettings(change, `${this.type.name} ${this.id}`);
   }
 
   teleport(position: Vec3, spaceId?: number): Promise<void> {

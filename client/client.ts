@@ -207,6 +207,27 @@ export class Client extends Emitter<ClientEvents> {
     return this.world?.entities ?? new Map();
   }
 
+  /**
+   * Whether property `name` of entity `id` holds what the server has at the detail level the entity is seen at;
+   * false for one of a nearer level (it reads as its default, or as last seen) and for an entity not in the AOI.
+   */
+  hasReceived(id: number, name: string): boolean {
+    return this.world?.hasReceived(id, name) ?? false;
+  }
+
+  /** The reference position packed positions are relative to (seed 000), as the server last set it. */
+  get reference(): Readonly<Vec3> {
+    return this.world?.reference ?? { x: 0, y: 0, z: 0 };
+  }
+
+  /**
+   * How far an entity's position may be off the server's, per axis (metres): at `at` (an entity's position), or
+   * the worst case within the AoI. Packed positions are finest near the reference position.
+   */
+  positionErrorBound(at?: Vec3): Vec3 {
+    return this.world?.positionErrorBound(at) ?? { x: 0, y: 0, z: 0 };
+  }
+
   /** True once the connection closed. */
   get closed(): boolean {
     return this.#closed;
@@ -403,10 +424,14 @@ export class Client extends Emitter<ClientEvents> {
   #listen(w: ClientWorld): void {
     w.on("enter", (ev) => this.emit("enter", ev.entity));
     w.on("leave", (ev) => this.emit("leave", ev.entity.id, ev.entity));
-    w.on("property", (ev) => this.emit("property", ev.entity, ev.name, ev.value));
-    w.on("detailLevel", (ev) => this.emit("detailLevel", ev.entity, ev.level));
-    w.on("method", (ev) => this.emit("clientMethod", ev.entity, ev.name, ev.args));
-    w.on("move", (ev) => this.emit("move", ev.entity));
+    w.on("property", (ev) => {
+      const c = ev.change;
+      const update = { path: ev.path, indices: c.path, kind: c.kind, start: c.start, end: c.end, byAlias: ev.byAlias };
+      this.emit("property", ev.entity, ev.name, ev.value, update);
+    });
+    w.on("detailLevel", (ev) => this.emit("detailLevel", ev.entity, ev.level, ev.names));
+    w.on("method", (ev) => this.emit("clientMethod", ev.entity, ev.name, ev.args, { byAlias: ev.byAlias }));
+    w.on("move", (ev) => this.emit("move", ev.entity, { full: ev.full, byAlias: ev.byAlias }));
     w.on("ownProperty", (ev) => this.emit("playerProperty", ev.name, ev.value));
     w.on("ownMethod", (ev) => this.emit("playerMethod", ev.name, ev.args));
   }

@@ -22,19 +22,37 @@ export interface EntityView {
   readonly detailLevel: number;
 }
 
+/** How a property update came: where inside the property, and how the server named the entity. */
+export interface PropertyUpdate {
+  /** Where inside the property the change is, readable: `inventory[2].count`; just the name for the whole property. */
+  readonly path: string;
+  /** The same as indices, one per level below the property (array index, or FIXED_DICT field in declared order). */
+  readonly indices: readonly number[];
+  /** "set" replaces the value at the path; "slice" replaces `[start, end)` of the array at the path. */
+  readonly kind: "set" | "slice";
+  readonly start: number;
+  readonly end: number;
+  /** Whether the server named the entity by its alias (a byte) rather than its full id. */
+  readonly byAlias: boolean;
+}
+
 /** Every event of a Client, with its arguments. */
 export interface ClientEvents {
   /** An entity entered the AOI (created with its properties). */
   enter: [entity: EntityView];
   /** An entity left the AOI. */
   leave: [id: number, entity: EntityView | undefined];
-  /** A property of an entity in the AOI changed (name of the top-level property and its new value). */
-  property: [entity: EntityView, name: string, value: unknown];
-  /** An entity's position or direction changed. */
-  move: [entity: EntityView];
-  detailLevel: [entity: EntityView, level: number];
+  /** A property of an entity in the AOI changed (name of the top-level property, its new value, and how). */
+  property: [entity: EntityView, name: string, value: unknown, update: PropertyUpdate];
+  /** An entity's position or direction changed; `full` when the position came unpacked (far from the reference). */
+  move: [entity: EntityView, how: { full: boolean; byAlias: boolean }];
+  /**
+   * An entity is seen at another detail level (0 = nearest); `delivered`: the properties that came with the change
+   * (those of nearer levels that changed since the client last had them). See Client.hasReceived.
+   */
+  detailLevel: [entity: EntityView, level: number, delivered: string[]];
   /** A client method called on an entity in the AOI. */
-  clientMethod: [entity: EntityView, method: string, args: unknown[]];
+  clientMethod: [entity: EntityView, method: string, args: unknown[], how: { byAlias: boolean }];
   /** A property of the player changed (base or cell part). */
   playerProperty: [name: string, value: unknown];
   /** A client method called on the player (by its base or its cell). */

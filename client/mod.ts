@@ -14,5 +14,6 @@ export {
 } from "./client.ts";
 export { type ClientEntity, ClientWorld } from "./world.ts";
 export type { ResumeOptions } from "./resume.ts";
-export { type ClientEvents, Emitter, type EntityView, type Vec3 } from "./events.ts";
+export { type ClientEvents, Emitter, type EntityView, type PropertyUpdate, type Vec3 } from "./events.ts";
+export { packedAxisError, positionErrorBound } from "./position.ts";
 export { ErrorCode } from "../core/def/client_protocol.ts";

@@ -12,6 +12,8 @@ import {
   type EntityType,
   PropertyContainer,
 } from "../core/def/mod.ts";
+import { describePath } from "../core/def/paths.ts";
+import { positionErrorBound } from "./position.ts";
 import {
   type AoiDecodeContext,
   type AoiMessage,
@@ -48,10 +50,22 @@ export interface WorldEvents {
   /** An entity was created; `fromCache` when a cached copy was reused; `sent`: the properties that came with it. */
   enter: { entity: ClientEntity; fromCache: boolean; sent: string[] };
   leave: { entity: ClientEntity; stamps: readonly number[] };
-  property: { entity: ClientEntity; name: string; value: unknown; change: ChangeRecord };
-  detailLevel: { entity: ClientEntity; level: number; names: string[] };
-  method: { entity: ClientEntity; name: string; args: unknown[] };
-  move: { entity: ClientEntity; full: boolean };
+  /**
+   * A property changed: `path` says where inside it (e.g. `inventory[2].count`, just the name for the whole
+   * property; `change.path` has the indices); `byAlias` whether the server named the entity by its alias.
+   */
+  property: {
+    entity: ClientEntity;
+    name: string;
+    value: unknown;
+    change: ChangeRecord;
+    path: string;
+    byAlias: boolean;
+  };
+  /** The entity is seen at another detail level; `names`: the properties that came with the change. */
+  detailLevel: { entity: ClientEntity; level: number; names: string[]; byAlias: boolean };
+  method: { entity: ClientEntity; name: string; args: unknown[]; byAlias: boolean };
+  move: { entity: ClientEntity; full: boolean; byAlias: boolean };
   ownProperty: { name: string; value: unknown; change: ChangeRecord };
   ownMethod: { name: string; args: unknown[] };
 }
@@ -143,6 +157,28 @@ export class ClientWorld extends Emitter<WorldEvents> implements AoiDecodeContex
     return this.entities.get(id)?.type;
   }
 
+  /**
+   * Whether property `name` of an entity holds what the server has, at the entity's current detail level: false for
+   * a property of a nearer level than the entity is seen at (it reads as its default, or as it was when last seen
+   * that near). Throws for a name the type's clients do not see.
+   */
+  hasReceived(entity: ClientEntity | number, name: string): boolean {
+    const e = typeof entity === "number" ? this.entities.get(entity) : entity;
+    if (!e) return false;
+    const p = e.type.properties.find((q) => q.name === name);
+    if (!p || !e.type.propertiesFor("otherClients").includes(p)) {
+      throw new RangeError(`${e.type.name} has no property "${name}" that other clients see`);
+    }
+    // The server keeps a client up to date on the levels from the one it sees the entity at outwards, and brings a
+    // level up to date (what changed since the client's stamp for it) as the entity comes that near.
+    return p.detailLevel >= e.detailLevel;
+  }
+
+  /** How far a position held here may be off the server's on each axis: at `at`, or anywhere when absent. */
+  positionErrorBound(at?: { x: number; y: number; z: number }): { x: number; y: number; z: number } {
+    return positionErrorBound(this.reference, this.scale, at);
+  }
+
   /** Applies a frame of AOI messages; throws on anything else or on malformed data. */
   receive(frame: Uint8Array): void {
     const r = new ByteReader(frame);
@@ -189,16 +225,19 @@ export class ClientWorld extends Emitter<WorldEvents> implements AoiDecodeContex
       case "property": {
         const e = this.#entity(m.id);
         e.container.apply(m.change, false);
-        const name = e.type.properties[m.change.index].name;
+        const prop = e.type.properties[m.change.index];
         if (this.has("property")) {
-          this.emit("property", { entity: e, name, value: e.container.raw(m.change.index), change: m.change });
+          const value = e.container.raw(m.change.index), path = describePath(prop, m.change.path);
+          const byAlias = m.byAlias ?? false;
+          this.emit("property", { entity: e, name: prop.name, value, change: m.change, path, byAlias });
         }
         return;
       }
       case "detailLevel": {
         const e = this.#entity(m.id);
         e.detailLevel = m.detailLevel;
-        this.emit("detailLevel", { entity: e, level: m.detailLevel, names: load(e.container, m.props) });
+        const names = load(e.container, m.props);
+        this.emit("detailLevel", { entity: e, level: m.detailLevel, names, byAlias: m.byAlias ?? false });
         return;
       }
       case "reference":
@@ -208,7 +247,12 @@ export class ClientWorld extends Emitter<WorldEvents> implements AoiDecodeContex
         this.scale = m.scale;
         return;
       case "method":
-        this.emit("method", { entity: this.#entity(m.id), name: m.method.name, args: m.args });
+        this.emit("method", {
+          entity: this.#entity(m.id),
+          name: m.method.name,
+          args: m.args,
+          byAlias: m.byAlias ?? false,
+        });
         return;
       case "ownProperty": {
         const p = this.player!;
@@ -234,7 +278,9 @@ export class ClientWorld extends Emitter<WorldEvents> implements AoiDecodeContex
         if (!Number.isNaN(m.yaw)) e.yaw = m.yaw;
         if (!Number.isNaN(m.pitch)) e.pitch = m.pitch;
         if (!Number.isNaN(m.roll)) e.roll = m.roll;
-        if (this.has("move")) this.emit("move", { entity: e, full: m.posType === POS_FULL });
+        if (this.has("move")) {
+          this.emit("move", { entity: e, full: m.posType === POS_FULL, byAlias: m.byAlias ?? false });
+        }
         return;
       }
       case "requestUpdate":

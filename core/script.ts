@@ -8,10 +8,26 @@
  */
 
 import type { BaseRef } from "./base_script.ts";
+import type { SpaceSettings, SpaceSettingsView } from "./space_settings.ts";
 
 /** A cell entity's base part as its cell script calls it. */
 export interface BasePart {
   call(method: string, ...args: unknown[]): Promise<unknown>;
+}
+
+export type { SpaceSettings, SpaceSettingsView } from "./space_settings.ts";
+
+/**
+ * A witness's settings a script may change (seed 000): its AoI radius, the bytes its client may be sent per tick,
+ * and the priority weights (an entity's update comes every (distance * distanceWeighting + 1) * weighting ticks'
+ * worth of priority; a tick goes no further than maxPriorityDelta past the first one queued).
+ */
+export interface WitnessSettings {
+  aoiRadius: number;
+  bytesPerTick: number;
+  distanceWeighting: number;
+  weighting: number;
+  maxPriorityDelta: number;
 }
 
 /** A position or direction as scripts read and write it. */
@@ -152,6 +168,23 @@ export interface CellEntityApi<P = Record<string, unknown>> extends EntityRef {
   addToAoI(id: number): void;
   /** Undoes addToAoI. */
   removeFromAoI(id: number): void;
+  /** Its witness's settings in force; null while no client is attached (before onGetWitness). */
+  readonly witnessSettings: Readonly<WitnessSettings> | null;
+  /**
+   * Changes its witness's settings (from onGetWitness on): each is checked, the AoI radius against the space's ghost
+   * radius (AoI radius + hysteresis + offload hysteresis <= ghost radius). Throws a RangeError naming the value and
+   * the rule, or an Error without a witness. They move with the entity to other cells of the space.
+   */
+  setWitnessSettings(change: Partial<WitnessSettings>): void;
+  /** setWitnessSettings({ aoiRadius }): seed 000's setAoIRadius. */
+  setAoIRadius(radius: number): void;
+  /** Its space's AoI and ghost radius in force, as this cell has them. */
+  readonly spaceSettings: Readonly<SpaceSettingsView>;
+  /**
+   * Changes its space's settings on every cell of the space (through the cellappmgr, which checks the ghost rule).
+   * Resolves with the settings in force, or rejects saying which value breaks the rule.
+   */
+  setSpaceSettings(change: SpaceSettings): Promise<SpaceSettingsView>;
   /** Milliseconds of game time since the cell started, for scripts that need a clock. */
   readonly time: number;
   /** A random number in [0, 1) from the cell's generator. */

@@ -79,6 +79,8 @@ export interface SpaceView {
   cells: CellView[];
   /** How its cells are balanced, with the last minute's history. */
   balance: BalanceView;
+  /** Its AoI and ghost radius in force (its own, else the cluster's); PATCH changes them. */
+  settings: { aoiRadius: number; ghostRadius: number };
 }
 
 /** A partition of a space's tree: where it lies, and the cells on each side. */
@@ -191,6 +193,12 @@ export interface CreateSpaceBody {
   entities?: { type: string; count: number; props?: Record<string, unknown> }[];
   /** Whether its partitions follow the load (default true). */
   balance?: boolean;
+  /**
+   * The space's AoI and ghost radius (m); the cluster's when absent. Checked: ghost radius >= AoI radius + AoI
+   * hysteresis + offload hysteresis.
+   */
+  aoiRadius?: number;
+  ghostRadius?: number;
 }
 
 /** The body of POST /api/spaces/:id/entities. */
@@ -208,6 +216,9 @@ export interface SpawnBody {
 export interface PatchSpaceBody {
   /** Switches its balancing on or off. */
   balance?: boolean;
+  /** Changes its AoI and ghost radius (m), checked as at creation; its cells and their witnesses follow. */
+  aoiRadius?: number;
+  ghostRadius?: number;
 }
 
 /** Why a request to the cellappmgr cannot be met; the admin API maps `code` to an HTTP status. */

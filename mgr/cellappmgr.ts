@@ -21,6 +21,7 @@ import {
   type EntityInspectView,
   type EntityView,
   type HealthView,
+  type PatchSpaceBody,
   type ProcessChange,
   type ProcessShutdownView,
   RequestError,
@@ -43,6 +44,7 @@ import { rectFromArray } from "../core/geo/rect.ts";
 import { cellIndexAt } from "../core/geo/bsp.ts";
 import { type EntityRegistry, PropertyContainer } from "../core/def/mod.ts";
 import type { SpaceCreatedHook, SpaceEntities } from "../core/game.ts";
+import { SPACE_SETTINGS_DEFAULTS, spaceSettingsIn } from "../core/space_settings.ts";
 import { ProcessMetrics } from "../core/metrics.ts";
 import { MetricsGatherer } from "./metrics.ts";
 import { inspectEntity, shutdownProcess } from "./process_control.ts";
@@ -74,6 +76,10 @@ export interface CellAppMgrOptions {
   rejoinWindowMs?: number;
   /** How often partitions follow the load (ms, default 1000); 0 keeps them still. */
   balancePeriodMs?: number;
+  /** The cellapps' ghost radius (m): no balanced cell becomes narrower; a space's default ghost radius. */
+  ghostRadius?: number;
+  /** The cellapps' AoI radius (m): a space's default. */
+  aoiRadius?: number;
 }
 
 /** How long a process gets to stop on request before the cellappmgr moves on. */
@@ -127,6 +133,7 @@ export class CellAppMgr {
     this.registry = new Registry(opts.log);
     this.buddies = new Buddies(this.registry, opts.log);
     this.spaces = new Spaces(this.registry, opts.log, (n) => this.#ids.allocate(n));
+    this.spaces.settingsDefaults = spaceSettingsIn(opts, SPACE_SETTINGS_DEFAULTS);
     this.balancer = new Balancer(
       {
         spaces: () => this.spaces.all.values(),
@@ -233,6 +240,14 @@ export class CellAppMgr {
           return;
         }
         this.spaces.shutDown(spaceId, `${why} (asked by cellapp ${m.id})`);
+      })
+      .on(MgrMsg.setSpaceSettings, (ch, spaceId, change) => {
+        const m = this.#member(ch, "setSpaceSettings");
+        const space = this.spaces.all.get(spaceId);
+        if (!space || space.shuttingDown || !space.cellapps().includes(m.id)) {
+          throw new Error(`space ${spaceId} is not running a cell on cellapp ${m.id}`);
+        }
+        return this.spaces.setSettings(space, change);
       })
       .on(MgrMsg.loadReport, (ch, report) => {
         const m = this.#member(ch, "loadReport");
@@ -488,13 +503,17 @@ export class CellAppMgr {
       tree: s.tree,
       cells: cellViews(s, this.spaces.reports),
       balance: this.balancer.view(s),
+      settings: this.spaces.settingsOf(s),
     };
   }
 
-  /** PATCH /api/spaces/:id: switches the space's balancing on or off. */
-  patchSpace(id: number, body: { balance?: boolean }): SpaceView {
+  /** PATCH /api/spaces/:id: switches the space's balancing on or off, changes its AoI and ghost radius. */
+  patchSpace(id: number, body: PatchSpaceBody): SpaceView {
     const s = this.spaces.all.get(id);
     if (!s || s.shuttingDown) throw new RequestError("not_found", `no space ${id}`);
+    if (body.aoiRadius !== undefined || body.ghostRadius !== undefined) {
+      this.spaces.setSettings(s, { aoiRadius: body.aoiRadius, ghostRadius: body.ghostRadius });
+    }
     if (body.balance !== undefined) this.balancer.setEnabled(s, body.balance);
     return this.getSpace(id);
   }
@@ -522,6 +541,7 @@ export class CellAppMgr {
         cells: body.cells ?? 1,
         entities: [...this.#gameEntities(rectFromArray(body.bounds), false, 0), ...entities],
         balance: body.balance,
+        settings: { aoiRadius: body.aoiRadius, ghostRadius: body.ghostRadius },
       });
       return { id: space.id };
     });

@@ -8,6 +8,13 @@ import { CellMsg, type CellReport, type SpaceGeometry, type SpawnRequest } from 
 import type { Logger } from "../core/log.ts";
 import type { Member, Registry } from "./registry.ts";
 import { RequestError } from "../core/views.ts";
+import {
+  SPACE_SETTINGS_DEFAULTS,
+  type SpaceSettings,
+  spaceSettingsError,
+  spaceSettingsIn,
+  type SpaceSettingsView,
+} from "../core/space_settings.ts";
 
 /** The id of the default space, as BigWorld's useDefaultSpace. */
 export const DEFAULT_SPACE_ID = 1;
@@ -23,6 +30,8 @@ export interface SpaceSpec {
   entities?: { type: string; count: number; props?: Record<string, unknown> }[];
   /** Whether its partitions follow the load (default true). */
   balance?: boolean;
+  /** Its own AoI and ghost radius (checked against the ghost rule). */
+  settings?: SpaceSettings;
 }
 
 /** Loads are compared in steps of 1/LOAD_STEPS of a core. */
@@ -40,6 +49,8 @@ export class Space {
   balance = true;
   /** Balancing retires no idle cell below this many: the cells it was created with. */
   minCells = 1;
+  /** Its own AoI and ghost radius; every cellapp of the space gets them with the geometry. */
+  settings: SpaceSettings = {};
   readonly createdAt: number = Date.now();
 
   constructor(
@@ -67,7 +78,16 @@ export class Space {
       const a = address(id);
       if (a) cellapps.push([id, a]);
     }
-    return { spaceId: this.id, bounds: rectToArray(this.bounds), tree: this.tree, isDefault: this.isDefault, cellapps };
+    const g: SpaceGeometry = {
+      spaceId: this.id,
+      bounds: rectToArray(this.bounds),
+      tree: this.tree,
+      isDefault: this.isDefault,
+      cellapps,
+    };
+    if (this.settings.aoiRadius !== undefined) g.aoiRadius = this.settings.aoiRadius;
+    if (this.settings.ghostRadius !== undefined) g.ghostRadius = this.settings.ghostRadius;
+    return g;
   }
 }
 
@@ -81,6 +101,8 @@ export class Spaces {
   /** Entities spawned into a cell since its last report, by the same key: counted until the report says them. */
   readonly #unreported = new Map<string, number>();
   #nextId = DEFAULT_SPACE_ID + 1;
+  /** The cellapps' AoI and ghost radius (`--aoi-radius`, `--ghost-radius`): a space's unset settings are these. */
+  settingsDefaults: SpaceSettingsView = SPACE_SETTINGS_DEFAULTS;
 
   constructor(
     private readonly registry: Registry,
@@ -124,6 +146,11 @@ export class Spaces {
    */
   async create(spec: SpaceSpec): Promise<Space> {
     if (!(spec.cells >= 1)) throw new RequestError("bad_request", `cells: a space needs at least one cell`);
+    const settings: SpaceSettings = {};
+    if (spec.settings?.aoiRadius != null) settings.aoiRadius = spec.settings.aoiRadius;
+    if (spec.settings?.ghostRadius != null) settings.ghostRadius = spec.settings.ghostRadius;
+    const bad = spaceSettingsError("the new space", settings, spaceSettingsIn(settings, this.settingsDefaults));
+    if (bad) throw new RequestError("bad_request", bad);
     const apps = this.findBestCellApps(spec.cells, spec.preferredHost ?? null);
     if (apps.length === 0) throw new RequestError("unavailable", "no cellapp is running to host the space");
     const entities = spec.entities ?? [];
@@ -149,6 +176,7 @@ export class Spaces {
     );
     space.balance = spec.balance ?? true;
     space.minCells = spec.cells;
+    space.settings = { ...settings };
     this.all.set(id, space);
     const geometry = this.geometryOf(space);
     const results = await Promise.allSettled(apps.map((a) => a.channel.request(CellMsg.createCell, geometry)));
@@ -330,10 +358,36 @@ export class Spaces {
       }
       const space = new Space(g.spaceId, bounds, g.tree, g.isDefault, null);
       space.hasHadEntities = true;
+      if (g.aoiRadius != null) space.settings.aoiRadius = g.aoiRadius;
+      if (g.ghostRadius != null) space.settings.ghostRadius = g.ghostRadius;
       this.all.set(g.spaceId, space);
       this.log.info(`${name} adopted from cellapp ${cellapp}`);
     }
     return refused;
+  }
+
+  /** A space's settings in force. */
+  settingsOf(space: Space): SpaceSettingsView {
+    return spaceSettingsIn(space.settings, this.settingsDefaults);
+  }
+
+  /**
+   * Changes a space's settings (admin API or script): the result must keep the ghost rule, else a RequestError
+   * says which value breaks it. Every cellapp of the space hears the new geometry; cells added later get it too.
+   */
+  setSettings(space: Space, change: SpaceSettings): SpaceSettingsView {
+    const own = { ...space.settings }, given: SpaceSettings = {};
+    if (change.aoiRadius != null) own.aoiRadius = given.aoiRadius = change.aoiRadius;
+    if (change.ghostRadius != null) own.ghostRadius = given.ghostRadius = change.ghostRadius;
+    const merged = spaceSettingsIn(own, this.settingsDefaults);
+    const bad = spaceSettingsError(`space ${space.id}`, given, merged);
+    if (bad) throw new RequestError("bad_request", bad);
+    if (own.aoiRadius === space.settings.aoiRadius && own.ghostRadius === space.settings.ghostRadius) return merged;
+    space.settings = own;
+    const g = this.geometryOf(space);
+    for (const a of space.cellapps()) this.registry.members.get(a)?.channel.send(CellMsg.updateGeometry, g);
+    this.log.info(`space ${space.id}: AoI radius ${merged.aoiRadius} m, ghost radius ${merged.ghostRadius} m`);
+    return merged;
   }
 
   /**

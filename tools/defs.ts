@@ -4,8 +4,13 @@
  * USER_TYPE come from DIR/user_types.ts when present, as `export const
  * userTypes`), or a TypeScript module or folder (mod.ts) exporting `registry`.
  * Warnings go to stderr; a bad definition exits 1 with file:line and what is wrong.
+ * `deno task defs --ts [DIR] [--out=FILE]` writes TypeScript types for client code instead (tools/defs_ts.ts).
  */
 import { DefError, describeRegistry, EntityRegistry, formatWarning, loadDefs, UserTypeImpl } from "../core/def/mod.ts";
+import { parseArgs } from "node:util";
+import { dirname, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { registryToTs } from "./defs_ts.ts";
 
 async function exists(path: string): Promise<boolean> {
   try {
@@ -41,15 +46,37 @@ export async function loadRegistry(target: string): Promise<EntityRegistry> {
   return mod.registry;
 }
 
+/** The SDK's entry module, as a specifier from `fromDir` (relative, so the output works wherever the tree is). */
+function sdkFrom(fromDir: string): string {
+  const rel = relative(resolve(fromDir), fileURLToPath(new URL("../client/mod.ts", import.meta.url)));
+  return rel.startsWith(".") ? rel : `./${rel}`;
+}
+
+const USAGE = "usage: deno task defs DIR   (DIR/entities.xml + DIR/entity_defs/, or a TypeScript registry)\n" +
+  "       deno task defs --ts [DIR] [--out=FILE] [--sdk=SPECIFIER]   (TypeScript types for client code; DIR " +
+  "defaults to entities/, the SDK is imported relative to FILE, or to the current folder)";
+
 if (import.meta.main) {
-  const target = Deno.args[0];
-  if (!target) {
-    console.error("usage: deno task defs DIR   (DIR/entities.xml + DIR/entity_defs/, or a TypeScript registry)");
+  const { values, positionals } = parseArgs({
+    args: Deno.args,
+    options: { ts: { type: "boolean" }, out: { type: "string" }, sdk: { type: "string" } },
+    allowPositionals: true,
+  });
+  const target = positionals[0] ?? (values.ts ? fileURLToPath(new URL("../entities", import.meta.url)) : undefined);
+  if (!target || positionals.length > 1) {
+    console.error(USAGE);
     Deno.exit(2);
   }
   try {
     const reg = await loadRegistry(target);
     for (const w of reg.warnings) console.error(`warning: ${formatWarning(w)}`);
+    if (values.ts) {
+      const sdk = values.sdk ?? sdkFrom(values.out ? dirname(values.out) : ".");
+      const text = registryToTs(reg, sdk, relative(Deno.cwd(), resolve(target)) || ".");
+      if (values.out) await Deno.writeTextFile(values.out, text);
+      else console.log(text);
+      Deno.exit(0);
+    }
     console.log(JSON.stringify(describeRegistry(reg), null, 2));
   } catch (e) {
     console.error(`error: ${e instanceof DefError || e instanceof Error ? e.message : String(e)}`);

@@ -9,4 +9,6 @@ export interface WitnessCell {
   readonly entities: ReadonlyMap<number, Entity>;
   /** Ghosts of neighbours' reals held by the cell. */
   readonly ghosts: ReadonlyMap<number, Entity>;
+  /** The space's ghost radius in force, which caps its witnesses' AoI radius (core/space_settings.ts). */
+  readonly ghostRadius?: number;
 }

@@ -6,6 +6,13 @@ export { Witness, witnessesOf, witnessOf } from "./witness.ts";
 export { configureSpaceAoI, updateWitnesses, WITNESS_DEFAULTS, type WitnessOptions } from "./witness_options.ts";
 export { type ClientCaller, clientsOf } from "./witness_clients.ts";
 export {
+  applySpaceSettings,
+  setWitnessSettings,
+  spaceSettingsOf,
+  type WitnessSettings,
+  witnessSettingsOf,
+} from "./witness_settings.ts";
+export {
   continueHistory,
   EventHistory,
   historyOf,

@@ -54,6 +54,8 @@ export class Witness implements SendContext, OwnClientSink {
   scale = 1;
   readonly opts: Required<Omit<WitnessOptions, "packedScale" | "onBadInput">> & WitnessOptions;
   destroyed = false;
+  /** Settings its entity's script set (witness_settings.ts): its own, kept across cells, not the space's. */
+  readonly scripted: Set<string> = new Set();
   /** The caches, by slot. */
   readonly t: CacheTable = new CacheTable();
   /** Entity id → slot. */
@@ -158,6 +160,7 @@ export class Witness implements SendContext, OwnClientSink {
       freeAliases: this.#freeAliases,
       own: this.#own,
       opts: this.opts,
+      scripted: this.scripted,
       stats: this.stats,
       reference: [this.rx, this.ry, this.rz, this.scale, this.#refSent ? 1 : 0],
     };

@@ -46,6 +46,7 @@ export interface WitnessParts {
   readonly freeAliases: number[];
   readonly own: ByteWriter;
   readonly opts: WitnessOptions;
+  readonly scripted: Set<string>;
   readonly stats: WitnessStats;
   reference: [number, number, number, number, number];
 }
@@ -71,6 +72,7 @@ export function captureWitness(p: WitnessParts): WitnessState {
     freeAliases: [...p.freeAliases],
     own: p.own.toBytes(),
     stats: { ...p.stats } as unknown as Record<string, number>,
+    scripted: [...p.scripted],
   };
 }
 
@@ -87,6 +89,7 @@ export interface Restored {
  */
 export function restoreWitness(p: WitnessParts, state: WitnessState, cell: WitnessCell, leaves: ByteWriter): Restored {
   const t = p.t, now = cell.time, horizon = (p.opts.historyHorizonMs ?? undefined) as number | undefined;
+  for (const k of Array.isArray(state.scripted) ? state.scripted : []) if (typeof k === "string") p.scripted.add(k);
   p.freeAliases.length = 0;
   p.freeAliases.push(...state.freeAliases);
   Object.assign(p.stats, state.stats);

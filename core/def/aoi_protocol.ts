@@ -82,16 +82,18 @@ export type AoiMessage =
     props: PropValue[];
   }
   | { kind: "leave"; id: number; stamps: number[] }
-  | { kind: "property"; id: number; change: ChangeRecord }
-  | { kind: "detailLevel"; id: number; detailLevel: number; props: PropValue[] }
+  | { kind: "property"; id: number; change: ChangeRecord; byAlias?: boolean }
+  | { kind: "detailLevel"; id: number; detailLevel: number; props: PropValue[]; byAlias?: boolean }
   | { kind: "reference"; x: number; y: number; z: number; scale: number }
-  | { kind: "method"; id: number; method: MethodDef; args: unknown[] }
+  | { kind: "method"; id: number; method: MethodDef; args: unknown[]; byAlias?: boolean }
   | { kind: "ownProperty"; change: ChangeRecord }
   | { kind: "ownMethod"; method: MethodDef; args: unknown[] }
   | { kind: "requestUpdate"; id: number; life: number; stamps: number[] }
   | {
     kind: "volatile";
     id: number;
+    /** Whether the entity was named by its alias (else by its full id); set when decoded. */
+    byAlias?: boolean;
     posType: number;
     /** Relative to the reference position for POS_XZ / POS_XYZ (y is 0 for POS_XZ); absolute for POS_FULL. */
     x: number;
@@ -333,6 +335,11 @@ function readRef(r: ByteReader, ctx: AoiDecodeContext): number {
   return alias === NO_ALIAS ? r.varint() : ctx.aliasId(alias);
 }
 
+/** Whether the entity reference at the reader's position is an alias (read before readRef). */
+function isAliasRef(r: ByteReader): boolean {
+  return r.remaining > 0 && r.buf[r.pos] !== NO_ALIAS;
+}
+
 function typeOf(ctx: AoiDecodeContext, id: number): EntityType {
   const t = ctx.typeOf(id);
   if (!t) throw new RangeError(`AOI message for unknown entity ${id}`);
@@ -384,19 +391,19 @@ export function readAoiMessage(r: ByteReader, id: number, ctx: AoiDecodeContext)
     case AOI_MSG.LEAVE:
       return { kind: "leave", id: r.varint(), stamps: readStamps(r) };
     case AOI_MSG.PROPERTY: {
-      const eid = readRef(r, ctx);
-      return { kind: "property", id: eid, change: readChange(r, typeOf(ctx, eid)) };
+      const byAlias = isAliasRef(r), eid = readRef(r, ctx);
+      return { kind: "property", id: eid, change: readChange(r, typeOf(ctx, eid)), byAlias };
     }
     case AOI_MSG.DETAIL_LEVEL: {
-      const eid = readRef(r, ctx);
+      const byAlias = isAliasRef(r), eid = readRef(r, ctx);
       const detailLevel = r.u8();
-      return { kind: "detailLevel", id: eid, detailLevel, props: readProps(r, typeOf(ctx, eid)) };
+      return { kind: "detailLevel", id: eid, detailLevel, props: readProps(r, typeOf(ctx, eid)), byAlias };
     }
     case AOI_MSG.REFERENCE:
       return { kind: "reference", x: r.f32(), y: r.f32(), z: r.f32(), scale: r.f32() };
     case AOI_MSG.METHOD: {
-      const eid = readRef(r, ctx);
-      return { kind: "method", id: eid, ...readCall(r, typeOf(ctx, eid)) };
+      const byAlias = isAliasRef(r), eid = readRef(r, ctx);
+      return { kind: "method", id: eid, ...readCall(r, typeOf(ctx, eid)), byAlias };
     }
     case AOI_MSG.OWN_PROPERTY:
       if (!ctx.ownType) throw new RangeError("own property update before the player entity exists");
@@ -433,5 +440,5 @@ function readVolatile(r: ByteReader, v: number, ctx: AoiDecodeContext): AoiMessa
       if (dirType === DIR_YPR) roll = unpackAngle(r.i8());
     }
   }
-  return { kind: "volatile", id: eid, posType, x, y, z, dirType, yaw, pitch, roll };
+  return { kind: "volatile", id: eid, posType, x, y, z, dirType, yaw, pitch, roll, byAlias: (v & 16) !== 0 };
 }

@@ -21,6 +21,7 @@ import {
   vec3,
 } from "./check.ts";
 import { type BspNode, checkBsp } from "../geo/bsp.ts";
+import { MAX_RADIUS } from "../space_settings.ts";
 
 /** A space's geometry as every cellapp hosting one of its cells gets it. */
 export interface SpaceGeometry {
@@ -32,6 +33,9 @@ export interface SpaceGeometry {
   isDefault: boolean;
   /** The listening address of each cellapp holding a cell of the space, by cellapp id. */
   cellapps?: [number, string][];
+  /** The space's own AoI and ghost radius (core/space_settings.ts); absent ones are the cellapp's. */
+  aoiRadius?: number;
+  ghostRadius?: number;
 }
 
 /** What a ghost is created with: the real's ghosted state and where the real is. */
@@ -139,6 +143,8 @@ export interface WitnessState {
   own: Uint8Array;
   /** The counters so far. */
   stats: Record<string, number>;
+  /** Which of `opts` the entity's script set (they do not follow the space's); absent from an older sender. */
+  scripted?: string[];
 }
 
 /**
@@ -214,6 +220,8 @@ export const spaceGeometry: Check = obj({
   tree: checkBsp,
   isDefault: bool,
   cellapps: optional(arrayOf(row(processId, address), 1024)),
+  aoiRadius: optional(numIn(1e-3, MAX_RADIUS)),
+  ghostRadius: optional(numIn(1e-3, MAX_RADIUS)),
 });
 const geometry = spaceGeometry;
 const typeName = str(100);

@@ -1,6 +1,7 @@
 /** Messages the cellappmgr handles, and the data they carry. */
 import { message } from "./catalog.ts";
 import { type CellEntitySpec, cellEntitySpec, type SpaceGeometry, spaceGeometry } from "./cell_interface.ts";
+import { MAX_RADIUS, type SpaceSettings, type SpaceSettingsView } from "../space_settings.ts";
 import {
   address,
   arrayOf,
@@ -225,5 +226,18 @@ export const MgrMsg = {
     "createCellEntity",
     tuple(cellEntitySpec(0)),
     ["baseapp"],
+  ),
+  /**
+   * A cell script changes its space's settings (core/space_settings.ts): checked against the ghost rule, then every
+   * cellapp of the space hears the new geometry. Replies the settings in force, or rejects with why not.
+   */
+  setSpaceSettings: message<[number, SpaceSettings], SpaceSettingsView>(
+    29,
+    "setSpaceSettings",
+    tuple(
+      spaceId,
+      obj({ aoiRadius: optional(numIn(1e-3, MAX_RADIUS)), ghostRadius: optional(numIn(1e-3, MAX_RADIUS)) }),
+    ),
+    ["cellapp"],
   ),
 } as const;

@@ -156,9 +156,10 @@ export class Balancer {
     }
     if (!balancing && retiring.size === 0) return space.tree;
     const cellapps = new Set(cells.map((c) => c.cellapp));
+    // No narrower than the space's own ghost radius either, when it has one.
     st.balancer.minWidth = this.#host.cellapps().reduce(
       (w, m) => cellapps.has(m.id) ? Math.max(w, m.ghostRadius) : w,
-      this.#opts.minWidth,
+      Math.max(this.#opts.minWidth, space.settings.ghostRadius ?? 0),
     );
     let tree = st.balancer.balance(space.tree, space.bounds, loads, retiring);
     for (const id of readyToLeave(tree, space.bounds, retiring, loads)) {

@@ -144,9 +144,24 @@ Deno.test("the OpenAPI document is structurally OpenAPI 3: operations, parameter
   }
   const create = spec.components.schemas.CreateSpace as { required: string[]; properties: Record<string, Json> };
   assert.deepEqual(create.required, ["bounds"]);
-  assert.deepEqual(Object.keys(create.properties).sort(), ["balance", "bounds", "cells", "entities"]);
+  assert.deepEqual(Object.keys(create.properties).sort(), [
+    "aoiRadius",
+    "balance",
+    "bounds",
+    "cells",
+    "entities",
+    "ghostRadius",
+  ]);
   const space = spec.components.schemas.Space as { properties: Record<string, Json> };
-  assert.deepEqual(Object.keys(space.properties).sort(), ["balance", "bounds", "cells", "id", "isDefault", "tree"]);
+  assert.deepEqual(Object.keys(space.properties).sort(), [
+    "balance",
+    "bounds",
+    "cells",
+    "id",
+    "isDefault",
+    "settings",
+    "tree",
+  ]);
   const metrics = spec.paths["/metrics"].get.responses as Record<string, { content: Json }>;
   assert.ok(metrics["200"].content["text/plain"]);
 });

@@ -89,6 +89,7 @@ const geometry = (r: Rng, c: Ctx) => ({
   tree: { cell: { id: 1, cellapp: intIn(r, 1, 4) } },
   isDefault: r() < 0.5,
   cellapps: [[intIn(r, 1, 4), c.self]],
+  ...(r() < 0.3 ? { aoiRadius: intIn(r, 1, 600), ghostRadius: intIn(r, 1, 700) } : {}),
 });
 const spec = (r: Rng, c: Ctx) => ({
   spaceId: space(r),
@@ -173,6 +174,7 @@ const SAMPLES: Sample[] = [
     }],
   }]],
   [MgrMsg.findCell, (r) => [space(r), intIn(r, -600, 600), intIn(r, -600, 600)]],
+  [MgrMsg.setSpaceSettings, (r) => [space(r), { aoiRadius: intIn(r, 1, 600), ghostRadius: intIn(r, 1, 700) }]],
   [MgrMsg.createCellEntity, (r, c) => [{ ...spec(r, c), spaceId: intIn(r, 1, 2), entityId: intIn(r, 1, 100) }]],
   [CellMsg.createCell, (r, c) => [geometry(r, c)]],
   [CellMsg.updateGeometry, (r, c) => [geometry(r, c)]],

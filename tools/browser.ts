@@ -1,0 +1,63 @@
+/**
+ * `deno task browser [ENTRY] [--out=FILE]`: bundles a browser module into one ES module with `deno bundle` (esbuild,
+ * from npm): by default the SDK (client/browser.ts) into dist/browser/seamless.js. `--example` builds the example
+ * page instead (examples/browser/: app.ts bundled with the SDK and the sample game's definitions, beside its
+ * index.html) into dist/browser/example/, or into `--out`'s folder.
+ */
+import { parseArgs } from "node:util";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+
+/** Bundles `entry` into the single ES module `out`; throws with deno bundle's output when it fails. */
+export async function bundle(entry: string, out: string): Promise<void> {
+  await Deno.mkdir(dirname(out), { recursive: true });
+  const p = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "bundle",
+      "--quiet",
+      "--platform=browser",
+      "--format=esm",
+      "--minify",
+      `--config=${ROOT}deno.json`,
+      "-o",
+      out,
+      entry,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (p.code !== 0) {
+    const dec = new TextDecoder();
+    throw new Error(`deno bundle ${entry} failed: ${dec.decode(p.stderr)}${dec.decode(p.stdout)}`);
+  }
+}
+
+/** Builds the example page into `dir`: index.html and app.js. */
+export async function buildExample(dir: string): Promise<void> {
+  await bundle(join(ROOT, "examples/browser/app.ts"), join(dir, "app.js"));
+  await Deno.copyFile(join(ROOT, "examples/browser/index.html"), join(dir, "index.html"));
+}
+
+if (import.meta.main) {
+  const { values, positionals } = parseArgs({
+    args: Deno.args,
+    options: { out: { type: "string" }, example: { type: "boolean" } },
+    allowPositionals: true,
+  });
+  try {
+    if (values.example) {
+      const dir = values.out ?? join(ROOT, "dist/browser/example");
+      await buildExample(dir);
+      console.log(`example page in ${dir}: serve the folder and open index.html?server=ws://HOST:PORT/`);
+    } else {
+      const out = values.out ?? join(ROOT, "dist/browser/seamless.js");
+      await bundle(positionals[0] ?? join(ROOT, "client/browser.ts"), out);
+      console.log(`${out}: ${(await Deno.stat(out)).size} bytes`);
+    }
+  } catch (e) {
+    console.error(`error: ${(e as Error).message}`);
+    Deno.exit(1);
+  }
+}
