@@ -42,11 +42,12 @@ import { cellViews, spaceSummary } from "./views.ts";
 import { Balancer } from "./balance/mod.ts";
 import { rectFromArray } from "../core/geo/rect.ts";
 import { cellIndexAt } from "../core/geo/bsp.ts";
-import { type EntityRegistry, PropertyContainer } from "../core/def/mod.ts";
+import type { EntityRegistry } from "../core/def/mod.ts";
 import type { SpaceCreatedHook, SpaceEntities } from "../core/game.ts";
 import { SPACE_SETTINGS_DEFAULTS, spaceSettingsIn } from "../core/space_settings.ts";
 import { ProcessMetrics } from "../core/metrics.ts";
 import { MetricsGatherer } from "./metrics.ts";
+import { gameEntities, type SpawnEntries, SpawnGuard } from "./spawn_guard.ts";
 import { inspectEntity, shutdownProcess } from "./process_control.ts";
 import { type GlobalStore, serveBaseScripts } from "./base_scripts.ts";
 
@@ -109,8 +110,8 @@ export class CellAppMgr {
   #rejoin: RejoinWindow;
   /** Cellapps that left while the rejoin window was open, with their buddies: announced dead if not back by its end. */
   #leftInRejoin = new Map<number, { member: Member; buddy: number | null }>();
-  /** Entities of admin spawns under way, counted against the entity limit until they exist. */
-  #spawnsUnderWay = 0;
+  /** The checks every admin spawn passes, and the spawns under way. */
+  readonly #spawnGuard: SpawnGuard;
   #resolveShutdown!: () => void;
   /** Where each cellapp backs up its NPCs. */
   readonly buddies: Buddies;
@@ -134,6 +135,12 @@ export class CellAppMgr {
     this.buddies = new Buddies(this.registry, opts.log);
     this.spaces = new Spaces(this.registry, opts.log, (n) => this.#ids.allocate(n));
     this.spaces.settingsDefaults = spaceSettingsIn(opts, SPACE_SETTINGS_DEFAULTS);
+    this.#spawnGuard = new SpawnGuard({
+      registry: opts.registry,
+      held: () => this.spaces.entityCount(),
+      spawnLimit: opts.spawnLimit ?? 10_000,
+      entityLimit: opts.entityLimit ?? 100_000,
+    });
     this.balancer = new Balancer(
       {
         spaces: () => this.spaces.all.values(),
@@ -567,68 +574,15 @@ export class CellAppMgr {
     });
   }
 
-  /**
-   * Runs a spawn of `entities` once they pass the checks: initial values
-   * against the definitions (a bad one is the caller's 400, naming it), the
-   * spawn limit per request and the entity limit of the cluster (spawns under
-   * way count against it until their cells report them).
-   */
-  async #spawning<T>(entities: CreateSpaceBody["entities"] & object, spawn: () => Promise<T>): Promise<T> {
+  /** Runs `spawn` once the cluster is up and `entries` pass the SpawnGuard's checks. */
+  async #spawning<T>(entries: SpawnEntries, spawn: () => Promise<T>): Promise<T> {
     if (this.#shuttingDown) throw new RequestError("unavailable", "the cluster is shutting down");
     await this.#rejoin.wait();
-    entities.forEach((e, i) => {
-      const type = this.#opts.registry.find(e.type);
-      if (!type || !e.props) return;
-      const scratch = new PropertyContainer(type, "cell");
-      for (const [name, value] of Object.entries(e.props)) {
-        try {
-          scratch.set(name, value);
-        } catch (err) {
-          throw new RequestError("bad_request", `entities.${i}.props.${name}: ${(err as Error).message}`);
-        }
-      }
-    });
-    const count = entities.reduce((n, e) => n + e.count, 0);
-    const spawnLimit = this.#opts.spawnLimit ?? 10_000;
-    if (count > spawnLimit) {
-      throw new RequestError(
-        "bad_request",
-        `entities: ${count} in one request is more than the spawn limit of ${spawnLimit} (--spawn-limit)`,
-      );
-    }
-    const entityLimit = this.#opts.entityLimit ?? 100_000;
-    const held = this.spaces.entityCount() + this.#spawnsUnderWay;
-    if (held + count > entityLimit) {
-      throw new RequestError(
-        "conflict",
-        `entities: the cluster holds ${held} entities (with spawns under way); ${count} more would pass the ` +
-          `entity limit of ${entityLimit} (--entity-limit)`,
-      );
-    }
-    this.#spawnsUnderWay += count;
-    try {
-      return await spawn();
-    } finally {
-      // From now on the spaces count them (spawned and not yet reported, then reported).
-      this.#spawnsUnderWay -= count;
-    }
+    return await this.#spawnGuard.run(entries, spawn);
   }
 
-  /** What the game's spaceCreated hook puts in a new space; nothing (logged) when it fails or names unknown types. */
   #gameEntities(bounds: Rect, isDefault: boolean, npcs: number): SpaceEntities[] {
-    const hook = this.#opts.spaceCreated;
-    if (!hook) return [];
-    try {
-      const out = hook({ bounds: { ...bounds }, isDefault, npcs });
-      for (const e of out) {
-        if (!this.#opts.registry.find(e.type)?.hasCell) throw new Error(`${e.type} is not a type with a cell part`);
-        if (!(Number.isInteger(e.count) && e.count >= 1)) throw new Error(`${e.type}: count ${e.count} is not >= 1`);
-      }
-      return out;
-    } catch (e) {
-      this.#log.error(`the game's spaceCreated hook failed; the new space starts empty: ${(e as Error).message}`);
-      return [];
-    }
+    return gameEntities(this.#opts.spaceCreated, this.#opts.registry, this.#log, { bounds, isDefault, npcs });
   }
 
   /** DELETE /api/spaces/:id. */
