@@ -13,6 +13,7 @@ import {
   type GlobalData,
 } from "../core/base_script.ts";
 import { BaseScriptMsg, type Channel, RemoteError, RequestTimeoutError } from "../core/wire/mod.ts";
+import { methodArgs } from "../core/def/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { Proxy } from "./proxy.ts";
 
@@ -80,20 +81,7 @@ export class BaseScriptRuntime {
    */
   async invoke(p: Proxy, method: string, args: unknown[]): Promise<unknown> {
     const who = `${p.type.name} ${p.id}`;
-    const m = p.type.findMethod("base", method);
-    if (!m) throw new Error(`${who} has no base method '${method}'`);
-    if (args.length !== m.args.length) {
-      throw new Error(`${who}.${method} takes ${m.args.length} arguments, got ${args.length}`);
-    }
-    const values = args.map((v, i) => {
-      try {
-        return m.args[i].type.coerce(v);
-      } catch (e) {
-        throw new Error(
-          `${who}.${method} argument ${i} (${m.args[i].name ?? m.args[i].type.name}): ${(e as Error).message}`,
-        );
-      }
-    });
+    const values = methodArgs(p.type, "base", method, args, who);
     const fn = (p.script as unknown as Record<string, unknown> | null)?.[method];
     if (typeof fn !== "function") throw new Error(`${who} has no script for its base method '${method}'`);
     if (p.loggingOut) throw new Error(`${who} is being destroyed; ${method} was not run`);

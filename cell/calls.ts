@@ -4,7 +4,7 @@
  * runs on the entity's real wherever it is (seed 002's forwarding, with a
  * promise instead of callbacks).
  */
-import { ByteReader } from "../core/def/mod.ts";
+import { ByteReader, methodArgs } from "../core/def/mod.ts";
 import { ErrorCode, type ErrorCodeValue } from "../core/def/client_protocol.ts";
 import { CellMsg, RemoteError } from "../core/wire/mod.ts";
 import type { Cell } from "./cell.ts";
@@ -117,19 +117,8 @@ function forward(
 }
 
 async function invoke(target: Entity, callerId: number, method: string, args: unknown[]): Promise<unknown> {
-  const m = target.type.findMethod("cell", method);
   const who = `${target.type.name} ${target.id}`;
-  if (!m) throw new Error(`${who} has no cell method '${method}'`);
-  if (args.length !== m.args.length) {
-    throw new Error(`${who}.${method} takes ${m.args.length} arguments, got ${args.length}`);
-  }
-  const values = args.map((v, i) => {
-    try {
-      return m.args[i].type.coerce(v);
-    } catch (e) {
-      throw new Error(`${who}.${method} argument ${i}: ${(e as Error).message}`);
-    }
-  });
+  const values = methodArgs(target.type, "cell", method, args, who);
   const fn = (target.script as unknown as Record<string, unknown> | null)?.[method];
   if (typeof fn !== "function") throw new Error(`${who} has no script for its cell method '${method}'`);
   // Its synchronous part is charged to the target (cell/load/).

@@ -255,3 +255,31 @@ export class EntityRegistry {
     return t;
   }
 }
+
+/**
+ * The arguments of a call of `kind` method `method` of `type` (an entity named `who` in errors), each converted to
+ * its declared type. Throws naming the entity, the method and the argument when the method is unknown, the count is
+ * wrong or a value does not fit.
+ */
+export function methodArgs(
+  type: EntityType,
+  kind: MethodKind,
+  method: string,
+  args: readonly unknown[],
+  who = `${type.name}`,
+): unknown[] {
+  const m = type.findMethod(kind, method);
+  if (!m) throw new Error(`${who} has no ${kind} method '${method}'`);
+  if (args.length !== m.args.length) {
+    throw new Error(`${who}.${method} takes ${m.args.length} arguments, got ${args.length}`);
+  }
+  return args.map((v, i) => {
+    try {
+      return m.args[i].type.coerce(v);
+    } catch (e) {
+      throw new Error(
+        `${who}.${method} argument ${i} (${m.args[i].name ?? m.args[i].type.name}): ${(e as Error).message}`,
+      );
+    }
+  });
+}

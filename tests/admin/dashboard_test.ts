@@ -9,28 +9,9 @@ import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import type { ClusterView, EntityView, SpaceSummaryView, SpaceView } from "../../core/views.ts";
 import { api, Procs } from "../helpers/procs.ts";
 import { waitFor } from "../helpers/wait.ts";
+import { findChromium } from "../helpers/chromium.ts";
 
-const CANDIDATES = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"];
-
-function findChromium(): string | null {
-  const named = Deno.env.get("CHROMIUM_PATH");
-  for (const path of named ? [named] : CANDIDATES) {
-    try {
-      if (Deno.statSync(path).isFile) return path;
-    } catch {
-      // not here
-    }
-  }
-  return null;
-}
-
-const chromium = findChromium();
-if (!chromium) {
-  console.log(
-    "dashboard_test: skipped: no Chromium found at " +
-      `${Deno.env.get("CHROMIUM_PATH") ?? CANDIDATES.join(", ")} (apt-get install chromium, or set CHROMIUM_PATH)`,
-  );
-}
+const chromium = findChromium("dashboard_test");
 
 const TOKEN = "dash-t0ken";
 const auth = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };

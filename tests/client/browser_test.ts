@@ -12,28 +12,9 @@ import { buildExample, bundle } from "../../tools/browser.ts";
 import { Procs } from "../helpers/procs.ts";
 import { cellReady, entityAt, seen, startBaseProcess, startCluster } from "../helpers/players.ts";
 import { waitFor } from "../helpers/wait.ts";
+import { findChromium } from "../helpers/chromium.ts";
 
-const CANDIDATES = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"];
-
-function findChromium(): string | null {
-  const named = Deno.env.get("CHROMIUM_PATH");
-  for (const path of named ? [named] : CANDIDATES) {
-    try {
-      if (Deno.statSync(path).isFile) return path;
-    } catch {
-      // not here
-    }
-  }
-  return null;
-}
-
-const chromium = findChromium();
-if (!chromium) {
-  console.log(
-    "browser_test: skipped: no Chromium found at " +
-      `${Deno.env.get("CHROMIUM_PATH") ?? CANDIDATES.join(", ")} (apt-get install chromium, or set CHROMIUM_PATH)`,
-  );
-}
+const chromium = findChromium("browser_test");
 
 /** Serves the files of `dir` on a free loopback port. */
 function serveDir(dir: string): Deno.HttpServer<Deno.NetAddr> {
