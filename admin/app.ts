@@ -8,7 +8,9 @@ import {
   type EntityInspectView,
   type EntityView,
   type HealthView,
+  type KickView,
   type PatchSpaceBody,
+  type PlayersView,
   type ProcessChange,
   type ProcessShutdownView,
   RequestError,
@@ -49,6 +51,10 @@ export interface AdminBackend {
   onProcessChange(listener: (change: ProcessChange) => void): () => void;
   /** POST /api/processes/:id/shutdown. */
   shutdownProcess(id: number, force: boolean): ProcessShutdownView;
+  /** GET /api/players: asks every baseapp, each within its own time. */
+  players(): Promise<PlayersView>;
+  /** POST /api/players/:name/kick: resolves once the player is saved; 404 when nobody is online as `name`. */
+  kickPlayer(name: string, reason: string): Promise<KickView>;
 }
 
 /** How the admin app is set up. */
@@ -155,6 +161,17 @@ export function createAdminApp(backend: AdminBackend, opts: AdminOptions = {}): 
     r.shutdownProcess,
     (c) => c.json(backend.shutdownProcess(c.req.valid("param").id, c.req.valid("query").force === "true"), 202),
   );
+  app.openapi(r.players, async (c) => c.json(await backend.players(), 200));
+  // Its body is optional, and an empty one comes with Content-Type: application/json (jsonGuard): it reads as {}.
+  // Hono keeps the body it read as a promise (its type says otherwise), which the validator's json() then parses.
+  app.use("/api/players/:name/kick", async (c, next) => {
+    if ((await c.req.text()).trim() === "") (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve("{}");
+    await next();
+  });
+  app.openapi(r.kickPlayer, async (c) => {
+    const reason = c.req.valid("json")?.reason ?? "kicked by an operator";
+    return c.json(await backend.kickPlayer(c.req.valid("param").name, reason), 200);
+  });
   app.openapi(r.health, (c) => c.json(backend.health(), 200));
   app.openapi(r.cluster, (c) => c.json(backend.cluster(), 200));
   app.openapi(r.shutdown, (c) => c.json(backend.shutdownCluster(), 202));
@@ -173,7 +190,7 @@ export function createAdminApp(backend: AdminBackend, opts: AdminOptions = {}): 
     const p = c.req.valid("param");
     return c.json({ entities: await backend.getCell(p.id, p.spaceId) }, 200);
   });
-  app.openapi(r.findEntity, async (c) => c.json(await backend.findEntity(c.req.valid("param").id), 200));
+  app.openapi(r.findEntity, async (c) => c.json(await inspectWithRetry(backend, c.req.valid("param").id), 200));
   app.openapi(r.metrics, async (c) => {
     if (!backend.metrics) throw new RequestError("unavailable", "this admin API gathers no metrics");
     return c.body(await backend.metrics(), 200, { "content-type": PROMETHEUS_TEXT });
@@ -209,6 +226,16 @@ export function createAdminApp(backend: AdminBackend, opts: AdminOptions = {}): 
     return errorResponse(c, 500, "internal", err.message);
   });
   return app;
+}
+
+/** An entity with its properties; one that moved between the two questions is asked about once more. */
+async function inspectWithRetry(backend: AdminBackend, id: number): Promise<EntityInspectView> {
+  try {
+    return await backend.inspectEntity(id);
+  } catch (e) {
+    if (!(e instanceof RequestError) || e.code !== "conflict") throw e;
+    return await backend.inspectEntity(id);
+  }
 }
 
 /** Constant-time comparison, so a token cannot be guessed byte by byte from timings. */

@@ -4,6 +4,7 @@
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import {
+  accountParam,
   type BodySchemas,
   cellAppSchema,
   cellEntitySchema,
@@ -12,6 +13,9 @@ import {
   errorSchema,
   healthSchema,
   idParam,
+  kickBodySchema,
+  kickSchema,
+  playersSchema,
   processShutdownSchema,
   retireSchema,
   shutdownSchema,
@@ -24,7 +28,7 @@ const ERROR_MEANING = {
   400: "a parameter or the body is not valid; the message names the field",
   401: "a bearer token is configured and the request lacks it or has another",
   403: "the Host or Origin is not one the admin API answers (DNS rebinding and cross-site guards)",
-  404: "no such space, cellapp, cell or entity",
+  404: "no such space, cellapp, cell, entity or player",
   409: "the request conflicts with the cluster's state (the default space, the last cellapp, the entity limit)",
   413: "the body is larger than 1 MiB",
   415: "a state-changing request without Content-Type: application/json",
@@ -183,9 +187,10 @@ export function adminRoutes(bodies: BodySchemas) {
       method: "get",
       path: "/api/entities/{id}",
       tags: ["entities"],
-      summary: "Where an entity is: its space, position, cellapp, ghosts and base",
+      summary:
+        "Where an entity is (its space, position, cellapp, ghosts and base) and its cell properties with their flags",
       request: { params: idOnly },
-      responses: { 200: ok("the entity", entitySchema), ...errors(400, 404) },
+      responses: { 200: ok("the entity", entitySchema), ...errors(400, 404, 409) },
     }),
     metrics: createRoute({
       method: "get",
@@ -259,6 +264,30 @@ export function adminRoutes(bodies: BodySchemas) {
       responses: {
         202: ok("it is stopping", processShutdownSchema),
         ...errors(400, 404, 409, ...MUTATING_ERRORS),
+      },
+    }),
+    players: createRoute({
+      method: "get",
+      path: "/api/players",
+      tags: ["players"],
+      summary: "Who is online and where: account, entity, baseapp, space, position, connected or in its grace",
+      description: "Each baseapp gets 1.5 s to answer; one that does not is named in `unanswered`. At most 5,000 " +
+        "players are listed (`truncated` says when more are online).",
+      responses: { 200: ok("the players by account name", playersSchema), ...errors() },
+    }),
+    kickPlayer: createRoute({
+      method: "post",
+      path: "/api/players/{name}/kick",
+      tags: ["players"],
+      summary: "Disconnects a player's client with a reason and logs the player out (saved, as at logout)",
+      description: "The body is optional." + NEEDS_JSON,
+      request: {
+        params: z.object({ name: accountParam.openapi({ param: { name: "name", in: "path" }, example: "alice" }) }),
+        body: { required: false, content: { "application/json": { schema: kickBodySchema } } },
+      },
+      responses: {
+        200: ok("it is logged out and saved", kickSchema),
+        ...errors(400, 404, 503, ...MUTATING_ERRORS),
       },
     }),
     dashboard: createRoute({

@@ -11,9 +11,11 @@ import type {
   CellView,
   ClusterView,
   CreateSpaceBody,
-  EntityView,
+  EntityInspectView,
   HealthView,
+  KickView,
   PatchSpaceBody,
+  PlayersView,
   ProcessView,
   RetireView,
   ShutdownView,
@@ -160,7 +162,50 @@ export const entitySchema = z.object({
   cellapp: z.number().int().describe("the cellapp holding the real entity"),
   ghosts: z.array(z.number().int()).describe("cellapps holding ghosts of it"),
   base: z.number().int().nullable().describe("the baseapp of its base entity"),
+  properties: z.array(z.object({
+    name: z.string(),
+    flags: z.string().describe("as its definition gives them: CELL_PUBLIC, ALL_CLIENTS, OWN_CLIENT..."),
+    type: z.string(),
+    value: z.unknown().describe("as JSON; 64-bit integers as strings"),
+  })).describe("its cell (server-side) properties, read from its real"),
 }).openapi("Entity");
+
+/** A player online (GET /api/players). */
+export const playerSchema = z.object({
+  account: z.string(),
+  entityId: z.number().int(),
+  type: z.string(),
+  baseapp: z.number().int().describe("the baseapp holding it"),
+  spaceId: z.number().int().describe("0 while its cell entity is not yet placed"),
+  position: vec3,
+  connected: z.boolean().describe("false while it waits for its client in the disconnect grace period"),
+  graceMsLeft: z.number().int().nullable().describe("ms left of its disconnect grace period; null when connected"),
+}).openapi("Player");
+
+/** GET /api/players. */
+export const playersSchema = z.object({
+  players: z.array(playerSchema),
+  total: z.number().int().describe("players held by the baseapps that answered, listed or not"),
+  truncated: z.boolean().describe("more players are online than are listed"),
+  unanswered: z.array(z.object({ baseapp: z.number().int(), error: z.string() })).describe(
+    "baseapps that did not answer in time: their players are missing",
+  ),
+}).openapi("Players");
+
+/** POST /api/players/:name/kick's reply. */
+export const kickSchema = z.object({
+  account: z.string(),
+  baseapp: z.number().int(),
+  kicked: z.literal(true),
+}).openapi("Kick");
+
+/** POST /api/players/:name/kick's optional body. */
+export const kickBodySchema = z.strictObject({
+  reason: z.string().min(1).max(100).optional().describe("what the player's client is told (its close reason)"),
+}).openapi("KickBody");
+
+/** An account name in a path (base/accounts.ts: 1-64 letters, digits or _ . - @). */
+export const accountParam = z.string().regex(/^[\p{L}\p{N}_.\-@]{1,64}$/u, "not an account name");
 
 /** A positive integer id in a path. */
 export const idParam = z.coerce.number().int().min(1).max(2 ** 53);
@@ -227,5 +272,7 @@ const _same: [
   Same<z.infer<typeof retireSchema>, RetireView>,
   Same<z.infer<typeof cellAppSchema>, CellAppView>,
   Same<z.infer<typeof cellEntitySchema>, CellEntityView>,
-  Same<z.infer<typeof entitySchema>, EntityView>,
-] = [true, true, true, true, true, true, true, true, true, true, true];
+  Same<z.infer<typeof entitySchema>, EntityInspectView>,
+  Same<z.infer<typeof playersSchema>, PlayersView>,
+  Same<z.infer<typeof kickSchema>, KickView>,
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true];

@@ -80,5 +80,7 @@ export async function restoreBase(host: BaseRestoreHost, b: BaseBackup, deadId: 
     note = `its cell entity asked for in space ${b.spaceId}`;
   }
   const awaiting = type.proxy ? "; awaiting its client" : "";
-  host.log.info(`${type.name} ${id} restored from its backup (baseapp ${deadId} died), ${note}${awaiting}`);
+  host.log.info(`${type.name} ${id} restored from its backup (baseapp ${deadId} died), ${note}${awaiting}`, {
+    entity: id,
+  });
 }

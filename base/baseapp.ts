@@ -11,6 +11,7 @@ import {
   BaseBackupMsg,
   BaseMsg,
   BaseScriptMsg,
+  PlayerMsg,
   ProcMsg,
   RestoreMsg,
   sameAddress,
@@ -45,6 +46,7 @@ import { findBaseHolder } from "./resume_route.ts";
 import { BaseAuthority, heldBackPeers } from "./fence.ts";
 import type { PeerSource } from "./cell_route.ts";
 import type { ResumeElsewhere } from "./session.ts";
+import { kickPlayer, listPlayers } from "./players.ts";
 
 /** How a baseapp serves clients; every field has a default. */
 export interface BaseAppOptions {
@@ -327,6 +329,8 @@ export class BaseApp implements SessionHost {
   #serve(): void {
     this.member.handlers
       .on(ProcMsg.metrics, () => this.metrics.families())
+      .on(PlayerMsg.listPlayers, (_ch, max) => listPlayers(this.proxies.values(), max))
+      .on(PlayerMsg.kickPlayer, (_ch, name, reason) => kickPlayer(this.proxies.values(), name, reason, this.log))
       .on(
         BaseMsg.cellEntityDestroyed,
         (ch, id, reason) => this.proxies.get(id)?.onCellDestroyed(reason, ch.peer.address),
@@ -493,7 +497,10 @@ export class BaseApp implements SessionHost {
       this.#sendToken(session, proxy);
       session.sendMessage({ id: S2C.baseApps, urls: this.backups.clientUrls() });
     }
-    this.log.info(`${m.name} logged in as ${proxy.type.name} ${proxy.id}${note}`);
+    this.log.info(`${m.name} logged in as ${proxy.type.name} ${proxy.id}${note}`, {
+      entity: proxy.id,
+      ...(proxy.spaceId ? { space: proxy.spaceId } : {}),
+    });
     if (placement) {
       const spawn = this.#spawn();
       proxy.createCell(placement.spaceId, placement.spaceId === spawn.spaceId ? null : spawn);
@@ -605,7 +612,7 @@ export class BaseApp implements SessionHost {
     this.autosave.add(proxy);
     this.scripts.fire(proxy, "onCreated");
     if (proxy.type.properties.some((p) => p.persistent)) await proxy.writeToDB();
-    this.log.info(`${type} ${proxy.id} created (a base-only entity)`);
+    this.log.info(`${type} ${proxy.id} created (a base-only entity)`, { entity: proxy.id });
     return { id: proxy.id, address: this.address };
   }
 
@@ -626,7 +633,9 @@ export class BaseApp implements SessionHost {
     this.authority.close();
     clearInterval(this.#tokenTimer);
     const outs = [...this.proxies.values()].map((p) =>
-      p.logout().catch((e) => this.log.error(`logout of ${p.id} failed: ${(e as Error).message}`))
+      p.logout(`the server is shutting down: ${reason}`).catch((e) =>
+        this.log.error(`logout of ${p.id} failed: ${(e as Error).message}`)
+      )
     );
     await Promise.race([Promise.all(outs), new Promise((r) => setTimeout(r, 5000))]);
     for (const s of this.sessions) s.close(reason, 1001);

@@ -107,6 +107,8 @@ export class Proxy implements ChangeSink {
   #moveTokens: number;
   #movesAt = performance.now();
   #grace: ReturnType<typeof setTimeout> | undefined;
+  /** When its disconnect grace period ends (Date.now() ms); null while it has a client or none runs. */
+  graceEndsAt: number | null = null;
   #loggingOut: Promise<void> | null = null;
   /** The autosave under way: logout waits for it, so that an older state never lands after the logout's. */
   #saving: Promise<void> | null = null;
@@ -131,7 +133,7 @@ export class Proxy implements ChangeSink {
     this.speed = new SpeedCheck(host.maxSpeed, position);
     this.#moveTokens = 2 * host.moveRate;
     this.direction = [...direction];
-    this.#log = host.log.child(`[${type.name} ${id}]`);
+    this.#log = host.log.child(`[${type.name} ${id}]`, { entity: id });
     this.cellBackup = new CellBackupKeeper(id);
     this.frames = new ClientFrameOrder(
       (bytes) => this.client?.send(bytes),
@@ -169,6 +171,7 @@ export class Proxy implements ChangeSink {
   /** Gives the proxy a client: a second login takes it over from the first one. */
   attach(client: ClientLink, loginOk: ServerMessage): void {
     clearTimeout(this.#grace);
+    this.graceEndsAt = null;
     const old = this.client;
     if (old && old !== client) {
       this.client = null;
@@ -199,6 +202,7 @@ export class Proxy implements ChangeSink {
   awaitClient(): void {
     if (this.client || this.#loggingOut || !this.type.proxy) return;
     clearTimeout(this.#grace);
+    this.graceEndsAt = Date.now() + this.host.disconnectGraceMs;
     this.#grace = setTimeout(() => {
       if (!this.client) this.logout().catch((e) => this.#log.error(`logout failed: ${(e as Error).message}`));
     }, this.host.disconnectGraceMs);
@@ -348,7 +352,9 @@ export class Proxy implements ChangeSink {
       this.route.setAddress(where.cellappAddress);
       this.speed.reset(backup.entity.position);
       this.direction = [...backup.entity.direction];
-      this.#log.info(`cell entity restored from its backup in space ${where.spaceId} on ${where.cellappAddress}`);
+      this.#log.info(`cell entity restored from its backup in space ${where.spaceId} on ${where.cellappAddress}`, {
+        space: where.spaceId,
+      });
       if (this.client) this.#sendCellReady();
       if (this.entitiesEnabled) this.#setWitness(true);
     } catch (e) {
@@ -545,13 +551,16 @@ export class Proxy implements ChangeSink {
     await this.autosave();
   }
 
-  /** Destroys the cell part (collecting its persistent properties), writes everything in one commit, drops the client. */
-  logout(): Promise<void> {
-    this.#loggingOut ??= this.#logout();
+  /**
+   * Destroys the cell part (collecting its persistent properties), writes everything in one commit, drops the client,
+   * closing it with `reason` (an operator's kick, a baseapp's shutdown).
+   */
+  logout(reason = "logged out"): Promise<void> {
+    this.#loggingOut ??= this.#logout(reason);
     return this.#loggingOut;
   }
 
-  async #logout(): Promise<void> {
+  async #logout(reason: string): Promise<void> {
     clearTimeout(this.#grace);
     this.host.scripts.fire(this, "onDestroy");
     // A cell entity still asked for: stop waiting for the cellappmgr, and let an answer under way arrive so that
@@ -574,8 +583,13 @@ export class Proxy implements ChangeSink {
     this.route.setAddress(null);
     try {
       await this.host.save(this.id, this.snapshot(cellState));
+      this.#log.info(
+        `${this.accountName ? `${this.accountName} logged out` : "destroyed"} and saved` +
+          (reason === "logged out" ? "" : `: ${reason}`),
+        this.spaceId ? { space: this.spaceId } : undefined,
+      );
       this.client?.sendMessage({ id: S2C.loggedOut });
-      this.client?.close("logged out", 1000);
+      this.client?.close(reason, 1000);
     } catch (e) {
       this.client?.error(ErrorCode.serverError, 0, `logout could not be saved: ${(e as Error).message}`);
       this.client?.close("logout failed", 1011);

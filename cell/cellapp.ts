@@ -232,6 +232,10 @@ export class CellApp {
         // the entity here is the one, adopted by that base unless another base that is alive holds it.
         if (!(await this.orphans.claim(spec))) {
           cellAt(this.cells, spec.spaceId, spec.position[0], spec.position[2]).createBaseEntity(spec);
+          this.#log.debug(`${spec.type} ${spec.entityId} created in space ${spec.spaceId} for its base`, {
+            entity: spec.entityId,
+            space: spec.spaceId,
+          });
         }
         return { spaceId: spec.spaceId, cellapp: this.member.link.id ?? 0 };
       })
@@ -358,7 +362,7 @@ export class CellApp {
       const cell = new Cell(this.#host, g, self, c.id);
       configureSpaceAoI(cell, g.aoiRadius != null ? { ...this.#aoi, aoiRadius: g.aoiRadius } : this.#aoi);
       this.cells.set(cellKey(g.spaceId, c.id), cell);
-      this.#log.info(`cell ${c.id} of space ${g.spaceId} created`);
+      this.#log.info(`cell ${c.id} of space ${g.spaceId} created`, { space: g.spaceId });
     }
   }
 

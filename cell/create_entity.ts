@@ -56,6 +56,7 @@ export function createEntityAt(
     cell.host.log.warn(
       `createEntity from space ${cell.spaceId} cell ${cell.cellId}: ${typeName} ${id} ${where} was not made: ` +
         (e as Error).message,
+      { entity: id, space: spaceId },
     );
   const send = (t: CellAddress) =>
     gh.ask(t.address, gh.config.offloadTimeoutMs, CellMsg.spawn, { ...req, cellId: t.cell });

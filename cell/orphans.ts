@@ -127,7 +127,10 @@ export class Orphans {
   rebase(e: Entity, baseAddress: string): void {
     const old = e.baseAddress;
     this.#takeOver(e, baseAddress, true);
-    this.host.log.info(`${e.type.name} ${e.id}: its base moved from ${old} to ${baseAddress} (restored from a backup)`);
+    this.host.log.info(
+      `${e.type.name} ${e.id}: its base moved from ${old} to ${baseAddress} (restored from a backup)`,
+      { entity: e.id, space: e.spaceID },
+    );
   }
 
   /**

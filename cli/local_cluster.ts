@@ -128,7 +128,7 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 
 /** Runs the local cluster until it is stopped; returns the exit status for this process. */
 export async function runLocalCluster(cfg: Config): Promise<number> {
-  const log = createLogger(`cluster[${Deno.pid}]`, cfg.logLevel);
+  const log = createLogger(`cluster[${Deno.pid}]`, cfg.logLevel, { format: cfg.logFormat, role: "cluster" });
   /** Each child as it runs now: the reviver puts a restarted one in its place. */
   const children: { current: Child }[] = [];
   let stopping = false;
@@ -139,6 +139,7 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
   const common = [
     `--host=${cfg.host}`,
     `--log-level=${cfg.logLevel}`,
+    `--log-format=${cfg.logFormat}`,
     `--max-frame=${cfg.maxFrame}`,
     `--tick-hz=${cfg.tickHz}`,
     `--aoi-radius=${cfg.aoiRadius}`,

@@ -21,7 +21,13 @@ export class StartError extends Error {
 export async function runRole(cfg: Config, game: Game): Promise<void> {
   const registry = game.registry;
   const role = cfg.role!;
-  const log = createLogger(`${role}[${Deno.pid}]`, cfg.logLevel);
+  // JSON lines carry the process's id in the cluster once it has registered (the cellappmgr is 0).
+  let member: { link: { id: number | null } } | null = null;
+  const log = createLogger(`${role}[${Deno.pid}]`, cfg.logLevel, {
+    format: cfg.logFormat,
+    role,
+    processId: () => role === "cellappmgr" ? 0 : member?.link.id ?? null,
+  });
   if (cfg.secret === null) {
     log.warn("no --secret: any process that reaches this one's ports can join the cluster (fine on a dev machine)");
   }
@@ -33,6 +39,7 @@ export async function runRole(cfg: Config, game: Game): Promise<void> {
       cfg,
       () => new CellApp(cfg, log, { registry, scripts: game.cellScripts ?? {} }, cfg.tickHz),
     );
+    member = app.member;
     announceReady({ role, pid: Deno.pid, address: app.address, mgr: cfg.mgr });
     return stopOn(app.member.stopRequested, (why) => app.close(why), log);
   }
@@ -51,6 +58,7 @@ export async function runRole(cfg: Config, game: Game): Promise<void> {
       baseScripts: (game.baseScripts ?? {}) as BaseScripts,
       autosaveSec: cfg.autosaveSec,
     }));
+  member = app.member;
   announceReady({ role, pid: Deno.pid, address: app.address, mgr: cfg.mgr, kv: cfg.kv, clientUrl: app.clientUrl });
   return stopOn(app.member.stopRequested, (why) => app.close(why), log);
 }

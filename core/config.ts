@@ -4,7 +4,7 @@
  * ConfigError whose message names the flag (or variable, or file key).
  */
 import { parseArgs } from "node:util";
-import { LOG_LEVELS, type LogLevel } from "./log.ts";
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "./log.ts";
 import { DEFAULT_MAX_FRAME } from "./wire/frame.ts";
 import { parseAddress } from "./wire/endpoint.ts";
 
@@ -27,6 +27,8 @@ export interface Config {
   secret: string | null;
   adminToken: string | null;
   logLevel: LogLevel;
+  /** Log lines as text, or one JSON object each (time, level, role, pid, process, msg, entity, space). */
+  logFormat: LogFormat;
   /** Largest frame accepted or sent, in bytes. */
   maxFrame: number;
   /** Local cluster only: how many cellapps and baseapps to start. */
@@ -211,6 +213,15 @@ const SPECS: Record<string, Spec> = {
       return v;
     },
   },
+  "log-format": {
+    env: "SEAMLESS_LOG_FORMAT",
+    parse: (v) => {
+      if (!LOG_FORMATS.includes(v as LogFormat)) {
+        throw new Error(`${JSON.stringify(v)} is not a log format; expected ${LOG_FORMATS.join(" or ")}`);
+      }
+      return v;
+    },
+  },
   "max-frame": {
     env: "SEAMLESS_MAX_FRAME",
     parse: integer(1024, 2 ** 31 - 1, "a frame size in bytes"),
@@ -265,6 +276,7 @@ const KEY_OF: Record<string, keyof Config> = {
   secret: "secret",
   "admin-token": "adminToken",
   "log-level": "logLevel",
+  "log-format": "logFormat",
   "max-frame": "maxFrame",
   cellapps: "cellapps",
   baseapps: "baseapps",
@@ -311,6 +323,7 @@ Flags (each also read from the environment variable shown):
   --secret=TEXT        cluster secret every process must share              SEAMLESS_SECRET
   --admin-token=TEXT   bearer token the admin API requires                  SEAMLESS_ADMIN_TOKEN
   --log-level=LEVEL    debug, info, warn or error [info]                    SEAMLESS_LOG_LEVEL
+  --log-format=FORMAT  text, or json: one JSON object per line [text]       SEAMLESS_LOG_FORMAT
   --max-frame=BYTES    largest inter-process frame [${DEFAULT_MAX_FRAME}]            SEAMLESS_MAX_FRAME
   --cellapps=N         local cluster: cellapps to start [2]                 SEAMLESS_CELLAPPS
   --baseapps=N         local cluster: baseapps to start [1]                 SEAMLESS_BASEAPPS
@@ -424,6 +437,7 @@ export function parseCommand(
     secret: (got.secret as string) ?? null,
     adminToken: (got.adminToken as string) ?? null,
     logLevel: (got.logLevel as LogLevel) ?? "info",
+    logFormat: (got.logFormat as LogFormat) ?? "text",
     maxFrame: (got.maxFrame as number) ?? DEFAULT_MAX_FRAME,
     cellapps: (got.cellapps as number) ?? 2,
     baseapps: (got.baseapps as number) ?? 1,

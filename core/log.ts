@@ -4,25 +4,55 @@ export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
 /** One of LOG_LEVELS. */
 export type LogLevel = typeof LOG_LEVELS[number];
 
+/** How log lines are written: a line of text, or one JSON object per line (`--log-format`). */
+export const LOG_FORMATS = ["text", "json"] as const;
+
+/** One of LOG_FORMATS. */
+export type LogFormat = typeof LOG_FORMATS[number];
+
+/** What a log line is about, for JSON lines: the entity and the space it names. */
+export interface LogFields {
+  entity?: number;
+  space?: number;
+}
+
 /** A logger bound to a process role; lines go to stderr so stdout stays machine-readable. */
 export interface Logger {
-  debug(msg: string): void;
-  info(msg: string): void;
-  warn(msg: string): void;
-  error(msg: string): void;
-  /** A logger whose lines carry an extra tag, e.g. a channel's peer. */
-  child(tag: string): Logger;
+  debug(msg: string, fields?: LogFields): void;
+  info(msg: string, fields?: LogFields): void;
+  warn(msg: string, fields?: LogFields): void;
+  error(msg: string, fields?: LogFields): void;
+  /** A logger whose lines carry an extra tag, e.g. a channel's peer, and `fields` (an entity's logger, its id). */
+  child(tag: string, fields?: LogFields): Logger;
   readonly level: LogLevel;
+}
+
+/** How a logger writes its lines besides its tag and level. */
+export interface LoggerOptions {
+  /** Text (the default) or JSON lines. */
+  format?: LogFormat;
+  /** The process's role, for JSON lines (cellappmgr, cellapp, baseapp, cluster). */
+  role?: string;
+  /** The process's id in the cluster (the cellappmgr is 0) once it has one, for JSON lines. */
+  processId?: () => number | null;
 }
 
 const encoder = new TextEncoder();
 
-/** Creates a logger that prints lines at or above `level`, tagged with `tag`. */
-export function createLogger(tag: string, level: LogLevel = "info"): Logger {
+/** Creates a logger that prints lines at or above `level`, tagged with `tag`, as text or JSON (`opts.format`). */
+export function createLogger(tag: string, level: LogLevel = "info", opts: LoggerOptions = {}): Logger {
+  return makeLogger(tag, level, opts, [], {});
+}
+
+function makeLogger(tag: string, level: LogLevel, opts: LoggerOptions, tags: string[], own: LogFields): Logger {
   const min = LOG_LEVELS.indexOf(level);
-  const write = (lvl: LogLevel, msg: string) => {
+  const json = opts.format === "json";
+  const write = (lvl: LogLevel, msg: string, fields?: LogFields) => {
     if (LOG_LEVELS.indexOf(lvl) < min) return;
-    const line = `${new Date().toISOString()} ${lvl.toUpperCase().padEnd(5)} ${tag}: ${msg}\n`;
+    const time = new Date().toISOString();
+    const line = json
+      ? jsonLine(time, lvl, opts, tags, msg, fields ? { ...own, ...fields } : own)
+      : `${time} ${lvl.toUpperCase().padEnd(5)} ${tag}: ${msg}\n`;
     try {
       Deno.stderr.writeSync(encoder.encode(line));
     } catch {
@@ -31,12 +61,35 @@ export function createLogger(tag: string, level: LogLevel = "info"): Logger {
   };
   return {
     level,
-    debug: (m) => write("debug", m),
-    info: (m) => write("info", m),
-    warn: (m) => write("warn", m),
-    error: (m) => write("error", m),
-    child: (t) => createLogger(`${tag} ${t}`, level),
+    debug: (m, f) => write("debug", m, f),
+    info: (m, f) => write("info", m, f),
+    warn: (m, f) => write("warn", m, f),
+    error: (m, f) => write("error", m, f),
+    child: (t, f) => makeLogger(`${tag} ${t}`, level, opts, [...tags, t], f ? { ...own, ...f } : own),
   };
+}
+
+/** One JSON log line: time, level, role, pid, the cluster's process id when known, tags, message, entity, space. */
+function jsonLine(
+  time: string,
+  level: LogLevel,
+  opts: LoggerOptions,
+  tags: string[],
+  msg: string,
+  fields: LogFields,
+): string {
+  const process = opts.processId?.() ?? null;
+  return JSON.stringify({
+    time,
+    level,
+    role: opts.role ?? null,
+    pid: Deno.pid,
+    ...(process === null ? {} : { process }),
+    ...(tags.length ? { tag: tags.join(" ") } : {}),
+    msg,
+    ...(fields.entity === undefined ? {} : { entity: fields.entity }),
+    ...(fields.space === undefined ? {} : { space: fields.space }),
+  }) + "\n";
 }
 
 /** A logger that drops everything, for tests and benchmarks that only count. */

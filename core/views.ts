@@ -174,6 +174,40 @@ export interface EntityInspectView extends EntityView {
   properties: PropertyValueView[];
 }
 
+/** A player online, as GET /api/players lists it. */
+export interface PlayerView {
+  account: string;
+  entityId: number;
+  type: string;
+  /** The baseapp holding it. */
+  baseapp: number;
+  /** 0 while its cell entity is not yet placed. */
+  spaceId: number;
+  position: [number, number, number];
+  /** False while it waits for its client in the disconnect grace period. */
+  connected: boolean;
+  /** Milliseconds left of its disconnect grace period; null when connected. */
+  graceMsLeft: number | null;
+}
+
+/** GET /api/players: the players by account name, at most a limit of them, and the baseapps that did not answer. */
+export interface PlayersView {
+  players: PlayerView[];
+  /** How many players the baseapps that answered hold, listed or not. */
+  total: number;
+  /** Whether more players are online than are listed. */
+  truncated: boolean;
+  /** Baseapps that did not answer in time or answered wrongly: their players are missing. */
+  unanswered: { baseapp: number; error: string }[];
+}
+
+/** POST /api/players/:name/kick's reply. */
+export interface KickView {
+  account: string;
+  baseapp: number;
+  kicked: true;
+}
+
 /** The reply to POST /api/processes/:id/shutdown. */
 export interface ProcessShutdownView {
   id: number;

@@ -21,7 +21,9 @@ import {
   type EntityInspectView,
   type EntityView,
   type HealthView,
+  type KickView,
   type PatchSpaceBody,
+  type PlayersView,
   type ProcessChange,
   type ProcessShutdownView,
   RequestError,
@@ -49,6 +51,7 @@ import { ProcessMetrics } from "../core/metrics.ts";
 import { MetricsGatherer } from "./metrics.ts";
 import { gameEntities, type SpawnEntries, SpawnGuard } from "./spawn_guard.ts";
 import { inspectEntity, shutdownProcess } from "./process_control.ts";
+import { kickPlayer, listPlayers } from "./players.ts";
 import { type GlobalStore, serveBaseScripts } from "./base_scripts.ts";
 
 /** How a cellappmgr is started. */
@@ -361,6 +364,16 @@ export class CellAppMgr {
   /** An entity with its cell properties (the admin watch socket's entity topic). */
   inspectEntity(id: number): Promise<EntityInspectView> {
     return inspectEntity(this.registry, (e) => this.findEntity(e), id);
+  }
+
+  /** GET /api/players (players.ts). */
+  players(): Promise<PlayersView> {
+    return listPlayers(this.registry, this.#log);
+  }
+
+  /** POST /api/players/:name/kick (players.ts). */
+  kickPlayer(name: string, reason: string): Promise<KickView> {
+    return kickPlayer(this.registry, this.#log, name, reason);
   }
 
   /** Opens the id counter, then listens for processes. */

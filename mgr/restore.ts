@@ -41,7 +41,10 @@ export async function restoreCellEntity(
   const what = `${backup.entity.type} ${backup.entity.id}`;
   const holder = await holderOf(registry, backup.entity.id, log);
   if (holder) {
-    log.info(`${what} is real on cellapp ${holder.id} already: not restored from its backup`);
+    log.info(`${what} is real on cellapp ${holder.id} already: not restored from its backup`, {
+      entity: backup.entity.id,
+      space: holder.spaceId,
+    });
     return { spaceId: holder.spaceId, cellapp: holder.id, cellappAddress: holder.address };
   }
   const space = spaces.all.get(backup.spaceId);

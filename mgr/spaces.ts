@@ -190,7 +190,7 @@ export class Spaces {
         `creating the cells of space ${id} failed: ${(failed as PromiseRejectedResult).reason?.message}`,
       );
     }
-    this.log.info(`space ${id} created: ${spec.cells} cell(s) on cellapp(s) ${placement.join(", ")}`);
+    this.log.info(`space ${id} created: ${spec.cells} cell(s) on cellapp(s) ${placement.join(", ")}`, { space: id });
     let next = ids[0];
     try {
       for (const e of entities) {

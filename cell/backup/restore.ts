@@ -88,6 +88,7 @@ export function restoreNpcsOf(
         `${b.entity.type} ${b.entity.id} of dead cellapp ${id} not restored in space ${b.spaceId}: ${
           (e as Error).message
         }`,
+        { entity: b.entity.id, space: b.spaceId },
       )
     );
   }

@@ -171,6 +171,7 @@ export class CellOffloads {
   #offloadFailed(e: Entity, to: CellAddress, err: Error): void {
     this.cell.host.log.warn(
       `${e.type.name} ${e.id} stays real in space ${this.cell.spaceId}: offload to cellapp ${to.cellapp} failed (cell ${to.cell}): ${err.message}`,
+      { entity: e.id, space: this.cell.spaceId },
     );
     // Its ghost there stays a ghost, in step: batches go on to it as to the others (a cell that is gone loses its
     // link at the ghost check, once the geometry no longer has it).
@@ -209,6 +210,10 @@ export class CellOffloads {
     this.cell.restoreControllers(ghost, state.entity.controllers as ControllerState[]);
     if (state.witness) this.#restoreWitness(ghost, state.witness);
     this.cell.offloadsIn++;
+    this.cell.host.log.debug(`${ghost.type.name} ${id} offloaded in to cell ${this.cell.cellId}`, {
+      entity: id,
+      space: this.cell.spaceId,
+    });
     this.cell.callScript(ghost, "onEnteredCell");
   }
 

@@ -37,6 +37,10 @@ function fakeBackend(): AdminBackend & { shutdowns: number } {
     shutdownProcess: (): never => {
       throw new RequestError("not_found", "no such process");
     },
+    players: () => Promise.resolve({ players: [], total: 0, truncated: false, unanswered: [] }),
+    kickPlayer: (): never => {
+      throw new RequestError("not_found", "no such player");
+    },
   };
   return b;
 }

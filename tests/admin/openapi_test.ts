@@ -25,7 +25,15 @@ const backend: AdminBackend = {
   inspectEntity: notFound,
   onProcessChange: () => () => {},
   shutdownProcess: notFound,
+  players: () => Promise.resolve({ players: [], total: 0, truncated: false, unanswered: [] }),
+  kickPlayer: (name, reason) => {
+    if (name !== "alice") notFound();
+    kicks.push(reason);
+    return Promise.resolve({ account: name, baseapp: 2, kicked: true });
+  },
 };
+/** The reasons the backend was asked to kick alice with. */
+const kicks: string[] = [];
 
 type Json = Record<string, unknown>;
 type Spec = {
@@ -78,6 +86,8 @@ Deno.test("the OpenAPI document lists every route the app serves, and only those
       "get /api/watch",
       "post /api/watch/ticket",
       "post /api/processes/{id}/shutdown",
+      "get /api/players",
+      "post /api/players/{name}/kick",
       "get /",
     ]
   ) assert.ok(declared.has(r), r);
@@ -103,7 +113,9 @@ Deno.test("the OpenAPI document is structurally OpenAPI 3: operations, parameter
       assert.deepEqual(pathParams.map((p) => p.name).sort(), inPath, `${where}: path parameters`);
       for (const p of pathParams) {
         assert.equal(p.required, true, `${where}: ${p.name} must be required`);
-        assert.equal(p.schema?.type, "integer", `${where}: ${p.name} is an integer`);
+        // Ids are integers; a player is named by its account.
+        const type = p.name === "name" ? "string" : "integer";
+        assert.equal(p.schema?.type, type, `${where}: ${p.name} is an ${type}`);
       }
       const responses = op.responses as Record<string, { description?: string; content?: Record<string, Json> }>;
       const statuses = Object.keys(responses);
@@ -203,4 +215,36 @@ Deno.test("routes declared through the schemas keep the error format and name th
   const noMetrics = await get(app, "/metrics");
   assert.equal(noMetrics.status, 503);
   assert.equal((await noMetrics.json()).error.code, "unavailable");
+});
+
+Deno.test("POST /api/players/:name/kick: the body is optional, a bad one or a bad name is a 400 naming it", async () => {
+  const app = createAdminApp(backend);
+  const kick = (name: string, body?: string) =>
+    app.request(`http://127.0.0.1:8080/api/players/${name}/kick`, {
+      method: "POST",
+      headers: { host: "127.0.0.1:8080", "content-type": "application/json" },
+      body,
+    });
+  kicks.length = 0;
+  const plain = await kick("alice");
+  assert.equal(plain.status, 200, await plain.clone().text());
+  assert.deepEqual(await plain.json(), { account: "alice", baseapp: 2, kicked: true });
+  assert.equal((await kick("alice", JSON.stringify({ reason: "spamming" }))).status, 200);
+  assert.deepEqual(kicks, ["kicked by an operator", "spamming"]);
+  for (
+    const [body, field] of [['{"reason": 5}', /^reason: /], ['{"why": "x"}', /why/], ['{"reason": ""}', /^reason/]]
+  ) {
+    const res = await kick("alice", body as string);
+    assert.equal(res.status, 400, body as string);
+    assert.match((await res.json()).error.message, field as RegExp);
+  }
+  const notJson = await kick("alice", "{nope");
+  assert.equal(notJson.status, 400);
+  const badName = await kick("a%20b");
+  assert.equal(badName.status, 400);
+  assert.match((await badName.json()).error.message, /^name: not an account name/);
+  const nobody = await kick("bob");
+  assert.equal(nobody.status, 404);
+  assert.equal((await nobody.json()).error.code, "not_found");
+  assert.deepEqual(kicks, ["kicked by an operator", "spamming"], "refused requests kick nobody");
 });

@@ -64,6 +64,9 @@ Deno.test("bad flags, variables and config files name what is wrong", () => {
     [["--mgr=nowhere"], {}, {}, /^--mgr: "nowhere" is not a HOST:PORT address/],
     [["--mgr=127.0.0.1:0"], {}, {}, /^--mgr: .*port 0/],
     [["--log-level=loud"], {}, {}, /^--log-level: "loud" is not a log level/],
+    [["--log-format=yaml"], {}, {}, /^--log-format: "yaml" is not a log format; expected text or json/],
+    [[], { SEAMLESS_LOG_FORMAT: "xml" }, {}, /^SEAMLESS_LOG_FORMAT: "xml" is not a log format/],
+    [["--config=c.json"], {}, { "c.json": '{"logFormat": "csv"}' }, /^c.json: "logFormat": "csv" is not a log format/],
     [["--max-frame=10"], {}, {}, /^--max-frame: /],
     [["--port"], {}, {}, /^--port: /],
     [["--public-host=ws://game.example.com"], {}, {}, /^--public-host: .* is not a host name/],
@@ -96,6 +99,7 @@ Deno.test(
       [["--role=king"], /^error: --role: unknown role "king"/],
       [["--frobnicate"], /^error: --frobnicate: unknown flag/],
       [["--role=cell", "--port=abc"], /^error: --port: "abc" is not a port number/],
+      [["--role=cell", "--log-format=pretty"], /^error: --log-format: "pretty" is not a log format/],
     ];
     await Promise.all(cases.map(async ([args, re]) => {
       const p = await procs.start(args, { noReady: true });
@@ -118,3 +122,10 @@ Deno.test(
     }
   },
 );
+
+Deno.test("--log-format: text by default; json from the flag, the variable or the config key", () => {
+  assert.equal(parse([], {}, {}).logFormat, "text");
+  assert.equal(parse(["--log-format=json"], {}, {}).logFormat, "json");
+  assert.equal(parse([], { SEAMLESS_LOG_FORMAT: "json" }, {}).logFormat, "json");
+  assert.equal(parse(["--config=c.json"], {}, { "c.json": '{"logFormat": "json"}' }).logFormat, "json");
+});
