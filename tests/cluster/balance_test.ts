@@ -30,14 +30,21 @@ async function post(admin: string, path: string, body: unknown): Promise<{ statu
   return await api(admin, path, { method: "POST", headers: JSON_HEADERS, body: JSON.stringify(body) });
 }
 
-/** Every real entity of a space over all cellapps: how many reals were listed, and by id. */
-async function reals(admin: string, spaceId: number, cellapps: number[]): Promise<{ count: number; ids: Set<number> }> {
+/** Every real entity of a space over all cellapps: how many reals were listed, by id, and the ids listed twice. */
+async function reals(
+  admin: string,
+  spaceId: number,
+  cellapps: number[],
+): Promise<{ count: number; ids: Set<number>; twice: Set<number> }> {
   const lists = await Promise.all(cellapps.map(async (a) => {
     const r = await api(admin, `/api/cellapps/${a}/cells/${spaceId}`);
     return r.status === 200 ? (r.body as { entities: CellEntityView[] }).entities : [];
   }));
   const all = lists.flat().filter((e) => e.real);
-  return { count: all.length, ids: new Set(all.map((e) => e.id)) };
+  const ids = new Set<number>();
+  const twice = new Set<number>();
+  for (const e of all) (ids.has(e.id) ? twice : ids).add(e.id);
+  return { count: all.length, ids, twice };
 }
 
 async function space(admin: string, id: number): Promise<SpaceView> {
@@ -136,19 +143,19 @@ Deno.test(
     const last = await post(admin, `/api/cellapps/${other}/retire`, {});
     assert.equal(last.status, 409, JSON.stringify(last.body));
 
-    // While it drains, every entity stays real exactly once.
+    // While it drains, every entity stays real exactly once. Two processes are not listed at one instant: a hand-over
+    // between the two reads may show an entity on both (the old real fenced, the new one live) or on neither, for a
+    // moment. Listed twice in two polls in a row is a double.
     const problems: string[] = [];
+    const twiceBefore = new Map<number, Set<number>>();
     const drained = await waitFor(
       "the retired cellapp to run no cell",
       async () => {
-        for (const [sid, n] of [[twoId, 120], [oneId, 40]]) {
+        for (const sid of [twoId, oneId]) {
           const got = await reals(admin, sid, [victim, other]);
-          if (got.ids.size !== got.count) {
-            problems.push(
-              `space ${sid}: ${got.count} reals listed for ${got.ids.size} ids`,
-            );
-          }
-          if (got.ids.size < n - 2) problems.push(`space ${sid}: ${got.ids.size} of ${n} entities real`);
+          const again = [...got.twice].filter((id) => twiceBefore.get(sid)?.has(id));
+          if (again.length > 0) problems.push(`space ${sid}: entities ${again.join(", ")} real twice in two polls`);
+          twiceBefore.set(sid, got.twice);
         }
         const v = (await api(admin, `/api/cellapps/${victim}`)).body as CellAppView;
         return v.cells.length === 0 ? v : null;
@@ -171,8 +178,7 @@ Deno.test(
       15_000,
       200,
     );
-    // Listing two processes is not atomic: a hand-over between the two reads may miss one; a double is never fine.
-    assert.deepEqual(problems.filter((p) => p.includes("listed")), []);
+    assert.deepEqual(problems, []);
 
     // Now it can be stopped with nothing lost.
     const proc = cellapps.find((p) => p.pid === drained.pid);
