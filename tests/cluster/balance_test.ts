@@ -5,6 +5,7 @@
  * real exactly once throughout.
  */
 import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
 import type { CellAppView, CellEntityView, SpaceView } from "../../core/views.ts";
 import { api, type Proc, Procs } from "../helpers/procs.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -14,10 +15,14 @@ const JSON_HEADERS = { "content-type": "application/json" };
 /** Small radii so that cells of a 400 m space may be narrow; the cellapps report the ghost radius as minimum width. */
 const RADII = ["--aoi-radius=20", "--ghost-radius=35"];
 
-async function cluster(procs: Procs, cellapps: number): Promise<{ admin: string; cellapps: Proc[] }> {
-  const mgr = await procs.start(["--role=mgr", "--port=0", "--admin-port=0", "--balance-period=500"]);
+async function cluster(
+  procs: Procs,
+  cellapps: number,
+  extra: string[] = [],
+): Promise<{ admin: string; cellapps: Proc[] }> {
+  const mgr = await procs.start(["--role=mgr", "--port=0", "--admin-port=0", "--balance-period=500", ...extra]);
   const admin = mgr.ready.admin!;
-  const flags = ["--role=cell", "--port=0", `--mgr=${mgr.ready.address}`, ...RADII];
+  const flags = ["--role=cell", "--port=0", `--mgr=${mgr.ready.address}`, ...RADII, ...extra];
   const apps = await Promise.all(Array.from({ length: cellapps }, () => procs.start(flags)));
   await waitFor(`${cellapps} cellapps`, async () => {
     const p = ((await api(admin, "/api/cluster")).body as { processes: { role: string }[] }).processes;
@@ -198,3 +203,53 @@ Deno.test(
     assert.equal(a.ids.size + b.ids.size, 160);
   },
 );
+
+Deno.test("a crowd walks from one cell into the other, and the partition follows it there", opts, async () => {
+  await using procs = new Procs();
+  // A test game whose Walkers walk to a point and stay (tests/fixtures/games/walkers.ts).
+  const game = fileURLToPath(new URL("../fixtures/games/walkers.ts", import.meta.url));
+  const { admin } = await cluster(procs, 2, [`--game=${game}`]);
+  const made = await post(admin, "/api/spaces", { bounds: [0, 0, 400, 100], cells: 2 });
+  assert.equal(made.status, 201, JSON.stringify(made.body));
+  const id = (made.body as { id: number }).id;
+  // 400 walkers appear around x = 330 (the right cell) and walk at 12 m/s to around x = 80 (the left cell).
+  const walk = await post(admin, `/api/spaces/${id}/entities`, {
+    entities: [{
+      type: "Walker",
+      count: 400,
+      position: [330, 0, 50],
+      props: { toX: 80, toZ: 50, spread: 20, speed: 12 },
+    }],
+  });
+  assert.equal(walk.status, 201, JSON.stringify(walk.body));
+  const at = async () => (await space(admin, id)).balance.partitions[0].at;
+  // Where the crowd starts, the partition goes right, into it; where it ends, the partition comes back left after it.
+  await waitFor(
+    "the partition to move right, after the crowd where it starts",
+    async () => (await at()) > 230,
+    20_000,
+    100,
+  );
+  const left = await waitFor(
+    "the partition to follow the crowd into the left cell",
+    async () => {
+      const s = await space(admin, id);
+      const p = s.balance.partitions[0].at;
+      const [a, b] = s.cells.map((c) => c.reals);
+      return p < 150 && Math.min(a, b) > 400 * 0.2 ? s : null;
+    },
+    60_000,
+    250,
+  );
+  assert.ok(left.cells.every((c) => c.rect[2] - c.rect[0] >= 35), "no cell narrower than the ghost radius");
+  const ids = await waitFor(
+    "every walker real exactly once",
+    async () => {
+      const r = await reals(admin, id, [...new Set(left.cells.map((c) => c.cellapp))]);
+      return r.count === 400 && r.ids.size === 400 ? r : null;
+    },
+    10_000,
+    200,
+  );
+  assert.equal(ids.twice.size, 0);
+});
