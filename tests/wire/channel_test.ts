@@ -13,6 +13,7 @@ import {
   WireServer,
 } from "../../core/wire/mod.ts";
 import { int, str, tuple } from "../../core/wire/check.ts";
+import { PROTOCOL_VERSION } from "../../core/version.ts";
 import { memoryLogger } from "../helpers/log.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -271,7 +272,7 @@ Deno.test("a bad handshake is refused", async () => {
     role: "emperor",
     pid: 1,
     address: "x:1",
-    version: 1,
+    version: PROTOCOL_VERSION,
     proof: null,
   }]);
   await raw.write(w.take());
@@ -284,6 +285,18 @@ Deno.test("a bad handshake is refused", async () => {
   await raw2.write(w.take());
   await closedByServer(raw2);
   await s.log.waitFor(/bad handshake: expected hello, got kind 16/);
+});
+
+Deno.test("a peer speaking another protocol version is refused at the handshake, naming both", async () => {
+  using s = serve();
+  const raw = await rawAfterChallenge(s.server.port);
+  const w = new FrameWriter();
+  w.push([2, 0, { role: "cellapp", pid: 1, address: "127.0.0.1:1", version: PROTOCOL_VERSION + 1, proof: null }]);
+  await raw.write(w.take());
+  await closedByServer(raw);
+  await s.log.waitFor(
+    new RegExp(`protocol version mismatch: peer speaks ${PROTOCOL_VERSION + 1}, this process ${PROTOCOL_VERSION}`),
+  );
 });
 
 Deno.test("cluster secret: right one passes, wrong or missing one is refused", async () => {
