@@ -162,10 +162,12 @@ export function createAdminApp(backend: AdminBackend, opts: AdminOptions = {}): 
     (c) => c.json(backend.shutdownProcess(c.req.valid("param").id, c.req.valid("query").force === "true"), 202),
   );
   app.openapi(r.players, async (c) => c.json(await backend.players(), 200));
-  // Its body is optional, and an empty one comes with Content-Type: application/json (jsonGuard): it reads as {}.
-  // Hono keeps the body it read as a promise (its type says otherwise), which the validator's json() then parses.
+  // Its body is optional, and an empty one comes with Content-Type: application/json (jsonGuard): it reads as {},
+  // rebuilt as bodyGuard rebuilds a request, so that the validator parses that.
   app.use("/api/players/:name/kick", async (c, next) => {
-    if ((await c.req.text()).trim() === "") (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve("{}");
+    const raw = c.req.raw;
+    const text = await raw.clone().text();
+    if (text.trim() === "") c.req.raw = new Request(c.req.url, { method: raw.method, headers: raw.headers, body: "{}" });
     await next();
   });
   app.openapi(r.kickPlayer, async (c) => {
