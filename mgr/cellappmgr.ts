@@ -42,6 +42,7 @@ import { DEFAULT_SPACE_ID, Spaces } from "./spaces.ts";
 import { adoptClaims, dropMissingCellApps, REJOIN_WINDOW_MS, RejoinWindow } from "./rejoin.ts";
 import { cellViews, spaceSummary } from "./views.ts";
 import { Balancer } from "./balance/mod.ts";
+import { loadDrains, saveDrains } from "./balance/drains.ts";
 import { rectFromArray } from "../core/geo/rect.ts";
 import { cellIndexAt } from "../core/geo/bsp.ts";
 import type { EntityRegistry } from "../core/def/mod.ts";
@@ -175,7 +176,10 @@ export class CellAppMgr {
       }
       if (event === "joined") this.#leftInRejoin.delete(m.id);
       if (event === "left") {
-        this.balancer.forget(m.id);
+        if (this.spaces.draining.has(m.id)) {
+          this.balancer.forget(m.id);
+          void saveDrains(this.#opts.kv, this.spaces.draining, this.#log);
+        }
         const lost = this.spaces.onCellAppLeft(m.id);
         const buddy = this.buddies.buddyOf(m.id);
         if (buddy !== null && lost.some((s) => s.isDefault)) this.#defaultNpcsRestored = true;
@@ -378,7 +382,10 @@ export class CellAppMgr {
 
   /** Opens the id counter, then listens for processes. */
   static async start(opts: CellAppMgrOptions): Promise<CellAppMgr> {
-    return new CellAppMgr(opts, await IdAllocator.open(opts.kv));
+    const mgr = new CellAppMgr(opts, await IdAllocator.open(opts.kv));
+    // An operator's drains go on across a restart: the cellapps come back with their ids.
+    for (const id of await loadDrains(opts.kv, opts.log)) mgr.spaces.draining.add(id);
+    return mgr;
   }
 
   /** The address processes connect to. */
@@ -474,6 +481,10 @@ export class CellAppMgr {
     );
     void this.#ensureDefaultSpace();
     void this.spaces.giveCellsToBareSpaces();
+    // A drain stored for a cellapp that did not come back ends: a new cellapp may be given its id.
+    const stale = [...this.spaces.draining].filter((id) => !this.registry.members.has(id));
+    for (const id of stale) this.spaces.draining.delete(id);
+    if (stale.length > 0) void saveDrains(this.#opts.kv, this.spaces.draining, this.#log);
     // Partitions move only once the spaces are what the members say they are.
     this.balancer.start();
   }
@@ -549,7 +560,9 @@ export class CellAppMgr {
         `cellapp ${id} is the only cellapp that is not retiring: its cells have nowhere to go`,
       );
     }
-    return { id, retiring: true, cells: this.balancer.drain(id) };
+    const cells = this.balancer.drain(id);
+    void saveDrains(this.#opts.kv, this.spaces.draining, this.#log);
+    return { id, retiring: true, cells };
   }
 
   /** POST /api/spaces (the body is validated by the admin API). */
