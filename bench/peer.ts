@@ -126,10 +126,10 @@ async function runOurs(clients: number, seconds: number, side: number, dir: stri
   }
 }
 
-const f = (v: number | null | undefined, d = 0) =>
+const f = (v: number | null | undefined, d = 0, unit = "") =>
   v === null || v === undefined || !Number.isFinite(v)
     ? "n/a"
-    : v.toLocaleString("en", { minimumFractionDigits: d, maximumFractionDigits: d });
+    : v.toLocaleString("en", { minimumFractionDigits: d, maximumFractionDigits: d }) + unit;
 const ratio = (a: number | null | undefined, b: number | null | undefined) =>
   a === null || a === undefined || !b ? "n/a" : (a / b).toFixed(2);
 
@@ -145,7 +145,7 @@ function table(clients: number, rows: { side: number; ours: Ours; peer: PeerResu
       ratio(ours.cpuMsPerClientSec, pc)
     } | ${f(ours.bytesPerClientSec)} | ${f(peer?.bytesPerClientPerSec)} | ${
       ratio(ours.bytesPerClientSec, peer?.bytesPerClientPerSec)
-    } | ${f(ours.p99, 1)} ms | ${f(peer?.latencyP99Ms, 1)} ms | ${f(ours.rssMB)} | ${f(peer?.serverRssMB)} | ${
+    } | ${f(ours.p99, 1, " ms")} | ${f(peer?.latencyP99Ms, 1, " ms")} | ${f(ours.rssMB)} | ${f(peer?.serverRssMB)} | ${
       ratio(ours.rssMB, peer?.serverRssMB)
     } |`;
   });
@@ -157,9 +157,11 @@ function table(clients: number, rows: { side: number; ours: Ours; peer: PeerResu
     ...rows.map(({ side, ours, peer }) =>
       `| S = ${f(side)} m | ${
         Object.entries(ours.cores).sort((a, b) => b[1] - a[1]).map(([r, c]) => `${r} ${f(c * 100, 1)} %`).join(", ")
-      } | ${f(ours.tickP99, 1)} ms | ${f(ours.p50, 1)} ms | ${f(peer?.latencyP50Ms, 1)} ms | ${ours.connected} / ${
-        peer?.connected ?? "n/a"
-      } | ${f(ours.botCpuPct)} % / ${f(peer?.botCpuPct)} % | ${ours.errors} / ${peer?.errors ?? "n/a"} |`
+      } | ${f(ours.tickP99, 1, " ms")} | ${f(ours.p50, 1, " ms")} | ${
+        f(peer?.latencyP50Ms, 1, " ms")
+      } | ${ours.connected} / ${peer?.connected ?? "n/a"} | ${f(ours.botCpuPct, 0, " %")} / ${
+        f(peer?.botCpuPct, 0, " %")
+      } | ${ours.errors} / ${peer?.errors ?? "n/a"} |`
     ),
   ];
   return [...head, ...body, ...detail].join("\n");
