@@ -12,7 +12,7 @@ import { runBots } from "../client/bot_runner.ts";
 import { registry } from "../entities/mod.ts";
 import type { ClusterView, SpaceView } from "../core/views.ts";
 import { json, startBenchCluster } from "./lib/cluster.ts";
-import { cpuSeconds, processTree, ProcessWindow } from "./lib/procs.ts";
+import { cpuSeconds, machineBusySeconds, processTree, ProcessWindow, selfAndReapedSeconds } from "./lib/procs.ts";
 import { type InstalledPeer, installPeer, peerFolder, type PeerResult, runPeer } from "./lib/colyseus.ts";
 import { writeResults } from "./results.ts";
 
@@ -32,9 +32,13 @@ interface Ours {
   p50: number | null;
   p99: number | null;
   rssMB: number;
+  /** Peak resident MB per role. */
+  rssByRole: Record<string, number>;
   botCpuPct: number;
   tickP99: number | null;
   errors: number;
+  /** Share of one core the rest of the machine used during the window (other work disturbs the figures). */
+  otherCores: number;
 }
 
 function num(name: string, v: string, min: number, max: number): number {
@@ -71,7 +75,12 @@ async function runOurs(clients: number, seconds: number, side: number, dir: stri
     const pids = processTree(cluster.child.pid);
     running = pids;
     const window = new ProcessWindow(pids);
-    let bot0 = 0, botCpu = 0, measured: ReturnType<ProcessWindow["end"]> | null = null, tickP99: number | null = null;
+    let bot0 = 0,
+      botCpu = 0,
+      busy0 = 0,
+      otherCores = 0,
+      measured: ReturnType<ProcessWindow["end"]> | null = null,
+      tickP99: number | null = null;
     const report = await runBots({
       admin: cluster.admin,
       count: clients,
@@ -90,9 +99,12 @@ async function runOurs(clients: number, seconds: number, side: number, dir: stri
         if (phase === "start") {
           window.begin();
           bot0 = cpuSeconds(Deno.pid) ?? 0;
+          busy0 = machineBusySeconds();
         } else {
           measured = window.end();
           botCpu = ((cpuSeconds(Deno.pid) ?? 0) - bot0) / measured.seconds;
+          const ours = [...measured.cores.values()].reduce((n: number, c) => n + (c ?? 0), 0);
+          otherCores = Math.max(0, (machineBusySeconds() - busy0) / measured.seconds - ours - botCpu);
           const space = await json<SpaceView>(`${cluster.admin}/api/spaces/${id}`);
           tickP99 = Math.max(...space.cells.map((c) => c.tickMsP99));
         }
@@ -100,11 +112,12 @@ async function runOurs(clients: number, seconds: number, side: number, dir: stri
     });
     const m = measured as ReturnType<ProcessWindow["end"]> | null;
     if (!m) throw new Error("the bots never ended their measurement");
-    const cores: Record<string, number> = {};
+    const cores: Record<string, number> = {}, rssByRole: Record<string, number> = {};
     let total = 0;
     for (const [pid, share] of m.cores) {
       const role = pid === cluster.child.pid ? "launcher" : roles.get(pid) ?? "other";
       cores[role] = (cores[role] ?? 0) + (share ?? 0);
+      rssByRole[role] = (rssByRole[role] ?? 0) + (m.peakRssByPid.get(pid) ?? 0);
       total += share ?? 0;
     }
     const connected = report.connected;
@@ -116,8 +129,10 @@ async function runOurs(clients: number, seconds: number, side: number, dir: stri
       p50: report.latencyP50Ms,
       p99: report.latencyP99Ms,
       rssMB: m.peakRssMB,
+      rssByRole,
       botCpuPct: botCpu * 100,
       tickP99,
+      otherCores,
       errors: report.errors + (connected < clients ? 1 : 0),
     };
   } finally {
@@ -133,7 +148,15 @@ const f = (v: number | null | undefined, d = 0, unit = "") =>
 const ratio = (a: number | null | undefined, b: number | null | undefined) =>
   a === null || a === undefined || !b ? "n/a" : (a / b).toFixed(2);
 
-function table(clients: number, rows: { side: number; ours: Ours; peer: PeerResult | null }[]): string {
+/** One scene's figures; `peerOther`: share of a core the rest of the machine used during the peer's whole run. */
+interface Row {
+  side: number;
+  ours: Ours;
+  peer: PeerResult | null;
+  peerOther: number | null;
+}
+
+function table(clients: number, rows: Row[]): string {
   const head = [
     "| scene | ours: CPU ms per client-s | Colyseus | ratio | ours: bytes per client-s | Colyseus | ratio |" +
     " ours: p99 move-to-seen | Colyseus | ours: RSS MB (all processes) | Colyseus server | ratio |",
@@ -151,17 +174,22 @@ function table(clients: number, rows: { side: number; ours: Ours; peer: PeerResu
   });
   const detail = [
     "",
-    "| scene | ours: CPU per process (one core = 100 %) | ours: cell tick p99 | ours: p50 | Colyseus p50 |" +
-    " connected ours / Colyseus | bot process CPU ours / Colyseus | errors ours / Colyseus |",
-    "|---|---|---:|---:|---:|---:|---:|---:|",
-    ...rows.map(({ side, ours, peer }) =>
+    "| scene | ours: CPU per process (one core = 100 %) | ours: peak RSS per process | ours: cell tick p99 | ours: p50 | Colyseus p50 |" +
+    " connected ours / Colyseus | bot process CPU ours / Colyseus | errors ours / Colyseus |" +
+    " other work on the machine ours / Colyseus |",
+    "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ...rows.map(({ side, ours, peer, peerOther }) =>
       `| S = ${f(side)} m | ${
         Object.entries(ours.cores).sort((a, b) => b[1] - a[1]).map(([r, c]) => `${r} ${f(c * 100, 1)} %`).join(", ")
+      } | ${
+        Object.entries(ours.rssByRole).sort((a, b) => b[1] - a[1]).map(([r, v]) => `${r} ${f(v)} MB`).join(", ")
       } | ${f(ours.tickP99, 1, " ms")} | ${f(ours.p50, 1, " ms")} | ${
         f(peer?.latencyP50Ms, 1, " ms")
       } | ${ours.connected} / ${peer?.connected ?? "n/a"} | ${f(ours.botCpuPct, 0, " %")} / ${
         f(peer?.botCpuPct, 0, " %")
-      } | ${ours.errors} / ${peer?.errors ?? "n/a"} |`
+      } | ${ours.errors} / ${peer?.errors ?? "n/a"} | ${f(ours.otherCores * 100, 0, " %")} / ${
+        f(peerOther === null ? null : peerOther * 100, 0, " %")
+      } |`
     ),
   ];
   return [...head, ...body, ...detail].join("\n");
@@ -208,16 +236,19 @@ export async function run(args: string[]): Promise<void> {
   let peer: InstalledPeer | null = null;
   try {
     if (from) peer = await installPeer(from, log);
-    const rows: { side: number; ours: Ours; peer: PeerResult | null }[] = [];
+    const rows: Row[] = [];
     for (const side of sides) {
       log(`S = ${side} m: our cluster, ${clients} clients`);
       const ours = await runOurs(clients, seconds, side, dir);
-      let theirs: PeerResult | null = null;
+      let theirs: PeerResult | null = null, peerOther: number | null = null;
       if (peer) {
         log(`S = ${side} m: Colyseus, ${clients} clients`);
+        const busy0 = machineBusySeconds(), own0 = selfAndReapedSeconds(), t0 = performance.now();
         theirs = await runPeer(peer, { clients, seconds, side, warmup: WARMUP, observers: OBSERVERS });
+        const s = (performance.now() - t0) / 1000;
+        peerOther = Math.max(0, (machineBusySeconds() - busy0 - (selfAndReapedSeconds() - own0)) / s);
       }
-      rows.push({ side, ours, peer: theirs });
+      rows.push({ side, ours, peer: theirs, peerOther });
     }
     const version = rows.find((r) => r.peer)?.peer?.version;
     const md = [
@@ -229,6 +260,8 @@ export async function run(args: string[]): Promise<void> {
       `process of it summed (/proc utime + stime over the window). ${
         version ? `Colyseus ${version} (aoi variant, its server process), run right after ours.` : note
       } All on this machine, loopback only; the bots of each side run in one process.`,
+      "The last column is the CPU the rest of the machine used meanwhile (share of one core; for Colyseus over its",
+      "whole run, joins included): above a few per cent, other work disturbed the figures.",
       "",
       table(clients, rows),
     ].join("\n");

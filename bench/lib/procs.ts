@@ -53,6 +53,7 @@ export class ProcessWindow {
   readonly #start = new Map<number, number | null>();
   #t0 = 0;
   #peakRss = 0;
+  readonly #peakByPid = new Map<number, number>();
   #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(readonly pids: number[]) {}
@@ -66,7 +67,7 @@ export class ProcessWindow {
   }
 
   /** Ends the window: per pid, the share of one core it used (null if it vanished). */
-  end(): { seconds: number; cores: Map<number, number | null>; peakRssMB: number } {
+  end(): { seconds: number; cores: Map<number, number | null>; peakRssMB: number; peakRssByPid: Map<number, number> } {
     clearInterval(this.#timer);
     this.#sampleRss();
     const seconds = (performance.now() - this.#t0) / 1000;
@@ -75,10 +76,30 @@ export class ProcessWindow {
       const a = this.#start.get(p), b = cpuSeconds(p);
       cores.set(p, a === null || a === undefined || b === null ? null : (b - a) / seconds);
     }
-    return { seconds, cores, peakRssMB: this.#peakRss };
+    return { seconds, cores, peakRssMB: this.#peakRss, peakRssByPid: new Map(this.#peakByPid) };
   }
 
   #sampleRss(): void {
-    this.#peakRss = Math.max(this.#peakRss, this.pids.reduce((n, p) => n + rssMB(p), 0));
+    let sum = 0;
+    for (const p of this.pids) {
+      const mb = rssMB(p);
+      sum += mb;
+      this.#peakByPid.set(p, Math.max(this.#peakByPid.get(p) ?? 0, mb));
+    }
+    this.#peakRss = Math.max(this.#peakRss, sum);
   }
+}
+
+/** CPU seconds the whole machine has been busy (all cores: /proc/stat's first line, idle and iowait left out). */
+export function machineBusySeconds(): number {
+  const f = Deno.readTextFileSync("/proc/stat").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal
+  return (f[0] + f[1] + f[2] + f[5] + f[6] + (f[7] ?? 0)) / USER_HZ;
+}
+
+/** CPU seconds of this process and of its children it has waited for (utime, stime, cutime, cstime). */
+export function selfAndReapedSeconds(): number {
+  const stat = Deno.readTextFileSync(`/proc/${Deno.pid}/stat`);
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / USER_HZ;
 }
