@@ -43,6 +43,18 @@ export interface BotOptions {
    * entities last seen well inside it (a client's view that flickered).
    */
   aoiRadius?: number;
+  /**
+   * Bots that decode AoI traffic (spread evenly over the login order); the others count bytes and drop
+   * frames undecoded, so one process can drive many clients. Latency is then the first sighting of a move
+   * by any observer, as the Colyseus peer harness measures it. Default: every bot decodes and each sighting counts.
+   */
+  observers?: number;
+  /**
+   * "wander" (default): the heading drifts a little every step. "peer": the Colyseus peer harness's walk:
+   * each step keeps the heading but for a 2 % chance of a new random one, a bot clamped at the square's edge
+   * picks a new one, and bots send in 10 groups whose timers are 1/10 of the move interval apart.
+   */
+  walk?: "wander" | "peer";
   /** Called when the measurement starts and ends (benchmarks sample process CPU there). */
   onMeasure?: (phase: "start" | "end") => void | Promise<void>;
 }
@@ -99,7 +111,11 @@ export async function runBots(o: BotOptions): Promise<BotReport> {
   };
   const prefix = o.prefix ?? `bot-${Date.now().toString(36)}-`;
   const totals: BotTotals = { enters: 0, leaves: 0, updates: 0, propertyEvents: 0, outOfOrder: 0, gaps: 0 };
-  const moves = new MoveLog();
+  const moves = new MoveLog(o.observers !== undefined);
+  const decoding = (i: number) =>
+    o.observers === undefined ||
+    (o.observers > 0 && i % Math.max(1, Math.floor(o.count / o.observers)) === 0 &&
+      i / Math.max(1, Math.floor(o.count / o.observers)) < o.observers);
   const latency = new LatencyHistogram();
   let measuring = false;
   let errors = 0;
@@ -134,6 +150,7 @@ export async function runBots(o: BotOptions): Promise<BotReport> {
           position: pos,
         }, {
           registry: o.registry,
+          decodeAoi: decoding(i),
         });
       } catch (e) {
         const why = (e as Error).message;
@@ -178,23 +195,46 @@ export async function runBots(o: BotOptions): Promise<BotReport> {
     }
     let heading = Math.random() * 2 * Math.PI;
     const step = speed / moveHz;
-    timers.push(setInterval(() => {
+    const peer = o.walk === "peer";
+    const moveOnce = () => {
       if (c.closed) return;
-      heading += (Math.random() - 0.5) * 0.6;
-      let nx = pos.x + Math.sin(heading) * step, nz = pos.z + Math.cos(heading) * step;
-      if (nx < walk.minX || nx > walk.maxX) {
-        heading = -heading;
-        nx = pos.x;
-      }
-      if (nz < walk.minZ || nz > walk.maxZ) {
-        heading = Math.PI - heading;
-        nz = pos.z;
+      let nx: number, nz: number;
+      if (peer) {
+        if (Math.random() < 0.02) heading = Math.random() * 2 * Math.PI;
+        nx = pos.x + Math.sin(heading) * step;
+        nz = pos.z + Math.cos(heading) * step;
+        const cx = Math.min(walk.maxX, Math.max(walk.minX, nx)), cz = Math.min(walk.maxZ, Math.max(walk.minZ, nz));
+        if (cx !== nx || cz !== nz) heading = Math.random() * 2 * Math.PI;
+        nx = cx;
+        nz = cz;
+      } else {
+        heading += (Math.random() - 0.5) * 0.6;
+        nx = pos.x + Math.sin(heading) * step;
+        nz = pos.z + Math.cos(heading) * step;
+        if (nx < walk.minX || nx > walk.maxX) {
+          heading = -heading;
+          nx = pos.x;
+        }
+        if (nz < walk.minZ || nz > walk.maxZ) {
+          heading = Math.PI - heading;
+          nz = pos.z;
+        }
       }
       pos.x = nx;
       pos.z = nz;
       moves.record(c.player.id, performance.now(), nx, nz);
       c.move(pos, [heading, 0, 0]);
-    }, 1000 / moveHz));
+    };
+    const interval = 1000 / moveHz;
+    if (peer) {
+      // Group i % 10 sends at offset (i % 10) / 10 of the interval, on one clock for all bots.
+      const offset = ((i % 10) * interval / 10 - performance.now() % interval + interval) % interval;
+      const t = setTimeout(() => {
+        moveOnce();
+        timers.push(setInterval(moveOnce, interval));
+      }, offset);
+      timers.push(t);
+    } else timers.push(setInterval(moveOnce, interval));
     const raise = c.player.type.findMethod("cell", "raiseCounter");
     if (!raise) return fail(`${c.player.type.name} has no cell method raiseCounter; counters stay still`);
     const first = setTimeout(() => {

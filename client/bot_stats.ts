@@ -13,6 +13,21 @@ const MATCH_RADIUS = 2;
 /** Recent moves of every bot, by entity id. */
 export class MoveLog {
   readonly #moves = new Map<number, { seq: number; t: Float64Array; x: Float64Array; z: Float64Array }>();
+  /** The newest move of each bot any observer has seen, when only first sightings count. */
+  readonly #firstSeen: Map<number, number> | null;
+
+  /** `firstSightingOnly`: a move counts for latency once, when the first observer sees it. */
+  constructor(firstSightingOnly = false) {
+    this.#firstSeen = firstSightingOnly ? new Map() : null;
+  }
+
+  /** Whether move `seq` of `id` is a sighting to count (always, unless only first sightings count). */
+  claim(id: number, seq: number): boolean {
+    if (!this.#firstSeen) return true;
+    if (seq <= (this.#firstSeen.get(id) ?? -1)) return false;
+    this.#firstSeen.set(id, seq);
+    return true;
+  }
 
   /** Records that bot `id` moved to (x, z) at `t` (ms). */
   record(id: number, t: number, x: number, z: number): void {
@@ -136,7 +151,7 @@ export class Observer {
     const m = this.moves.match(id, x, z);
     if (!m || m.seq <= (this.#seenSeq.get(id) ?? -1)) return;
     this.#seenSeq.set(id, m.seq);
-    this.latency.add(now - m.t);
+    if (this.moves.claim(id, m.seq)) this.latency.add(now - m.t);
   }
 
   #counter(id: number, v: number): void {

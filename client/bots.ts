@@ -23,6 +23,9 @@ const USAGE = `Usage: deno task bots --admin URL --count N --duration S [options
   --move-hz H        position updates per second [10]
   --prop-every S     seconds between counter raises [5]
   --warmup S         seconds before measuring [5]
+  --observers N      only N bots (spread over the login order) decode what they receive and measure
+                     latency, as first sightings; the rest count bytes [every bot decodes]
+  --walk MODE        wander, or peer: the Colyseus peer harness's walk and send groups [wander]
   --json             print only the JSON report on stdout
 `;
 
@@ -36,6 +39,11 @@ function num(name: string, v: string | undefined, min: number, max: number, dflt
     throw new Error(`--${name}: ${JSON.stringify(v)} is not in ${min}-${max}`);
   }
   return n;
+}
+
+function walkMode(v: string | undefined): "wander" | "peer" {
+  if (v === undefined || v === "wander" || v === "peer") return v ?? "wander";
+  throw new Error(`--walk: ${JSON.stringify(v)} is not wander or peer`);
 }
 
 /** Parses the flags, runs the bots and prints the report. */
@@ -53,6 +61,8 @@ export async function main(args: string[]): Promise<BotReport> {
       "move-hz": { type: "string" },
       "prop-every": { type: "string" },
       warmup: { type: "string" },
+      observers: { type: "string" },
+      walk: { type: "string" },
       json: { type: "boolean" },
       help: { type: "boolean" },
     },
@@ -72,6 +82,8 @@ export async function main(args: string[]): Promise<BotReport> {
     moveHz: num("move-hz", values["move-hz"], 0.1, 100, 10),
     propEvery: num("prop-every", values["prop-every"], 0.1, 3600, 5),
     warmup: num("warmup", values.warmup, 0, 3600, 5),
+    observers: values.observers === undefined ? undefined : num("observers", values.observers, 0, 5000),
+    walk: walkMode(values.walk),
     registry,
     log: (line) => console.error(line),
   });

@@ -56,3 +56,19 @@ Deno.test("nothing is counted outside the measurement, except out-of-order value
   assert.equal(latency.count, 0);
   assert.equal(latency.percentile(50), null);
 });
+
+Deno.test("latency, first sightings only: a move counts once, for the first observer that sees it", () => {
+  const totals: BotTotals = { enters: 0, leaves: 0, updates: 0, propertyEvents: 0, outOfOrder: 0, gaps: 0 };
+  const moves = new MoveLog(true);
+  const latency = new LatencyHistogram();
+  const a = new Observer(1, totals, moves, latency, () => true);
+  const b = new Observer(2, totals, moves, latency, () => true);
+  moves.record(9, 1000, 0, 0);
+  moves.record(9, 1100, 0.5, 0);
+  a.moved(9, 0, 0, 1020); // the first move, first seen by a: 20 ms
+  b.moved(9, 0, 0, 1090); // seen again by b: not a sample
+  b.moved(9, 0.5, 0, 1140); // the second move, first seen by b: 40 ms
+  a.moved(9, 0.5, 0, 1150);
+  assert.equal(latency.count, 2);
+  assert.deepEqual([latency.percentile(1), latency.percentile(100)], [20, 40]);
+});

@@ -1,0 +1,40 @@
+import assert from "node:assert/strict";
+import { runBots } from "../../client/bot_runner.ts";
+import { registry } from "../../entities/mod.ts";
+import { Procs } from "../helpers/procs.ts";
+import { startBaseProcess, startCluster } from "../helpers/players.ts";
+
+const opts = { sanitizeOps: false, sanitizeResources: false };
+
+Deno.test(
+  "bots with a few observers and the peer's walk: all connect, the observers measure latency",
+  opts,
+  async () => {
+    await using procs = new Procs();
+    const cluster = await startCluster(procs);
+    await startBaseProcess(procs, cluster);
+    const log: string[] = [];
+    const report = await runBots({
+      admin: cluster.admin,
+      count: 12,
+      duration: 3,
+      warmup: 1,
+      side: 60,
+      propEvery: 0.5,
+      observers: 3,
+      walk: "peer",
+      registry,
+      prefix: "observer-bot-",
+      log: (line) => log.push(line),
+    });
+    const why = `${JSON.stringify(report)}\n${log.join("\n")}`;
+    assert.equal(report.connected, 12, why);
+    assert.equal(report.errors, 0, why);
+    assert.equal(report.outOfOrder + report.gaps, 0, why);
+    assert.ok(report.bytesPerClientPerSec > 0, `every bot counts bytes: ${why}`);
+    assert.ok(report.latencyP99Ms !== null && report.latencyP99Ms < 1000, `the observers saw moves: ${why}`);
+    // 12 bots moving 10 times a second, all in view: 3 decoding observers see 3 × 11 × 10 moves a second, about
+    // 27 per bot; were all 12 decoding, it would be about 110.
+    assert.ok(report.updatesPerClientPerSec > 5 && report.updatesPerClientPerSec < 60, `only observers decode: ${why}`);
+  },
+);
