@@ -167,7 +167,9 @@ export function createAdminApp(backend: AdminBackend, opts: AdminOptions = {}): 
   app.use("/api/players/:name/kick", async (c, next) => {
     const raw = c.req.raw;
     const text = await raw.clone().text();
-    if (text.trim() === "") c.req.raw = new Request(c.req.url, { method: raw.method, headers: raw.headers, body: "{}" });
+    if (text.trim() === "") {
+      c.req.raw = new Request(c.req.url, { method: raw.method, headers: raw.headers, body: "{}" });
+    }
     await next();
   });
   app.openapi(r.kickPlayer, async (c) => {
