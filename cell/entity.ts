@@ -62,6 +62,8 @@ export class Entity implements CellEntityApi {
   offloadRetryAt = 0;
   /** How many times this real moved cell (its client's frames carry it, so the base orders them). */
   epoch = 0;
+  /** The backup sender's mark: its epoch when this cellapp last backed it up (-1: never). */
+  backedUpEpoch = -1;
   /** Calls this entity made that are still awaiting their answer; it does not offload meanwhile. */
   pendingCalls = 0;
   /** The cell properties (a real's) or the ghosted ones, read-only (a ghost's). */

@@ -40,12 +40,6 @@ export class BackupSender {
   /** Where reals without a base are backed up; null while the cellappmgr names none. */
   buddy: { id: number; address: string } | null = null;
   #tick = 0;
-  /**
-   * The epoch of each real when it was last backed up from here. A real that arrives by offload or teleport has a
-   * new epoch (a ghost turned real in place, also one that left and came back), and a created or restored one is
-   * not here at all: either is new.
-   */
-  #backedUp = new WeakMap<BackupEntity, number>();
 
   constructor(
     private readonly link: BackupLink,
@@ -72,7 +66,7 @@ export class BackupSender {
         if (e.id % n !== phase) {
           // One without a base while there is no buddy is counted on its own tick only.
           if (
-            fresh >= this.freshPerTick || this.#backedUp.get(e) === e.epoch || (e.baseAddress === null && !this.buddy)
+            fresh >= this.freshPerTick || e.backedUpEpoch === e.epoch || (e.baseAddress === null && !this.buddy)
           ) continue;
           this.#send(cell, e);
           fresh++;
@@ -98,7 +92,7 @@ export class BackupSender {
       this.link.toBuddy(this.buddy!.address, backup);
       this.stats.toBuddy++;
     }
-    this.#backedUp.set(e, e.epoch);
+    e.backedUpEpoch = e.epoch;
     return true;
   }
 }

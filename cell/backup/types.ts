@@ -11,6 +11,11 @@ export interface BackupEntity {
   /** Its base's baseapp; null for an entity without a base (an NPC). */
   readonly baseAddress: string | null;
   readonly epoch: number;
+  /**
+   * Its epoch when this cellapp last backed it up (-1: never): one that differs is new here (created, restored, or
+   * arrived with a new epoch) and is backed up at once. Kept on the entity, read every tick without a lookup.
+   */
+  backedUpEpoch: number;
   serialise(now: number): EntitySnapshot;
 }
 
