@@ -61,9 +61,14 @@ export class Space {
     readonly preferredHost: string | null,
   ) {}
 
-  /** The cells with their rects. */
+  #cellsOf: { tree: BspNode; cells: CellRect[] } | null = null;
+
+  /** The cells with their rects (worked out once per tree: a tree is never changed, only replaced). */
   cells(): CellRect[] {
-    return cellRects(this.tree, this.bounds);
+    if (this.#cellsOf?.tree !== this.tree) {
+      this.#cellsOf = { tree: this.tree, cells: cellRects(this.tree, this.bounds) };
+    }
+    return this.#cellsOf.cells;
   }
 
   /** The distinct cellapps running cells of the space, in tree order. */
