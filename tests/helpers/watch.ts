@@ -3,12 +3,12 @@
  * API (so a test can give the watch hub its bounds and read its stats) with
  * real cellapp processes, and a WebSocket client that keeps what it receives.
  */
-import { CellAppMgr } from "../../mgr/mod.ts";
+import type { CellAppMgr } from "../../mgr/mod.ts";
 import { type AdminServer, createAdminApp, serveAdmin } from "../../admin/mod.ts";
 import { WatchHub, type WatchOptions } from "../../admin/watch.ts";
 import { api, Procs } from "./procs.ts";
-import { memoryLogger } from "./log.ts";
 import { waitFor } from "./wait.ts";
+import { startMgr } from "./mgr.ts";
 import { game } from "../../entities/mod.ts";
 
 /** A message from the watch socket. */
@@ -31,18 +31,9 @@ export interface WatchCluster extends AsyncDisposable {
 export async function watchCluster(
   o: { npcs?: number; cellapps?: number; watch?: WatchOptions; token?: string } = {},
 ): Promise<WatchCluster> {
-  const mgr = await CellAppMgr.start({
-    host: "127.0.0.1",
-    port: 0,
-    secret: null,
-    maxFrame: 16 * 1024 * 1024,
-    log: memoryLogger(),
-    kv: null,
-    registry: game.registry,
+  const mgr = await startMgr({
     spaceCreated: game.spaceCreated,
     defaultSpace: { bounds: { minX: -500, minZ: -500, maxX: 500, maxZ: 500 }, npcs: o.npcs ?? 0 },
-    rejoinWindowMs: 0,
-    balancePeriodMs: 0,
   });
   const hub = new WatchHub(mgr, o.watch);
   const token = o.token ?? "t0ken";

@@ -1,26 +1,15 @@
 /** An operator's drains (POST /api/cellapps/:id/retire) go on across a cellappmgr restart, and end with the cellapp. */
 import assert from "node:assert/strict";
-import { CellAppMgr } from "../../mgr/cellappmgr.ts";
+import type { CellAppMgr } from "../../mgr/cellappmgr.ts";
 import { loadDrains, saveDrains } from "../../mgr/balance/drains.ts";
 import { type Channel, dial, MgrMsg, type RegisterInfo, WireServer } from "../../core/wire/mod.ts";
 import { memoryLogger } from "../helpers/log.ts";
 import { waitFor } from "../helpers/wait.ts";
 import { playAlong } from "../helpers/fake_member.ts";
-import { registry } from "../../entities/mod.ts";
+import { startMgr } from "../helpers/mgr.ts";
 
-async function startMgr(kv: Deno.Kv, rejoinWindowMs = 300): Promise<CellAppMgr> {
-  return await CellAppMgr.start({
-    host: "127.0.0.1",
-    port: 0,
-    secret: null,
-    maxFrame: 16 * 1024 * 1024,
-    log: memoryLogger(),
-    kv,
-    registry,
-    defaultSpace: { bounds: { minX: 0, minZ: 0, maxX: 100, maxZ: 100 }, npcs: 0 },
-    rejoinWindowMs,
-    balancePeriodMs: 0,
-  });
+function startMgrOn(kv: Deno.Kv, rejoinWindowMs = 300): Promise<CellAppMgr> {
+  return startMgr({ kv, rejoinWindowMs });
 }
 
 /** A fake cellapp that registers as `previousId` (null: new). */
@@ -70,7 +59,7 @@ Deno.test("drains are stored; a bad record is refused, logged, and drains nothin
 
 Deno.test("a cellappmgr restarted mid-drain goes on draining the cellapp that comes back; a drain ends with its cellapp", async () => {
   using kv = await Deno.openKv(":memory:");
-  const first = await startMgr(kv);
+  const first = await startMgrOn(kv);
   const a = await cellapp(first, null);
   const b = await cellapp(first, null);
   try {
@@ -87,7 +76,7 @@ Deno.test("a cellappmgr restarted mid-drain goes on draining the cellapp that co
 
   // Drained again, then the cellappmgr goes (inside its rejoin window its members' leaving changes nothing, as when
   // it is killed) and starts again: the cellapp comes back with its id, still draining.
-  const second = await startMgr(kv, 60_000);
+  const second = await startMgrOn(kv, 60_000);
   const a2 = await cellapp(second, 7);
   const b2 = await cellapp(second, 8);
   try {
@@ -97,7 +86,7 @@ Deno.test("a cellappmgr restarted mid-drain goes on draining the cellapp that co
     second.close();
     a2.ch.close("mgr gone");
     b2.ch.close("mgr gone");
-    const third = await startMgr(kv);
+    const third = await startMgrOn(kv);
     const a3 = await cellapp(third, 7);
     try {
       assert.ok(third.spaces.draining.has(7), "still draining after the restart");

@@ -5,12 +5,11 @@
  * rejoins; the other members hear of each dead generation.
  */
 import assert from "node:assert/strict";
-import { CellAppMgr } from "../../mgr/cellappmgr.ts";
 import { type Channel, dial, MgrMsg, ProcMsg, type RegisterInfo, RestoreMsg, WireServer } from "../../core/wire/mod.ts";
 import { memoryLogger } from "../helpers/log.ts";
+import { startMgr } from "../helpers/mgr.ts";
 import { waitFor, within } from "../helpers/wait.ts";
 import { playAlong } from "../helpers/fake_member.ts";
-import { registry } from "../../entities/mod.ts";
 
 /** A member's listening address and the channels it opens to the cellappmgr. */
 class Member implements Disposable {
@@ -54,17 +53,7 @@ class Member implements Disposable {
 }
 
 Deno.test("a cellapp back with a dead generation, or one registered elsewhere, is fenced; an earlier run's rejoins", async () => {
-  const mgr = await CellAppMgr.start({
-    host: "127.0.0.1",
-    port: 0,
-    secret: null,
-    maxFrame: 16 * 1024 * 1024,
-    log: memoryLogger(),
-    kv: null,
-    registry,
-    defaultSpace: { bounds: { minX: 0, minZ: 0, maxX: 100, maxZ: 100 }, npcs: 0 },
-    rejoinWindowMs: 0,
-  });
+  const mgr = await startMgr();
   try {
     using base = new Member("baseapp");
     const fencedHeard: number[] = [];
@@ -104,17 +93,7 @@ Deno.test("a cellapp back with a dead generation, or one registered elsewhere, i
 });
 
 Deno.test("a baseapp back with a dead generation is fenced while another baseapp could restore its bases; a lone one is not", async () => {
-  const mgr = await CellAppMgr.start({
-    host: "127.0.0.1",
-    port: 0,
-    secret: null,
-    maxFrame: 16 * 1024 * 1024,
-    log: memoryLogger(),
-    kv: null,
-    registry,
-    defaultSpace: { bounds: { minX: 0, minZ: 0, maxX: 100, maxZ: 100 }, npcs: 0 },
-    rejoinWindowMs: 0,
-  });
+  const mgr = await startMgr();
   try {
     using a = new Member("baseapp");
     using b = new Member("baseapp");
@@ -149,18 +128,7 @@ Deno.test("a baseapp back with a dead generation is fenced while another baseapp
 
 Deno.test("a cellapp that drops during a restarted cellappmgr's rejoin window keeps its cells; gone at its end, it is dead", async () => {
   const log = memoryLogger();
-  const mgr = await CellAppMgr.start({
-    host: "127.0.0.1",
-    port: 0,
-    secret: null,
-    maxFrame: 16 * 1024 * 1024,
-    log,
-    kv: null,
-    registry,
-    defaultSpace: { bounds: { minX: 0, minZ: 0, maxX: 100, maxZ: 100 }, npcs: 0 },
-    rejoinWindowMs: 4000,
-    balancePeriodMs: 0,
-  });
+  const mgr = await startMgr({ log, rejoinWindowMs: 4000 });
   try {
     const geometry = (cellapp: number, other: number) => ({
       spaceId: 5,
