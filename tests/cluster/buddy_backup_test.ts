@@ -3,12 +3,9 @@
  * buddy store the test reads. The cellappmgr pairs them as each other's buddies, and drops the pairing when one dies.
  */
 import assert from "node:assert/strict";
-import { CellApp } from "../../cell/mod.ts";
-import { parseCommand } from "../../core/config.ts";
-import type { CellEntityView, ClusterView } from "../../core/views.ts";
-import { cellScripts, registry } from "../../entities/mod.ts";
-import { memoryLogger } from "../helpers/log.ts";
+import type { CellEntityView } from "../../core/views.ts";
 import { startCluster } from "../helpers/players.ts";
+import { localCellApp } from "../helpers/local_cellapp.ts";
 import { api, Procs } from "../helpers/procs.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -17,14 +14,9 @@ const opts = { sanitizeOps: false, sanitizeResources: false };
 Deno.test("each cellapp backs its NPCs up to its buddy; a lone cellapp has no buddy", opts, async () => {
   await using procs = new Procs();
   const cluster = await startCluster(procs);
-  const parsed = parseCommand(["--role=cell", `--mgr=${cluster.mgrAddress}`, "--port=0", "--log-level=warn"], {});
-  if (parsed.help) throw new Error("unreachable: no --help given");
-  const local = new CellApp(parsed.config, memoryLogger(), { registry, scripts: cellScripts });
+  const { local, other } = await localCellApp(cluster);
   try {
-    await local.member.link.registered;
     const localId = local.member.link.id!;
-    const processes = ((await api(cluster.admin, "/api/cluster")).body as ClusterView).processes;
-    const other = processes.find((p) => p.role === "cellapp" && p.id !== localId)!;
     await waitFor("the buddy named", () => local.backups.buddy?.id === other.id, 5000);
     assert.equal(local.backups.buddy!.address, other.address);
 

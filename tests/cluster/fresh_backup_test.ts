@@ -3,12 +3,9 @@
  * reals are backed up at once, not on their tick of the period (cell/backup/backup_sender.ts).
  */
 import assert from "node:assert/strict";
-import { CellApp } from "../../cell/mod.ts";
-import { parseCommand } from "../../core/config.ts";
-import type { CellEntityView, ClusterView } from "../../core/views.ts";
-import { cellScripts, registry } from "../../entities/mod.ts";
-import { memoryLogger } from "../helpers/log.ts";
+import type { CellEntityView } from "../../core/views.ts";
 import { startCluster } from "../helpers/players.ts";
+import { localCellApp } from "../helpers/local_cellapp.ts";
 import { api, Procs } from "../helpers/procs.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -19,13 +16,8 @@ const KILL_AFTER_MS = 300;
 Deno.test("NPCs spawned moments before their cellapp is killed with -9 are restored on its buddy", opts, async () => {
   await using procs = new Procs();
   const cluster = await startCluster(procs);
-  const parsed = parseCommand(["--role=cell", `--mgr=${cluster.mgrAddress}`, "--port=0", "--log-level=warn"], {});
-  if (parsed.help) throw new Error("unreachable: no --help given");
-  const local = new CellApp(parsed.config, memoryLogger(), { registry, scripts: cellScripts });
+  const { local, other } = await localCellApp(cluster);
   try {
-    await local.member.link.registered;
-    const processes = ((await api(cluster.admin, "/api/cluster")).body as ClusterView).processes;
-    const other = processes.find((p) => p.role === "cellapp" && p.id !== local.member.link.id)!;
     await waitFor("each the other's buddy", () => local.backups.buddy?.id === other.id, 5000);
 
     // A space with a cell on each cellapp, 80 NPCs spread over both.

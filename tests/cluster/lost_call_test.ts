@@ -3,12 +3,8 @@
  * its backup (by the buddy: a cellapp in this process) calls reach it again. The dying cellapp is a process.
  */
 import assert from "node:assert/strict";
-import { CellApp } from "../../cell/mod.ts";
-import { parseCommand } from "../../core/config.ts";
-import type { ClusterView } from "../../core/views.ts";
-import { cellScripts, registry } from "../../entities/mod.ts";
-import { memoryLogger } from "../helpers/log.ts";
 import { startCluster } from "../helpers/players.ts";
+import { localCellApp } from "../helpers/local_cellapp.ts";
 import { api, Procs } from "../helpers/procs.ts";
 import { waitFor, within } from "../helpers/wait.ts";
 
@@ -20,13 +16,8 @@ Deno.test(
   async () => {
     await using procs = new Procs();
     const cluster = await startCluster(procs);
-    const parsed = parseCommand(["--role=cell", `--mgr=${cluster.mgrAddress}`, "--port=0", "--log-level=warn"], {});
-    if (parsed.help) throw new Error("unreachable: no --help given");
-    const local = new CellApp(parsed.config, memoryLogger(), { registry, scripts: cellScripts });
+    const { local, other } = await localCellApp(cluster);
     try {
-      await local.member.link.registered;
-      const processes = ((await api(cluster.admin, "/api/cluster")).body as ClusterView).processes;
-      const other = processes.find((p) => p.role === "cellapp" && p.id !== local.member.link.id)!;
       await waitFor("the buddy named", () => local.backups.buddy?.id === other.id, 5000);
       // A small space split between the two cellapps: its NPCs are ghosted across the border.
       const res = await api(cluster.admin, "/api/spaces", {
