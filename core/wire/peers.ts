@@ -35,8 +35,12 @@ export class Peers {
     return n;
   }
 
-  /** The open channel to `address`, if there is one now. */
+  /**
+   * The open channel to `address`, if there is one now and nothing sent through get() still waits for it: while
+   * a dial is pending, a channel the peer opened meanwhile must not carry later messages ahead of earlier ones.
+   */
   peek(address: string): Channel | undefined {
+    if (this.#dialing.has(address)) return undefined;
     const ch = this.#open.get(address);
     return ch?.isOpen ? ch : undefined;
   }
@@ -50,8 +54,11 @@ export class Peers {
       pending = dial(address, { ...this.opts, expectRoles: ["cellapp", "baseapp"] }).then((c) => {
         this.adopt(c);
         return this.#open.get(address) ?? c;
-      }).finally(() => this.#dialing.delete(address));
-      pending.catch((e) => {
+      });
+      // Every send queued on the dial runs (in order) in the microtasks after it settles; only then may peek() hand
+      // the channel out directly, hence a task later.
+      pending.then(() => setTimeout(() => this.#dialing.delete(address), 0), (e) => {
+        this.#dialing.delete(address);
         const held = unreachable.take(address);
         if (held !== null) this.log.warn(`cannot reach ${address}: ${(e as Error).message}${Throttle.note(held)}`);
       });
