@@ -1,0 +1,51 @@
+import assert from "node:assert/strict";
+import { MoveTrace, traceKey } from "../../core/trace.ts";
+import { breakDown, HOPS } from "../../bench/lib/trace.ts";
+
+Deno.test("move traces of two processes join with the bots' sightings into a breakdown by hop", () => {
+  const dir = Deno.makeTempDirSync();
+  try {
+    const base = new MoveTrace(), cell = new MoveTrace();
+    base.enable(`${dir}/baseapp-1.trace`, 10);
+    cell.enable(`${dir}/cellapp-2.trace`, 10);
+    assert.ok(base.sampled(20) && !base.sampled(21), "one id in ten");
+    // Entity 20 moves to x = 5.25 at t = 1000: the baseapp has it at 1001, the cellapp at 1003, the tick starts
+    // at 1050, a witness writes it at 1052 (and again, which is not counted), a bot sees it at 1060.
+    base.stamp("baseapp", 20, 5.25, 1001);
+    cell.stamp("cellapp", 20, 5.25, 1003);
+    cell.tick(1000);
+    cell.tick(1050);
+    cell.written(20, 5.25);
+    cell.written(20, 5.25);
+    base.stop();
+    cell.stop();
+    const lines = Deno.readTextFileSync(`${dir}/cellapp-2.trace`).trim().split("\n");
+    assert.equal(lines.filter((l) => l.startsWith("witness")).length, 1, "only the first witness to write it");
+    // The witness's time was the real clock: put it where the story needs it.
+    Deno.writeTextFileSync(
+      `${dir}/cellapp-2.trace`,
+      lines.map((l) => l.startsWith("witness") ? `witness 20 ${traceKey(5.25)} 1052.000` : l).join("\n"),
+    );
+    const b = breakDown(dir, [
+      { id: 20, x: 5.25, sentAt: 1000, seenAt: 1060 },
+      { id: 30, x: 1, sentAt: 1000, seenAt: 1070 }, // not traced by the servers
+    ]);
+    assert.ok(b);
+    assert.equal(b.traced, 1);
+    assert.equal(b.sightings, 2);
+    assert.deepEqual(b.hops.map((h) => h.hop), [...HOPS]);
+    assert.deepEqual(b.hops.map((h) => h.p50), [1, 2, 47, 2, 8]);
+    assert.deepEqual(b.total, { p50: 60, p99: 60 });
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("no trace files: no breakdown", () => {
+  const dir = Deno.makeTempDirSync();
+  try {
+    assert.equal(breakDown(dir, [{ id: 1, x: 0, sentAt: 0, seenAt: 1 }]), null);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
