@@ -271,6 +271,7 @@ export class RangeList {
 
   /** @internal Queues an event found while nodes move; returns its index for `cancelEnter`. */
   queueEvent(t: RangeTrigger, e: RangeEntity, enter: boolean): number {
+    if (enter) t.pendingEnters++;
     const i = this.#qTail++;
     this.#qTrigger[i] = t;
     this.#qEntity[i] = e;
@@ -283,7 +284,43 @@ export class RangeList {
     if (i < this.#qHead || i >= this.#qTail || this.#qTrigger[i] !== t || this.#qEntity[i] !== e) return false;
     if (!this.#qEnter[i]) return false;
     this.#qTrigger[i] = null;
+    t.pendingEnters--;
     return true;
+  }
+
+  /**
+   * @internal Cancels the newest undelivered event of `t` about `e` if it is an enter (a leave pairs with it);
+   * false if there is none or it is a leave. Only called while `t` has enters queued, which within one mutating
+   * call are a handful.
+   */
+  cancelLatestEnter(t: RangeTrigger, e: RangeEntity): boolean {
+    const qt = this.#qTrigger, qe = this.#qEntity;
+    for (let i = this.#qTail - 1; i >= this.#qHead; i--) {
+      if (qt[i] !== t || qe[i] !== e) continue;
+      if (!this.#qEnter[i]) return false;
+      qt[i] = null;
+      t.pendingEnters--;
+      return true;
+    }
+    return false;
+  }
+
+  /** @internal Whether node `n` lies in the square of `t` as the lists have it (for an implicit trigger). */
+  squareHas(t: RangeTrigger, n: RangeNode): boolean {
+    if (n.list !== this || n === t.owner || (t.lower.wants & n.makes) === 0 || n.entity === null) return false;
+    const s = this.#s, kx = s.kx, kz = s.kz, i = n.idx, lo = t.lower.idx, up = t.upper.idx;
+    return kx[lo] <= kx[i] && kx[i] <= kx[up] && kz[lo] <= kz[i] && kz[i] <= kz[up];
+  }
+
+  /** @internal The entity nodes in the square of `t` (an implicit trigger); O(nodes in its X strip). */
+  squareNodes(t: RangeTrigger): RangeNode[] {
+    const out: RangeNode[] = [];
+    const s = this.#s, up = t.upper.idx, nx = s.nx;
+    for (let p = nx[t.lower.idx]; p !== up; p = nx[p]) {
+      const n = s.nodes[p];
+      if (n !== null && this.squareHas(t, n)) out.push(n);
+    }
+    return out;
   }
 
   #deliver(): void {
@@ -296,6 +333,7 @@ export class RangeList {
         const t = this.#qTrigger[i], e = this.#qEntity[i]!;
         this.#qTrigger[i] = null;
         this.#qEntity[i] = null;
+        if (t !== null && this.#qEnter[i]) t.pendingEnters--;
         if (t === null || t.list !== this) continue;
         if (this.#qEnter[i]) t.handler.onEnter(e, t);
         else t.handler.onLeave(e, t);
