@@ -186,7 +186,7 @@ export class RangeList {
     if (radius > this.#maxRadius) this.#maxRadius = radius;
     const kz = s.kz, lz = kz[t.lower.idx], uz = kz[t.upper.idx], up = t.upper.idx, ord = s.ord, nx = s.nx;
     for (let p = nx[t.lower.idx]; p !== up; p = nx[p]) {
-      if (ord[p] === ORDER_ENTITY && (wants & s.makes[p]) !== 0 && p !== on.idx && kz[p] >= lz && kz[p] <= uz) {
+      if (ord[p] === ORDER_ENTITY && (wants & (s.flags[p] >> 8)) !== 0 && p !== on.idx && kz[p] >= lz && kz[p] <= uz) {
         t.enter(s.nodes[p]!);
       }
     }
@@ -374,11 +374,11 @@ export class RangeList {
     }
     // A containing trigger's lower bound is before n and at most its width (2r, give or take rounding) to the left.
     const r = this.#maxRadius;
-    const s = this.#s, kx = s.kx, kz = s.kz, px = s.px, ord = s.ord, wants = s.wants;
+    const s = this.#s, kx = s.kx, kz = s.kz, px = s.px, ord = s.ord, flags = s.flags;
     const x = kx[n.idx], z = kz[n.idx];
     const limit = x - (2 * r + 1e-9 * (Math.abs(x) + 3 * r + 1));
     for (let p = px[n.idx]; kx[p] >= limit; p = px[p]) {
-      if (ord[p] !== ORDER_LOWER || (wants[p] & n.makes) === 0) continue;
+      if (ord[p] !== ORDER_LOWER || (flags[p] & n.makes) === 0) continue;
       const t = s.nodes[p]!.trigger!;
       if (t.owner === n || x > kx[t.upper.idx] || z < kz[t.lower.idx] || z > kz[t.upper.idx]) continue;
       if (entering) t.enter(n);
