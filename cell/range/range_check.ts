@@ -74,8 +74,10 @@ export function checkRangeList(
       ) expected.add(n);
     }
     for (let p = s.nz[lo]; p !== up; p = s.nz[p]) if (p === TAIL) fail(`${name}: upper bound before lower on Z`);
-    for (const m of t.members.keys()) if (!expected.has(m)) fail(`${name} holds ${describe(s, m.idx)}, outside`);
-    if (expected.size !== t.members.size) fail(`${name} holds ${t.members.size}, expected ${expected.size}`);
+    const held = t.implicit ? list.squareNodes(t) : [...t.members.keys()];
+    if (t.implicit && t.members.size > 0) fail(`${name} is implicit but has a member table`);
+    for (const m of held) if (!expected.has(m)) fail(`${name} holds ${describe(s, m.idx)}, outside`);
+    if (expected.size !== held.length) fail(`${name} holds ${held.length}, expected ${expected.size}`);
     if (t.inCircle === null) continue;
     memberRefs += t.members.size;
     for (const m of t.members.keys()) {

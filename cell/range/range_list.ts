@@ -186,7 +186,7 @@ export class RangeList {
     if (radius > this.#maxRadius) this.#maxRadius = radius;
     const kz = s.kz, lz = kz[t.lower.idx], uz = kz[t.upper.idx], up = t.upper.idx, ord = s.ord, nx = s.nx;
     for (let p = nx[t.lower.idx]; p !== up; p = nx[p]) {
-      if (ord[p] === ORDER_ENTITY && (wants & s.makes[p]) !== 0 && p !== on.idx && kz[p] >= lz && kz[p] <= uz) {
+      if (ord[p] === ORDER_ENTITY && (wants & (s.flags[p] >> 8)) !== 0 && p !== on.idx && kz[p] >= lz && kz[p] <= uz) {
         t.enter(s.nodes[p]!);
       }
     }
@@ -271,6 +271,7 @@ export class RangeList {
 
   /** @internal Queues an event found while nodes move; returns its index for `cancelEnter`. */
   queueEvent(t: RangeTrigger, e: RangeEntity, enter: boolean): number {
+    if (enter) t.pendingEnters++;
     const i = this.#qTail++;
     this.#qTrigger[i] = t;
     this.#qEntity[i] = e;
@@ -283,7 +284,43 @@ export class RangeList {
     if (i < this.#qHead || i >= this.#qTail || this.#qTrigger[i] !== t || this.#qEntity[i] !== e) return false;
     if (!this.#qEnter[i]) return false;
     this.#qTrigger[i] = null;
+    t.pendingEnters--;
     return true;
+  }
+
+  /**
+   * @internal Cancels the newest undelivered event of `t` about `e` if it is an enter (a leave pairs with it);
+   * false if there is none or it is a leave. Only called while `t` has enters queued, which within one mutating
+   * call are a handful.
+   */
+  cancelLatestEnter(t: RangeTrigger, e: RangeEntity): boolean {
+    const qt = this.#qTrigger, qe = this.#qEntity;
+    for (let i = this.#qTail - 1; i >= this.#qHead; i--) {
+      if (qt[i] !== t || qe[i] !== e) continue;
+      if (!this.#qEnter[i]) return false;
+      qt[i] = null;
+      t.pendingEnters--;
+      return true;
+    }
+    return false;
+  }
+
+  /** @internal Whether node `n` lies in the square of `t` as the lists have it (for an implicit trigger). */
+  squareHas(t: RangeTrigger, n: RangeNode): boolean {
+    if (n.list !== this || n === t.owner || (t.lower.wants & n.makes) === 0 || n.entity === null) return false;
+    const s = this.#s, kx = s.kx, kz = s.kz, i = n.idx, lo = t.lower.idx, up = t.upper.idx;
+    return kx[lo] <= kx[i] && kx[i] <= kx[up] && kz[lo] <= kz[i] && kz[i] <= kz[up];
+  }
+
+  /** @internal The entity nodes in the square of `t` (an implicit trigger); O(nodes in its X strip). */
+  squareNodes(t: RangeTrigger): RangeNode[] {
+    const out: RangeNode[] = [];
+    const s = this.#s, up = t.upper.idx, nx = s.nx;
+    for (let p = nx[t.lower.idx]; p !== up; p = nx[p]) {
+      const n = s.nodes[p];
+      if (n !== null && this.squareHas(t, n)) out.push(n);
+    }
+    return out;
   }
 
   #deliver(): void {
@@ -296,6 +333,7 @@ export class RangeList {
         const t = this.#qTrigger[i], e = this.#qEntity[i]!;
         this.#qTrigger[i] = null;
         this.#qEntity[i] = null;
+        if (t !== null && this.#qEnter[i]) t.pendingEnters--;
         if (t === null || t.list !== this) continue;
         if (this.#qEnter[i]) t.handler.onEnter(e, t);
         else t.handler.onLeave(e, t);
@@ -336,11 +374,11 @@ export class RangeList {
     }
     // A containing trigger's lower bound is before n and at most its width (2r, give or take rounding) to the left.
     const r = this.#maxRadius;
-    const s = this.#s, kx = s.kx, kz = s.kz, px = s.px, ord = s.ord, wants = s.wants;
+    const s = this.#s, kx = s.kx, kz = s.kz, px = s.px, ord = s.ord, flags = s.flags;
     const x = kx[n.idx], z = kz[n.idx];
     const limit = x - (2 * r + 1e-9 * (Math.abs(x) + 3 * r + 1));
     for (let p = px[n.idx]; kx[p] >= limit; p = px[p]) {
-      if (ord[p] !== ORDER_LOWER || (wants[p] & n.makes) === 0) continue;
+      if (ord[p] !== ORDER_LOWER || (flags[p] & n.makes) === 0) continue;
       const t = s.nodes[p]!.trigger!;
       if (t.owner === n || x > kx[t.upper.idx] || z < kz[t.lower.idx] || z > kz[t.upper.idx]) continue;
       if (entering) t.enter(n);

@@ -24,8 +24,11 @@ export class RangeStore {
   pz = new Int32Array(0);
   nz = new Int32Array(0);
   ord = new Uint8Array(0);
-  wants = new Int32Array(0);
-  makes = new Int32Array(0);
+  /**
+   * The RANGE_FLAG_* a node wants (low 8 bits) and makes (next 8): one load per node crossed instead of two, and a
+   * crossing of two entities (which want nothing) is rejected on it.
+   */
+  flags = new Int32Array(0);
   /** For a bound: the owner entity's slot; -1 otherwise. Crossing tests read only these arrays. */
   owner = new Int32Array(0);
   /** For a bound: the slot of the trigger's other bound; -1 otherwise. */
@@ -60,8 +63,7 @@ export class RangeStore {
     this.kx[i] = x;
     this.kz[i] = z;
     this.ord[i] = n.order;
-    this.wants[i] = n.wants;
-    this.makes[i] = n.makes;
+    this.flags[i] = n.wants | (n.makes << 8);
     this.owner[i] = this.sibling[i] = -1;
     this.nodes[i] = n;
     n.idx = i;
@@ -96,8 +98,7 @@ export class RangeStore {
     this.pz = grow(this.pz, (n) => new Int32Array(n));
     this.nz = grow(this.nz, (n) => new Int32Array(n));
     this.ord = grow(this.ord, (n) => new Uint8Array(n));
-    this.wants = grow(this.wants, (n) => new Int32Array(n));
-    this.makes = grow(this.makes, (n) => new Int32Array(n));
+    this.flags = grow(this.flags, (n) => new Int32Array(n));
     this.owner = grow(this.owner, (n) => new Int32Array(n));
     this.sibling = grow(this.sibling, (n) => new Int32Array(n));
     this.capacity = capacity;
@@ -125,13 +126,14 @@ function crossZ(s: RangeStore, b: number, e: number, entityAfter: boolean): void
 
 /** Moves slot `i` along the X list to where its key belongs, reporting crossings. */
 export function shuffleX(s: RangeStore, i: number): void {
-  const K = s.kx, P = s.px, N = s.nx, O = s.ord, W = s.wants, M = s.makes;
-  const x = K[i], o = O[i], wi = W[i], mi = M[i];
+  const K = s.kx, P = s.px, N = s.nx, O = s.ord, FL = s.flags;
+  const x = K[i], o = O[i], wi = FL[i] & 0xff, mi = FL[i] >> 8;
   let p = P[i], q = N[i];
   if (x < K[p] || (x === K[p] && o < O[p])) {
     do {
-      if ((W[p] & mi) !== 0) crossX(s, p, i, false);
-      else if ((wi & M[p]) !== 0) crossX(s, i, p, true);
+      const fp = FL[p];
+      if ((fp & mi) !== 0) crossX(s, p, i, false);
+      else if ((wi & (fp >> 8)) !== 0) crossX(s, i, p, true);
       const pp = P[p];
       N[p] = q;
       P[q] = p;
@@ -140,8 +142,9 @@ export function shuffleX(s: RangeStore, i: number): void {
     } while (x < K[p] || (x === K[p] && o < O[p]));
   } else if (x > K[q] || (x === K[q] && o > O[q])) {
     do {
-      if ((W[q] & mi) !== 0) crossX(s, q, i, true);
-      else if ((wi & M[q]) !== 0) crossX(s, i, q, false);
+      const fq = FL[q];
+      if ((fq & mi) !== 0) crossX(s, q, i, true);
+      else if ((wi & (fq >> 8)) !== 0) crossX(s, i, q, false);
       const qq = N[q];
       P[q] = p;
       N[p] = q;
@@ -159,13 +162,14 @@ export function shuffleX(s: RangeStore, i: number): void {
 
 /** Moves slot `i` along the Z list to where its key belongs, reporting crossings. */
 export function shuffleZ(s: RangeStore, i: number): void {
-  const K = s.kz, P = s.pz, N = s.nz, O = s.ord, W = s.wants, M = s.makes;
-  const z = K[i], o = O[i], wi = W[i], mi = M[i];
+  const K = s.kz, P = s.pz, N = s.nz, O = s.ord, FL = s.flags;
+  const z = K[i], o = O[i], wi = FL[i] & 0xff, mi = FL[i] >> 8;
   let p = P[i], q = N[i];
   if (z < K[p] || (z === K[p] && o < O[p])) {
     do {
-      if ((W[p] & mi) !== 0) crossZ(s, p, i, false);
-      else if ((wi & M[p]) !== 0) crossZ(s, i, p, true);
+      const fp = FL[p];
+      if ((fp & mi) !== 0) crossZ(s, p, i, false);
+      else if ((wi & (fp >> 8)) !== 0) crossZ(s, i, p, true);
       const pp = P[p];
       N[p] = q;
       P[q] = p;
@@ -174,8 +178,9 @@ export function shuffleZ(s: RangeStore, i: number): void {
     } while (z < K[p] || (z === K[p] && o < O[p]));
   } else if (z > K[q] || (z === K[q] && o > O[q])) {
     do {
-      if ((W[q] & mi) !== 0) crossZ(s, q, i, true);
-      else if ((wi & M[q]) !== 0) crossZ(s, i, q, false);
+      const fq = FL[q];
+      if ((fq & mi) !== 0) crossZ(s, q, i, true);
+      else if ((wi & (fq >> 8)) !== 0) crossZ(s, i, q, false);
       const qq = N[q];
       P[q] = p;
       N[p] = q;

@@ -36,8 +36,16 @@ export class RangeTrigger {
   /**
    * Entity nodes inside the square (after flags and filter), each with the queue index of its enter event so that
    * an enter still undelivered when the node leaves again is cancelled instead; for a circle trigger the candidates.
+   * Empty for an implicit trigger.
    */
   readonly members: Map<RangeNode, number> = new Map();
+  /**
+   * A square without a filter (an AoI trigger) keeps no member table: crossings are exact, so it holds what lies
+   * between its bounds on both lists, and its events need no table lookups.
+   */
+  readonly implicit: boolean;
+  /** @internal Its enter events still queued: only while some are does a leave look for one to cancel. */
+  pendingEnters = 0;
   /** For a circle trigger, the members also within the circle (with their enter's queue index); null for a square. */
   readonly inCircle: Map<RangeNode, number> | null;
   /** The lower bound node, at the owner's position minus the radius on both axes. */
@@ -59,6 +67,7 @@ export class RangeTrigger {
     this.list = list;
     this.#radius = radius;
     this.inCircle = circle ? new Map() : null;
+    this.implicit = !circle && filter === null;
     // Bounds make nothing, so they never fire on each other or on other triggers' bounds.
     this.lower = new RangeNode(ORDER_LOWER, wants, 0, null, this);
     this.upper = new RangeNode(ORDER_UPPER, wants, 0, null, this);
@@ -76,18 +85,21 @@ export class RangeTrigger {
 
   /** Number of entities inside, as the handler has been or is about to be told. */
   get size(): number {
+    if (this.implicit) return this.list === null ? 0 : this.list.squareNodes(this).length;
     return (this.inCircle ?? this.members).size;
   }
 
   /** Whether an entity is inside (square, or circle for a circle trigger). */
   has(entity: RangeEntity): boolean {
     const n = entity.rangeNode;
+    if (this.implicit) return n !== null && this.list !== null && this.list.squareHas(this, n);
     return n !== null && (this.inCircle ?? this.members).has(n);
   }
 
   /** The entities inside, in no particular order. */
   *entities(): IterableIterator<RangeEntity> {
-    for (const n of (this.inCircle ?? this.members).keys()) yield n.entity!;
+    const nodes = this.implicit ? (this.list === null ? [] : this.list.squareNodes(this)) : this.members.keys();
+    for (const n of this.inCircle === null ? nodes : this.inCircle.keys()) yield n.entity!;
   }
 
   /** Grows or shrinks the trigger, firing enter/leave for what it gains or loses. */
@@ -108,6 +120,10 @@ export class RangeTrigger {
 
   /** @internal An entity node came inside the square. */
   enter(n: RangeNode): void {
+    if (this.implicit) {
+      this.list!.queueEvent(this, n.entity!, true);
+      return;
+    }
     if (this.filter !== null && !this.filter(n.entity!)) return;
     if (this.inCircle === null) {
       this.members.set(n, this.list!.queueEvent(this, n.entity!, true));
@@ -120,6 +136,13 @@ export class RangeTrigger {
 
   /** @internal An entity node went outside the square (or off the list). */
   leave(n: RangeNode): void {
+    if (this.implicit) {
+      // An enter and a leave of the same node in one batch cancel out, as in #left.
+      if (this.pendingEnters === 0 || !this.list!.cancelLatestEnter(this, n.entity!)) {
+        this.list!.queueEvent(this, n.entity!, false);
+      }
+      return;
+    }
     const i = this.members.get(n);
     if (i === undefined) return;
     this.members.delete(n);

@@ -43,7 +43,7 @@ export const LEVEL = 16, ALIAS = 17;
 export const FLAGS = 18;
 /** Game time (ms) by which the client's request must arrive. */
 export const DEADLINE = 19;
-/** The history's slot in lastSeqs. */
+/** The history's row in entity_rows.ts. */
 export const HSEQ = 20;
 /** The life (epoch) of the entity's event numbering that the slot's numbers and the client's enter belong to. */
 export const LIFE = 21;
@@ -117,7 +117,7 @@ export class CacheTable {
     f[o + ALIAS] = NO_ALIAS;
     f[o + FLAGS] = 0;
     f[o + DEADLINE] = 0;
-    f[o + HSEQ] = h.seqSlot;
+    f[o + HSEQ] = h.row;
     f[o + LIFE] = h.life;
     f[o + POS_DIST] = lodDistance(v.position);
     f[o + ROLL_DIST] = lodDistance(v.roll);
@@ -131,7 +131,7 @@ export class CacheTable {
   rebind(s: number, e: Entity, h: EventHistory): void {
     this.entity[s] = e;
     this.history[s] = h;
-    this.f[s * F + HSEQ] = h.seqSlot;
+    this.f[s * F + HSEQ] = h.row;
   }
 
   /**

@@ -16,6 +16,7 @@ import {
 } from "../../core/def/mod.ts";
 import { writeMethodCall } from "../../core/def/aoi_protocol.ts";
 import type { HistoryState } from "../../core/wire/mod.ts";
+import { allocRow, R_SEQ, rows } from "./entity_rows.ts";
 
 export type { HistoryState } from "../../core/wire/mod.ts";
 
@@ -43,26 +44,6 @@ export interface OwnClientSink {
 export const DEFAULT_HISTORY_HORIZON_MS = 60_000;
 
 const scratch = new ByteWriter(256);
-
-/**
- * Every history's lastSeq, mirrored at its `seqSlot`: a witness checks each entity it sends for new events, and
- * this contiguous table spares it a visit to ten thousand scattered history objects per tick.
- */
-export const lastSeqs: { a: Float64Array } = { a: new Float64Array(1024) };
-let seqSlots = 0;
-const freeSeqSlots: number[] = [];
-const seqSlotRegistry = new FinalizationRegistry<number>((slot) => freeSeqSlots.push(slot));
-
-function allocSeqSlot(): number {
-  const s = freeSeqSlots.pop();
-  if (s !== undefined) return s;
-  if (seqSlots === lastSeqs.a.length) {
-    const next = new Float64Array(seqSlots * 2);
-    next.set(lastSeqs.a);
-    lastSeqs.a = next;
-  }
-  return seqSlots++;
-}
 
 /**
  * Life numbers (epochs of event numbering): 1..2^32-1, handed out in turn from a random start, so that two lives of
@@ -93,7 +74,7 @@ export class EventHistory implements ChangeSink {
   }
   set lastSeq(v: number) {
     this.#lastSeq = v;
-    lastSeqs.a[this.seqSlot] = v;
+    rows.a[this.row + R_SEQ] = v;
   }
   #lastSeq = 1;
   /**
@@ -102,8 +83,8 @@ export class EventHistory implements ChangeSink {
    * stamps with it, so that stamps of another life are never taken for this one's.
    */
   life: number = newLife();
-  /** Where lastSeqs mirrors lastSeq. */
-  readonly seqSlot: number = allocSeqSlot();
+  /** The entity's row in entity_rows.ts (which mirrors lastSeq), read by the witnesses that send it. */
+  readonly row: number = allocRow(this);
   /** Highest event number trimmed away: a reader whose last event is below it has missed events. */
   trimmedTo = 0;
   /** By property index: number of the event that last changed it (1: not since the history began). */
@@ -130,8 +111,7 @@ export class EventHistory implements ChangeSink {
   ) {
     this.propStamps = new Array(type.properties.length).fill(1);
     this.#lastTrim = clock();
-    lastSeqs.a[this.seqSlot] = 1;
-    seqSlotRegistry.register(this, this.seqSlot);
+    rows.a[this.row + R_SEQ] = 1;
   }
 
   /** Number of events held. */

@@ -9,9 +9,18 @@ import { ErrorCode } from "../../core/def/client_protocol.ts";
 import { ByteWriter, type PropertyDef } from "../../core/def/mod.ts";
 import type { WitnessCell } from "./host.ts";
 import type { Entity } from "../entity.ts";
-import { ALIAS, CACHE_STATES, CacheTable, CREATE_PENDING, DEADLINE, ENTER_PENDING, F } from "./entity_cache.ts";
+import {
+  ALIAS,
+  CACHE_STATES,
+  CacheTable,
+  CREATE_PENDING,
+  CREATED,
+  DEADLINE,
+  ENTER_PENDING,
+  F,
+} from "./entity_cache.ts";
 import { FLAG_GONE, FLAG_MANUAL, FLAG_QUEUED, FLAG_TRIGGER, FLAGS, LAST_DELTA, PRIORITY } from "./entity_cache.ts";
-import { FLAG_REPLACED, LIFE, REQUEST_PENDING, STATE } from "./entity_cache.ts";
+import { FLAG_REPLACED, HSEQ, LAST_EVENT, LIFE, LOD_IN, LOD_OUT, REQUEST_PENDING, STATE } from "./entity_cache.ts";
 import { historyOf, type OwnClientSink } from "./event_history.ts";
 import { SlotHeap } from "./priority_queue.ts";
 import { RANGE_FLAG_AOI, type RangeEntity, type RangeTrigger } from "../range/mod.ts";
@@ -19,7 +28,20 @@ import { PACKED_XZ_LIMIT } from "../../core/geo/packed.ts";
 import { callScript, cellWitnesses, entityWitness, spaceOptions, WITNESS_DEFAULTS } from "./witness_options.ts";
 import { type WitnessOptions } from "./witness_options.ts";
 import { hasVolatile, newStats, readRequestUpdates, type SendContext, sendCreate, sendEnter } from "./witness_send.ts";
-import { sendLeave, sendUpdate, type WitnessStats } from "./witness_send.ts";
+import { sendLeave, sendUpdate, sendVolatile, VOLATILE_MAX_BYTES, type WitnessStats } from "./witness_send.ts";
+import {
+  newGeneration,
+  passToken,
+  R_DESTROYED,
+  R_SEQ,
+  R_STATE,
+  R_X,
+  R_Y,
+  R_Z,
+  refreshRow,
+  rows,
+} from "./entity_rows.ts";
+import { frameOf } from "./frame_arena.ts";
 import { captureWitness, restoreWitness, type WitnessParts, type WitnessState } from "./witness_state.ts";
 
 export {
@@ -30,6 +52,8 @@ export {
   type WitnessOptions,
 } from "./witness_options.ts";
 
+/** Where #warm leaves the sum of what it read, so that its reads are not optimised away. */
+const warmth = { sum: 0 };
 /** Below this distance (m) two entities count as coincident: priority delta 1. */
 const COINCIDENT = 1e-3;
 
@@ -321,6 +345,8 @@ export class Witness implements SendContext, OwnClientSink {
     if (this.opts.onBadInput) this.opts.onBadInput(what);
     else if (host.clientError) host.clientError(this.entity, ErrorCode.malformed, AOI_MSG.REQUEST_UPDATE, what);
     else host.log.warn(`witness of ${this.entity.type.name} ${this.entity.id}: ${what}`);
+    // Whatever the handler did, entity rows copied before it may be out of date.
+    newGeneration();
   }
 
   /** OwnClientSink: a change the player's client sees of its own entity (sent with the next frame). */
@@ -342,6 +368,10 @@ export class Witness implements SendContext, OwnClientSink {
 
   /** One tick: own-client messages, the reference position, then caches by priority within the byte budget. */
   update(): void {
+    // Called from a cell's pass over its witnesses, entity rows copied earlier in the pass are good; otherwise
+    // entities may have changed since (entity_rows.ts).
+    if (passToken.held) passToken.held = false;
+    else newGeneration();
     if (this.destroyed) return;
     const me = this.entity;
     if (me.destroyed) return this.destroy();
@@ -372,7 +402,7 @@ export class Witness implements SendContext, OwnClientSink {
     if (w.pos > 0) {
       this.stats.frames++;
       this.stats.bytes += w.pos;
-      this.sink(w.toBytes());
+      this.sink(frameOf(w));
     }
   }
 
@@ -395,12 +425,16 @@ export class Witness implements SendContext, OwnClientSink {
     if (heap.size === 0) return;
     const maxPriority = heap.minPriority + this.opts.maxPriorityDelta;
     const mx = me.x, my = me.y, mz = me.z;
+    this.#warm();
     let first = true, nsent = 0;
     while (heap.size > 0 && heap.minPriority < maxPriority && (w.pos < budget || first)) {
       const p0 = heap.minPriority, s = heap.pop(), o = s * F;
-      const mark = w.pos, e = t.entity[s]!;
+      const mark = w.pos, r = t.f[o + HSEQ];
+      // The entity as its row has it (entity_rows.ts): the first witness to send it this generation copies it.
+      let rs = rows.a[r + R_STATE];
+      if (rs < rows.gen4) rs = refreshRow(t.entity[s]!, r);
       // Still marked queued, so that taking it out here does not queue it a second time.
-      if (e.destroyed && !t.has(s, FLAG_GONE)) this.removeFromAoI(e, true);
+      if (((rs - rows.gen4) & R_DESTROYED) !== 0 && !t.has(s, FLAG_GONE)) this.removeFromAoI(t.entity[s]!, true);
       let f = t.f; // (a script callback may have grown the table)
       f[o + PRIORITY] = p0;
       f[o + FLAGS] = f[o + FLAGS] & ~FLAG_QUEUED;
@@ -444,19 +478,27 @@ export class Witness implements SendContext, OwnClientSink {
           break;
         }
       } else if (state !== REQUEST_PENDING) {
-        const dx = e.x - mx, dy = e.y - my, dz = e.z - mz;
+        const R = rows.a, dx = R[r + R_X] - mx, dy = R[r + R_Y] - my, dz = R[r + R_Z] - mz;
         const dist = Math.sqrt(dx * dx + dy * dy + dz * dz);
-        // Snapshot the record, to take it back if it overflows the budget. The LoD stamps need none: only those at
-        // or beyond the detail level are written here, and those are implied by the last event number.
-        for (let k = 0; k < F; k++) undo[k] = f[o + k];
-        if (state === CREATE_PENDING) sendCreate(this, s, dist);
-        else sendUpdate(this, s, dist);
-        if (w.pos > budget && !first) {
-          // It does not fit: take it back untouched and stop here; it keeps its place for the next tick.
-          w.pos = mark;
-          for (let k = 0; k < F; k++) t.f[o + k] = undo[k];
-          this.#requeue(s, p0);
-          break;
+        if (
+          state === CREATED && R[r + R_SEQ] <= f[o + LAST_EVENT] && dist > f[o + LOD_IN] && dist <= f[o + LOD_OUT] &&
+          (first || w.pos + VOLATILE_MAX_BYTES <= budget)
+        ) {
+          // No events and no detail change: sendUpdate would write only volatile data, which fits.
+          sendVolatile(this, s, dist);
+        } else {
+          // Snapshot the record, to take it back if it overflows the budget. The LoD stamps need none: only those
+          // at or beyond the detail level are written here, and those are implied by the last event number.
+          for (let k = 0; k < F; k++) undo[k] = f[o + k];
+          if (state === CREATE_PENDING) sendCreate(this, s, dist);
+          else sendUpdate(this, s, dist);
+          if (w.pos > budget && !first) {
+            // It does not fit: take it back untouched and stop here; it keeps its place for the next tick.
+            w.pos = mark;
+            for (let k = 0; k < F; k++) t.f[o + k] = undo[k];
+            this.#requeue(s, p0);
+            break;
+          }
         }
         this.stats.sends++;
         f = t.f;
@@ -485,6 +527,24 @@ export class Witness implements SendContext, OwnClientSink {
       let p = f[o + PRIORITY];
       if (allSent || p < earliest) f[o + PRIORITY] = p = earliest;
       heap.push(s, p);
+    }
+  }
+
+  /**
+   * Brings the records and the entities' rows into the CPU's cache, and copies the entities whose rows are stale,
+   * before the queue is walked. The walk visits slots in priority order, so each first touch of a record, a row or
+   * an entity would be a cache miss waiting for the previous one; these loops have no such chain, so the processor
+   * fetches many lines at once.
+   */
+  #warm(): void {
+    const t = this.t, f = t.f, R = rows.a, gen4 = rows.gen4, ents = t.entity, n = ents.length * F;
+    let acc = 0;
+    for (let k = 0; k < n; k += 8) acc += f[k];
+    for (let k = HSEQ; k < n; k += F) acc += R[f[k] + R_STATE];
+    warmth.sum = acc;
+    for (let s = 0, k = HSEQ; k < n; s++, k += F) {
+      const r = f[k];
+      if (R[r + R_STATE] < gen4 && ents[s] !== null) refreshRow(ents[s]!, r);
     }
   }
 

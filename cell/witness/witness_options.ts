@@ -5,6 +5,7 @@
 import type { WitnessCell } from "./host.ts";
 import type { Entity } from "../entity.ts";
 import { enterLoop, leaveEntity, switchEntity } from "../load/entity_load.ts";
+import { newGeneration, passToken } from "./entity_rows.ts";
 
 /** Witness settings; unset ones come from the space's (configureSpaceAoI), then from WITNESS_DEFAULTS. */
 export interface WitnessOptions {
@@ -73,13 +74,18 @@ export const entityWitness: WeakMap<Entity, Updatable> = new WeakMap();
 export function updateWitnesses(cell: WitnessCell): void {
   const set = cellWitnesses.get(cell);
   if (!set || set.size === 0) return;
+  // Entities moved since the last pass: the rows witnesses read them from (entity_rows.ts) are copied afresh.
+  newGeneration();
   enterLoop();
   try {
     for (const w of set) {
       switchEntity(w.entity);
+      passToken.held = true;
       w.update();
+      passToken.held = false;
     }
   } finally {
+    passToken.held = false;
     leaveEntity();
   }
 }
@@ -87,4 +93,6 @@ export function updateWitnesses(cell: WitnessCell): void {
 /** Calls a script callback the way the cell does: errors are logged with the entity, never thrown. */
 export function callScript(e: Entity, name: string, ...args: unknown[]): void {
   e.cell.callScript(e, name, ...args);
+  // The script may have moved or destroyed entities, in the middle of a pass over the witnesses.
+  newGeneration();
 }

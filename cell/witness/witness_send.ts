@@ -11,6 +11,7 @@ import {
   DIR_Y,
   DIR_YP,
   DIR_YPR,
+  NO_ALIAS,
   POS_FULL,
   POS_NONE,
   POS_XYZ,
@@ -46,7 +47,13 @@ import {
   VZ,
   YAW_DIST,
 } from "./entity_cache.ts";
-import { lastSeqs } from "./event_history.ts";
+import { R_ON_GROUND, R_PITCH, R_ROLL, R_SEQ, R_STATE, R_X, R_Y, R_YAW, R_Z, rows } from "./entity_rows.ts";
+
+/**
+ * The most bytes sendVolatile writes: header, alias or id (a varint of up to 8 bytes), a full position, three
+ * angles. A send that can only write volatile data needs no undo record when this much room is left.
+ */
+export const VOLATILE_MAX_BYTES = 1 + 8 + 12 + 3;
 
 /** Counters a witness keeps, for tests, benchmarks and the admin API. */
 export interface WitnessStats {
@@ -159,10 +166,10 @@ export function sendCreate(ctx: SendContext, s: number, dist: number): void {
   updateDetail(ctx, s, dist);
 }
 
-/** Events since the last send, volatile data, then any detail-level change. */
+/** Events since the last send, volatile data, then any detail-level change. Slot `s`'s row must be fresh. */
 export function sendUpdate(ctx: SendContext, s: number, dist: number): void {
   const t = ctx.t, f = t.f, o = s * F, last = f[o + LAST_EVENT];
-  if (lastSeqs.a[f[o + HSEQ]] > last) {
+  if (rows.a[f[o + HSEQ] + R_SEQ] > last) {
     const h = t.history[s]!;
     if (h.trimmedTo > last) {
       // The history no longer reaches back to what this client saw: resend what changed since, never stay stale.
@@ -220,8 +227,9 @@ export function updateDetail(ctx: SendContext, s: number, dist: number): void {
  * yaw / yaw+pitch / all three by the type's volatile LoD distances.
  */
 export function sendVolatile(ctx: SendContext, s: number, dist: number): void {
-  const t = ctx.t, f = t.f, o = s * F, e = t.entity[s]!;
-  const yaw = e.yaw;
+  // From the entity's row (entity_rows.ts), which the caller made fresh: the entity object is not touched.
+  const t = ctx.t, f = t.f, o = s * F, R = rows.a, r = f[o + HSEQ];
+  const yaw = R[r + R_YAW], pitch = R[r + R_PITCH], roll = R[r + R_ROLL];
   let dirType = dist <= f[o + ROLL_DIST]
     ? DIR_YPR
     : dist <= f[o + PITCH_DIST]
@@ -230,15 +238,15 @@ export function sendVolatile(ctx: SendContext, s: number, dist: number): void {
     ? DIR_Y
     : DIR_NONE;
   if (
-    dirType !== DIR_NONE && yaw === f[o + VYAW] && (dirType === DIR_Y || e.pitch === f[o + VPITCH]) &&
-    (dirType !== DIR_YPR || e.roll === f[o + VROLL])
+    dirType !== DIR_NONE && yaw === f[o + VYAW] && (dirType === DIR_Y || pitch === f[o + VPITCH]) &&
+    (dirType !== DIR_YPR || roll === f[o + VROLL])
   ) dirType = DIR_NONE;
-  const x = e.x, y = e.y, z = e.z;
+  const x = R[r + R_X], y = R[r + R_Y], z = R[r + R_Z];
   const moved = dist <= f[o + POS_DIST] && (x !== f[o + VX] || y !== f[o + VY] || z !== f[o + VZ]);
   if (!moved && dirType === DIR_NONE) return;
-  let posType = moved ? (e.isOnGround ? POS_XZ : POS_XYZ) : POS_NONE;
-  const w = ctx.w, alias = f[o + ALIAS], id = e.id;
-  const pitch = e.pitch, roll = e.roll;
+  const onGround = ((R[r + R_STATE] - rows.gen4) & R_ON_GROUND) !== 0;
+  let posType = moved ? (onGround ? POS_XZ : POS_XYZ) : POS_NONE;
+  const w = ctx.w, alias = f[o + ALIAS], id = alias === NO_ALIAS ? t.entity[s]!.id : 0;
   if (!writeVolatile(w, alias, id, posType, x - ctx.rx, y - ctx.ry, z - ctx.rz, dirType, yaw, pitch, roll, ctx.scale)) {
     posType = POS_FULL;
     writeVolatile(w, alias, id, POS_FULL, x, y, z, dirType, yaw, pitch, roll, 1);

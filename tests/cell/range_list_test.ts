@@ -120,6 +120,11 @@ class World {
       const want = [...this.expected(rec)].map((e) => e.id).sort((a, b) => a - b);
       const got = [...rec.seen].map((e) => e.id).sort((a, b) => a - b);
       assert.deepEqual(got, want, `${where}: trigger of ${rec.owner.id} (r ${rec.t.radius}, circle ${rec.circle})`);
+      // What the trigger says it holds (read from the lists for a square without a filter) agrees.
+      const listed = [...rec.t.entities()].map((e) => e.id).sort((a, b) => a - b);
+      assert.deepEqual(listed, want, `${where}: entities() of trigger of ${rec.owner.id}`);
+      assert.equal(rec.t.size, want.length, `${where}: size of trigger of ${rec.owner.id}`);
+      for (const e of this.ents) assert.equal(rec.t.has(e), want.includes(e.id), `${where}: has(${e.id})`);
     }
   }
 
