@@ -165,7 +165,8 @@ export async function runBots(o: BotOptions): Promise<BotReport> {
         });
       } catch (e) {
         const why = (e as Error).message;
-        if (!/try again/i.test(why) || attempt >= 30) return fail(`login: ${why}`);
+        // A baseapp behind on its logins closes a connection that waited too long: that one tries again too.
+        if (!/try again|no login within/i.test(why) || attempt >= 30) return fail(`login: ${why}`);
         const s = /try again in ([\d.]+) ?s/.exec(why);
         await new Promise((r) => setTimeout(r, s ? Number(s[1]) * 1000 : 200 + 100 * attempt));
       }

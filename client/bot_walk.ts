@@ -62,9 +62,9 @@ export class Walker {
 
 /**
  * Runs the bots' moves: group g of `groups` at offset g / groups of the interval, on one clock (multiples of
- * the interval since the time origin), from one timer. A late process runs a late group as soon as it can; one a
- * whole interval behind skips the groups it missed (counted in `missed`) rather than sending them in a burst, which
- * a baseapp would take for a client flooding it.
+ * the interval since the time origin), from one timer. A late process runs the late groups as soon as it can, all
+ * in one go; one more than an interval behind runs only the last interval's groups and skips the older slots
+ * (counted in `missed`) rather than sending a bot's missed moves in a burst, which a baseapp takes for flooding.
  */
 export class MoveClock {
   readonly #groups: (() => void)[][];
@@ -117,16 +117,19 @@ export class MoveClock {
 
   #run(): void {
     if (!this.#running) return;
-    const late = performance.now() - this.#slot * this.#stepMs;
-    if (late >= this.intervalMs) {
-      const skip = Math.floor(late / this.#stepMs);
-      this.missed += skip;
-      this.#slot += skip;
+    const groups = this.#groups.length;
+    // Every slot whose time has come runs now, in order: a late process catches up in one go instead of one slot
+    // per turn of the event loop. Only the last round is caught up: each bot sends at most once per slot it had.
+    const due = Math.floor(performance.now() / this.#stepMs);
+    if (due - this.#slot >= groups) {
+      this.missed += due - groups + 1 - this.#slot;
+      this.#slot = due - groups + 1;
     }
-    const list = this.#groups[this.#slot % this.#groups.length];
-    this.#slot++;
-    this.runs++;
-    for (let i = 0; i < list.length; i++) list[i]();
+    for (; this.#slot <= due; this.#slot++) {
+      const list = this.#groups[this.#slot % groups];
+      this.runs++;
+      for (let i = 0; i < list.length; i++) list[i]();
+    }
     this.#schedule();
   }
 }
