@@ -5,7 +5,10 @@
  * after a warm-up measures what the clients see.
  */
 import type { EntityRegistry } from "../core/def/mod.ts";
+import { ByteWriter } from "../core/def/bytes.ts";
+import { C2S, type ClientMessage, writeClientMessage } from "../core/def/client_protocol.ts";
 import { type Client, connect } from "./client.ts";
+import { MoveClock, Walker } from "./bot_walk.ts";
 import { type BotTotals, LatencyHistogram, MoveLog, Observer } from "./bot_stats.ts";
 
 /** What to run. */
@@ -44,15 +47,17 @@ export interface BotOptions {
    */
   aoiRadius?: number;
   /**
-   * Bots that decode AoI traffic (spread evenly over the login order); the others count bytes and drop
-   * frames undecoded, so one process can drive many clients. Latency is then the first sighting of a move
-   * by any observer, as the Colyseus peer harness measures it. Default: every bot decodes and each sighting counts.
+   * Bots that watch the entities they see (spread evenly over the login order): they judge counters and
+   * measure latency. The others count bytes and keep only the SDK's AoI model (which answers enters, so the
+   * server sends them all a player gets) without per-entity events, so one process can drive many clients.
+   * Latency is then the first sighting of a move by any observer, as the Colyseus peer harness measures it.
+   * Default: every bot watches and each sighting counts.
    */
   observers?: number;
   /**
    * "wander" (default): the heading drifts a little every step. "peer": the Colyseus peer harness's walk:
-   * each step keeps the heading but for a 2 % chance of a new random one, a bot clamped at the square's edge
-   * picks a new one, and bots send in 10 groups whose timers are 1/10 of the move interval apart.
+   * each step keeps the heading but for a 2 % chance of a new random one, and a bot clamped at the square's edge
+   * picks a new one. Either way bots send in 10 groups 1/10 of the move interval apart, from one shared timer.
    */
   walk?: "wander" | "peer";
   /** Called when the measurement starts and ends (benchmarks sample process CPU there). */
@@ -67,6 +72,8 @@ export interface BotReport {
   enters: number;
   leaves: number;
   updatesPerClientPerSec: number;
+  /** Moves each connected bot sent per second (the --move-hz asked for, unless this process fell behind). */
+  movesPerClientPerSec: number;
   bytesPerClientPerSec: number;
   propertyEvents: number;
   outOfOrder: number;
@@ -130,7 +137,9 @@ export async function runBots(o: BotOptions): Promise<BotReport> {
     if (n === 1) log(`error: ${what}`);
   };
   const clients: Client[] = [];
-  const timers: ReturnType<typeof setInterval>[] = [];
+  // One timer drives every bot's moves, in 10 send groups (bot i in group i % 10).
+  const clock = new MoveClock(1000 / moveHz, 10);
+  let movesSent = 0;
 
   const start = async (i: number): Promise<void> => {
     const pos = {
@@ -150,11 +159,14 @@ export async function runBots(o: BotOptions): Promise<BotReport> {
           position: pos,
         }, {
           registry: o.registry,
-          decodeAoi: decoding(i),
+          // The others still decode, to answer enters as a player's client does (a client that does not gets no
+          // updates), but raise no events for the entities they see.
+          aoiEvents: decoding(i),
         });
       } catch (e) {
         const why = (e as Error).message;
-        if (!/try again/i.test(why) || attempt >= 30) return fail(`login: ${why}`);
+        // A baseapp behind on its logins closes a connection that waited too long: that one tries again too.
+        if (!/try again|no login within/i.test(why) || attempt >= 30) return fail(`login: ${why}`);
         const s = /try again in ([\d.]+) ?s/.exec(why);
         await new Promise((r) => setTimeout(r, s ? Number(s[1]) * 1000 : 200 + 100 * attempt));
       }
@@ -193,57 +205,35 @@ export async function runBots(o: BotOptions): Promise<BotReport> {
       const [w, d] = [area.maxX - area.minX, area.maxZ - area.minZ];
       Object.assign(walk, { minX: pos.x - w / 2, maxX: pos.x + w / 2, minZ: pos.z - d / 2, maxZ: pos.z + d / 2 });
     }
-    let heading = Math.random() * 2 * Math.PI;
-    const step = speed / moveHz;
-    const peer = o.walk === "peer";
-    const moveOnce = () => {
-      if (c.closed) return;
-      let nx: number, nz: number;
-      if (peer) {
-        if (Math.random() < 0.02) heading = Math.random() * 2 * Math.PI;
-        nx = pos.x + Math.sin(heading) * step;
-        nz = pos.z + Math.cos(heading) * step;
-        const cx = Math.min(walk.maxX, Math.max(walk.minX, nx)), cz = Math.min(walk.maxZ, Math.max(walk.minZ, nz));
-        if (cx !== nx || cz !== nz) heading = Math.random() * 2 * Math.PI;
-        nx = cx;
-        nz = cz;
-      } else {
-        heading += (Math.random() - 0.5) * 0.6;
-        nx = pos.x + Math.sin(heading) * step;
-        nz = pos.z + Math.cos(heading) * step;
-        if (nx < walk.minX || nx > walk.maxX) {
-          heading = -heading;
-          nx = pos.x;
-        }
-        if (nz < walk.minZ || nz > walk.maxZ) {
-          heading = Math.PI - heading;
-          nz = pos.z;
-        }
-      }
-      pos.x = nx;
-      pos.z = nz;
-      moves.record(c.player.id, performance.now(), nx, nz);
-      c.move(pos, [heading, 0, 0]);
-    };
-    const interval = 1000 / moveHz;
-    if (peer) {
-      // Group i % 10 sends at offset (i % 10) / 10 of the interval, on one clock for all bots.
-      const offset = ((i % 10) * interval / 10 - performance.now() % interval + interval) % interval;
-      const t = setTimeout(() => {
-        moveOnce();
-        timers.push(setInterval(moveOnce, interval));
-      }, offset);
-      timers.push(t);
-    } else timers.push(setInterval(moveOnce, interval));
+    const walker = new Walker(pos, walk, speed / moveHz, o.walk ?? "wander");
     const raise = c.player.type.findMethod("cell", "raiseCounter");
-    if (!raise) return fail(`${c.player.type.name} has no cell method raiseCounter; counters stay still`);
-    const first = setTimeout(() => {
-      timers.push(setInterval(() => c.closed || c.callCell(null, "raiseCounter"), propEvery * 1000));
-    }, Math.random() * propEvery * 1000);
-    timers.push(first);
+    if (!raise) fail(`${c.player.type.name} has no cell method raiseCounter; counters stay still`);
+    // The move message is encoded in place: one message object and one buffer per bot, no allocation per move.
+    const msg = { id: C2S.position, position: [0, 0, 0], direction: [0, 0, 0] } satisfies ClientMessage;
+    const out = new ByteWriter(32);
+    let raiseAt = performance.now() + Math.random() * propEvery * 1000;
+    clock.add(i, () => {
+      if (c.closed || c.resuming) return;
+      walker.step();
+      const now = performance.now();
+      moves.record(self, now, pos.x, pos.z);
+      msg.position[0] = pos.x;
+      msg.position[1] = pos.y;
+      msg.position[2] = pos.z;
+      msg.direction[0] = walker.heading;
+      out.reset();
+      writeClientMessage(out, msg);
+      c.sendFrame(out.bytes());
+      if (measuring) movesSent++;
+      if (raise && now >= raiseAt) {
+        raiseAt += propEvery * 1000;
+        c.callCell(null, "raiseCounter");
+      }
+    });
   };
 
   log(`logging ${o.count} bots in to ${urls.join(", ")} in space ${space} (${JSON.stringify(area)})`);
+  clock.start();
   const queue = Array.from({ length: o.count }, (_, i) => i);
   await Promise.all(
     Array.from({ length: Math.min(o.loginConcurrency ?? 25, o.count) }, async () => {
@@ -265,10 +255,13 @@ export async function runBots(o: BotOptions): Promise<BotReport> {
   await sleep(o.duration * 1000);
   measuring = false;
   const seconds = (performance.now() - t0) / 1000;
+  if (clock.missed > 0) {
+    log(`this process fell behind: ${clock.missed} of ${clock.runs + clock.missed} send-group slots were skipped`);
+  }
   await o.onMeasure?.("end");
   const connected = clients.filter((c) => !c.closed).length;
   const bytes = clients.reduce((n, c) => n + c.stats.bytesIn, 0) - bytes0;
-  for (const t of timers) clearInterval(t);
+  clock.stop();
   const perClient = (v: number) => connected ? round(v / connected / seconds) : 0;
   const report: BotReport = {
     clients: o.count,
@@ -277,6 +270,7 @@ export async function runBots(o: BotOptions): Promise<BotReport> {
     enters: totals.enters,
     leaves: totals.leaves,
     updatesPerClientPerSec: perClient(totals.updates),
+    movesPerClientPerSec: perClient(movesSent),
     bytesPerClientPerSec: perClient(bytes),
     propertyEvents: totals.propertyEvents,
     outOfOrder: totals.outOfOrder,

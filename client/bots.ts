@@ -23,8 +23,9 @@ const USAGE = `Usage: deno task bots --admin URL --count N --duration S [options
   --move-hz H        position updates per second [10]
   --prop-every S     seconds between counter raises [5]
   --warmup S         seconds before measuring [5]
-  --observers N      only N bots (spread over the login order) decode what they receive and measure
-                     latency, as first sightings; the rest count bytes [every bot decodes]
+  --observers N      only N bots (spread over the login order) watch what they see and measure
+                     latency, as first sightings; the rest count bytes (and answer the server as a
+                     player's client does, so they get the same traffic) [every bot watches]
   --walk MODE        wander, or peer: the Colyseus peer harness's walk and send groups [wander]
   --json             print only the JSON report on stdout
 `;

@@ -46,8 +46,18 @@ export interface Credentials {
 export interface ConnectOptions {
   /** The game's entity definitions (the same the server runs). */
   registry: EntityRegistry;
-  /** Decode AOI traffic into `entities` (default true); false only counts it (lighter load generators). */
+  /**
+   * Decode AOI traffic into `entities` (default true); false only counts it. Such a client answers no enter (with
+   * the request for the entity's state): the server sends it nothing of an entering entity until its request
+   * timeout (5 s) passes, then the whole entity: less, and other, traffic than a player's client gets.
+   */
   decodeAoi?: boolean;
+  /**
+   * Raise enter, leave, move, property, detailLevel and clientMethod events for the entities in the AoI (default
+   * true). false keeps the world model (it answers enters, so the server sends what a real client gets) without
+   * events: the cheapest client that still loads the server as a player does, for load generators.
+   */
+  aoiEvents?: boolean;
   /** Send enableEntities right after login (default true). */
   enableEntities?: boolean;
   /** Give up on the login after this long (default 15,000 ms). */
@@ -226,6 +236,11 @@ export class Client extends Emitter<ClientEvents> {
    */
   positionErrorBound(at?: Vec3): Vec3 {
     return this.world?.positionErrorBound(at) ?? { x: 0, y: 0, z: 0 };
+  }
+
+  /** True while the client is taking its player back after a lost connection (what it sends then is refused). */
+  get resuming(): boolean {
+    return this.#resumeWait !== null;
   }
 
   /** True once the connection closed. */
@@ -422,6 +437,9 @@ export class Client extends Emitter<ClientEvents> {
   }
 
   #listen(w: ClientWorld): void {
+    w.on("ownProperty", (ev) => this.emit("playerProperty", ev.name, ev.value));
+    w.on("ownMethod", (ev) => this.emit("playerMethod", ev.name, ev.args));
+    if (this.#opts.aoiEvents === false) return;
     w.on("enter", (ev) => this.emit("enter", ev.entity));
     w.on("leave", (ev) => this.emit("leave", ev.entity.id, ev.entity));
     w.on("property", (ev) => {
@@ -432,8 +450,6 @@ export class Client extends Emitter<ClientEvents> {
     w.on("detailLevel", (ev) => this.emit("detailLevel", ev.entity, ev.level, ev.names));
     w.on("method", (ev) => this.emit("clientMethod", ev.entity, ev.name, ev.args, { byAlias: ev.byAlias }));
     w.on("move", (ev) => this.emit("move", ev.entity, { full: ev.full, byAlias: ev.byAlias }));
-    w.on("ownProperty", (ev) => this.emit("playerProperty", ev.name, ev.value));
-    w.on("ownMethod", (ev) => this.emit("playerMethod", ev.name, ev.args));
   }
 
   #onSession(m: ServerMessage): void {

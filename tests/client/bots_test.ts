@@ -52,6 +52,7 @@ Deno.test(
       "enters",
       "leaves",
       "updatesPerClientPerSec",
+      "movesPerClientPerSec",
       "bytesPerClientPerSec",
       "propertyEvents",
       "outOfOrder",
@@ -63,6 +64,7 @@ Deno.test(
     assert.equal(report.clients, 4);
     assert.equal(report.connected, 4, stderr);
     assert.ok(report.seconds >= 2);
+    assert.ok(report.movesPerClientPerSec > 7 && report.movesPerClientPerSec <= 10.5, `10 moves/s: ${stderr}`);
     assert.equal(report.outOfOrder, 0);
     assert.equal(report.gaps, 0);
     assert.ok(registry.get("Avatar").findMethod("cell", "raiseCounter"), "the bots raise the Avatar's counter");

@@ -31,10 +31,12 @@ Deno.test(
     assert.equal(report.connected, 12, why);
     assert.equal(report.errors, 0, why);
     assert.equal(report.outOfOrder + report.gaps, 0, why);
-    assert.ok(report.bytesPerClientPerSec > 0, `every bot counts bytes: ${why}`);
+    // 11 others moving 10 times a second: at least a few bytes each per move, were the quiet bots sent them.
+    assert.ok(report.bytesPerClientPerSec > 11 * 10 * 3, `every bot gets and counts the moves: ${why}`);
+    assert.ok(report.movesPerClientPerSec > 7, `the bots send their moves: ${why}`);
     assert.ok(report.latencyP99Ms !== null && report.latencyP99Ms < 1000, `the observers saw moves: ${why}`);
-    // 12 bots moving 10 times a second, all in view: 3 decoding observers see 3 × 11 × 10 moves a second, about
-    // 27 per bot; were all 12 decoding, it would be about 110.
+    // 12 bots moving 10 times a second, all in view: 3 observers see 3 × 11 × 10 moves a second, about 27 per bot;
+    // were all 12 watching, it would be about 110. Yet every bot gets the moves: bytes as a watching client's.
     assert.ok(report.updatesPerClientPerSec > 5 && report.updatesPerClientPerSec < 60, `only observers decode: ${why}`);
   },
 );

@@ -1,0 +1,75 @@
+import assert from "node:assert/strict";
+import { MoveClock, Walker } from "../../client/bot_walk.ts";
+import { waitFor } from "../helpers/wait.ts";
+
+Deno.test("MoveClock: one timer runs each group once per interval, a tenth of the interval apart, in order", async () => {
+  const clock = new MoveClock(50, 5);
+  const runs: [group: number, at: number][] = [];
+  for (let g = 0; g < 5; g++) {
+    clock.add(g, () => runs.push([g, performance.now()]));
+    clock.add(g + 5, () => runs.push([g + 5, performance.now()]));
+  }
+  clock.start();
+  try {
+    await waitFor("three rounds", () => runs.length >= 30, 5000);
+  } finally {
+    clock.stop();
+  }
+  const n = runs.length;
+  await new Promise((r) => setTimeout(r, 60));
+  assert.equal(runs.length, n, "nothing runs after stop()");
+  // Bots g and g + 5 share a group: they run in the same slot; groups follow each other round the clock.
+  for (let i = 0; i + 1 < runs.length; i += 2) {
+    assert.equal(runs[i + 1][0] % 5, runs[i][0] % 5);
+    if (i >= 2) {
+      assert.equal(
+        runs[i][0] % 5,
+        (runs[i - 2][0] % 5 + 1) % 5,
+        `order at run ${i}: ${runs.map((r) => r[0])}`,
+      );
+    }
+  }
+  // A round takes one interval (timers fire at or after their time; a loaded machine makes them late, not early).
+  const round = (runs[runs.length - 1][1] - runs[0][1]) / ((runs.length / 2 - 1) / 5);
+  assert.ok(round >= 45, `a round of 5 groups every 50 ms: ${round.toFixed(1)} ms`);
+  assert.equal(clock.missed, 0);
+});
+
+Deno.test("MoveClock: a stalled process catches up one round at once and skips the older slots", async () => {
+  const clock = new MoveClock(40, 4);
+  const runs: number[] = [];
+  for (let g = 0; g < 4; g++) clock.add(g, () => runs.push(g));
+  clock.start();
+  try {
+    await waitFor("a first round", () => runs.length >= 4, 5000);
+    const before = runs.length;
+    const until = performance.now() + 200; // five intervals (20 slots) with the event loop blocked
+    while (performance.now() < until) { /* stall */ }
+    await new Promise((r) => setTimeout(r, 5));
+    const after = runs.slice(before);
+    assert.ok(clock.missed >= 14, `about 16 slots skipped, not run late: missed ${clock.missed}`);
+    assert.ok(after.length >= 4 && after.length <= 6, `the last round caught up, no more: ${after}`);
+    assert.deepEqual(new Set(after.slice(0, 4)).size, 4, `each group once: ${after}`);
+  } finally {
+    clock.stop();
+  }
+  assert.throws(() => new MoveClock(0, 10), /positive interval/);
+  assert.throws(() => new MoveClock(100, 0), /1\+ groups/);
+});
+
+Deno.test("Walker: both walks keep a bot inside its square and step the distance asked for", () => {
+  const area = { minX: 0, maxX: 20, minZ: 100, maxZ: 120 };
+  for (const mode of ["wander", "peer"] as const) {
+    const pos = { x: 10, y: 3, z: 110 };
+    const w = new Walker(pos, area, 0.5, mode);
+    let longest = 0;
+    for (let i = 0; i < 5000; i++) {
+      const [x, z] = [pos.x, pos.z];
+      w.step();
+      longest = Math.max(longest, Math.hypot(pos.x - x, pos.z - z));
+      assert.ok(pos.x >= 0 && pos.x <= 20 && pos.z >= 100 && pos.z <= 120, `${mode}: ${pos.x}, ${pos.z} at ${i}`);
+    }
+    assert.equal(pos.y, 3, "y is left alone");
+    assert.ok(longest <= 0.5 + 1e-9 && longest > 0.49, `${mode}: steps of 0.5 m, longest ${longest}`);
+  }
+});
