@@ -60,6 +60,11 @@ export interface BotOptions {
    * picks a new one. Either way bots send in 10 groups 1/10 of the move interval apart, from one shared timer.
    */
   walk?: "wander" | "peer";
+  /**
+   * Told of each move sighting that counts for latency: who moved, to which x, when it was sent and first seen
+   * (performance.now() ms of this process); benchmarks break the latency down with it.
+   */
+  onSighting?: (id: number, x: number, sentAt: number, seenAt: number) => void;
   /** Called when the measurement starts and ends (benchmarks sample process CPU there). */
   onMeasure?: (phase: "start" | "end") => void | Promise<void>;
 }
@@ -118,7 +123,7 @@ export async function runBots(o: BotOptions): Promise<BotReport> {
   };
   const prefix = o.prefix ?? `bot-${Date.now().toString(36)}-`;
   const totals: BotTotals = { enters: 0, leaves: 0, updates: 0, propertyEvents: 0, outOfOrder: 0, gaps: 0 };
-  const moves = new MoveLog(o.observers !== undefined);
+  const moves = new MoveLog(o.observers !== undefined, o.onSighting);
   const decoding = (i: number) =>
     o.observers === undefined ||
     (o.observers > 0 && i % Math.max(1, Math.floor(o.count / o.observers)) === 0 &&

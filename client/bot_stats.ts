@@ -16,8 +16,14 @@ export class MoveLog {
   /** The newest move of each bot any observer has seen, when only first sightings count. */
   readonly #firstSeen: Map<number, number> | null;
 
-  /** `firstSightingOnly`: a move counts for latency once, when the first observer sees it. */
-  constructor(firstSightingOnly = false) {
+  /**
+   * `firstSightingOnly`: a move counts for latency once, when the first observer sees it. `onSighting` hears of
+   * each counted sighting: who moved, to which x, and when it was sent and seen (performance.now() ms).
+   */
+  constructor(
+    firstSightingOnly = false,
+    readonly onSighting?: (id: number, x: number, sentAt: number, seenAt: number) => void,
+  ) {
     this.#firstSeen = firstSightingOnly ? new Map() : null;
   }
 
@@ -54,7 +60,7 @@ export class MoveLog {
   }
 
   /** The move of `id` nearest to (x, z) among the recent ones: its sequence number and time, or null. */
-  match(id: number, x: number, z: number): { seq: number; t: number } | null {
+  match(id: number, x: number, z: number): { seq: number; t: number; x: number } | null {
     const m = this.#moves.get(id);
     if (!m) return null;
     let best = -1, bestD = MATCH_RADIUS * MATCH_RADIUS;
@@ -66,7 +72,7 @@ export class MoveLog {
         best = s;
       }
     }
-    return best < 0 ? null : { seq: best, t: m.t[best % MOVE_HISTORY] };
+    return best < 0 ? null : { seq: best, t: m.t[best % MOVE_HISTORY], x: m.x[best % MOVE_HISTORY] };
   }
 }
 
@@ -151,7 +157,9 @@ export class Observer {
     const m = this.moves.match(id, x, z);
     if (!m || m.seq <= (this.#seenSeq.get(id) ?? -1)) return;
     this.#seenSeq.set(id, m.seq);
-    if (this.moves.claim(id, m.seq)) this.latency.add(now - m.t);
+    if (!this.moves.claim(id, m.seq)) return;
+    this.latency.add(now - m.t);
+    this.moves.onSighting?.(id, m.x, m.t, now);
   }
 
   #counter(id: number, v: number): void {

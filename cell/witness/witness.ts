@@ -41,6 +41,7 @@ import {
   refreshRow,
   rows,
 } from "./entity_rows.ts";
+import { moveTrace } from "../../core/trace.ts";
 import { frameOf } from "./frame_arena.ts";
 import { captureWitness, restoreWitness, type WitnessParts, type WitnessState } from "./witness_state.ts";
 
@@ -501,6 +502,10 @@ export class Witness implements SendContext, OwnClientSink {
           }
         }
         this.stats.sends++;
+        if (moveTrace.on) {
+          const id = t.entity[s]!.id;
+          if (moveTrace.sampled(id)) moveTrace.written(id, rows.a[r + R_X]);
+        }
         f = t.f;
         let delta = dist < COINCIDENT ? 1 : (dist * distanceWeighting + 1) * weighting;
         const cap = throttle * f[o + LAST_DELTA];
