@@ -132,24 +132,7 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
   /** Each child as it runs now: the reviver puts a restarted one in its place. */
   const children: { current: Child }[] = [];
   let stopping = false;
-  const env: Record<string, string> = {};
-  // Without a secret anyone who reaches a port would be a member: the children share a random one.
-  env.SEAMLESS_SECRET = cfg.secret ?? randomSecret();
-  if (cfg.adminToken !== null) env.SEAMLESS_ADMIN_TOKEN = cfg.adminToken;
-  const common = [
-    `--host=${cfg.host}`,
-    `--log-level=${cfg.logLevel}`,
-    `--log-format=${cfg.logFormat}`,
-    `--max-frame=${cfg.maxFrame}`,
-    `--tick-hz=${cfg.tickHz}`,
-    `--aoi-radius=${cfg.aoiRadius}`,
-    `--ghost-radius=${cfg.ghostRadius}`,
-    `--header-timeout=${cfg.headerTimeoutMs}`,
-    ...(cfg.insecure ? ["--insecure"] : []),
-    // Already made absolute (cli/run.ts): the children resolve it alike whatever their working directory.
-    ...(cfg.game !== null ? [`--game=${cfg.game}`] : []),
-  ];
-  const list = (name: string, items: string[]) => items.length ? [`--${name}=${items.join(",")}`] : [];
+  const env = childEnv(cfg);
 
   const stopAll = async (why: string) => {
     if (stopping) return;
@@ -172,19 +155,7 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
     return c;
   };
   try {
-    const mgrFlags = (port: number, adminPort: number) => [
-      "--role=cellappmgr",
-      `--port=${port}`,
-      `--admin-port=${adminPort}`,
-      `--kv=${mgrKv(cfg.kv)}`,
-      `--npcs=${cfg.npcs}`,
-      `--spawn-limit=${cfg.spawnLimit}`,
-      `--entity-limit=${cfg.entityLimit}`,
-      `--balance-period=${cfg.balancePeriodMs}`,
-      ...list("admin-origins", cfg.adminOrigins),
-      ...list("admin-hosts", cfg.adminHosts),
-      ...common,
-    ];
+    const mgrFlags = (port: number, adminPort: number) => cellappmgrFlags(cfg, port, adminPort);
     const mgr = spawn("cellappmgr", mgrFlags(cfg.port, cfg.adminPort));
     children.push({ current: mgr });
     const mgrReady = await withTimeout(
@@ -201,39 +172,8 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
       ),
     );
     const members: Child[] = [];
-    for (let i = 0; i < cfg.cellapps; i++) {
-      const flags = [
-        "--role=cellapp",
-        `--mgr=${mgrReady.address}`,
-        "--port=0",
-        `--orphan-timeout=${cfg.orphanTimeoutSec}`,
-        `--restore-timeout=${cfg.restoreTimeoutMs}`,
-        ...common,
-      ];
-      members.push(spawn("cellapp", flags));
-    }
-    for (let i = 0; i < cfg.baseapps; i++) {
-      members.push(
-        spawn(
-          "baseapp",
-          [
-            "--role=baseapp",
-            `--mgr=${mgrReady.address}`,
-            "--port=0",
-            `--kv=${cfg.kv}`,
-            `--max-speed=${cfg.maxSpeed}`,
-            `--auto-accounts=${cfg.autoAccounts}`,
-            `--abuse-limit=${cfg.abuseLimit}`,
-            `--move-rate=${cfg.moveRate}`,
-            `--login-rate=${cfg.loginRate}`,
-            `--autosave=${cfg.autosaveSec}`,
-            ...(cfg.publicHost ? [`--public-host=${cfg.publicHost}`] : []),
-            ...(cfg.clientSpawn ? ["--client-spawn"] : []),
-            ...common,
-          ],
-        ),
-      );
-    }
+    for (let i = 0; i < cfg.cellapps; i++) members.push(spawn("cellapp", cellappFlags(cfg, mgrReady.address!)));
+    for (let i = 0; i < cfg.baseapps; i++) members.push(spawn("baseapp", baseappFlags(cfg, mgrReady.address!)));
     children.push(...members.map((current) => ({ current })));
     await Promise.all(
       members.map((c) => withTimeout(c.ready, READY_TIMEOUT_MS, `the ${c.role} (pid ${c.pid})`)),
@@ -266,6 +206,81 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
     `every process of the local cluster has exited${clean ? "" : " (some with errors)"}`,
   );
   return clean ? 0 : 1;
+}
+
+/** The environment every child gets: the cluster secret (a random one without --secret) and the admin token. */
+export function childEnv(cfg: Config): Record<string, string> {
+  // Without a secret anyone who reaches a port would be a member: the children share a random one.
+  const env: Record<string, string> = { SEAMLESS_SECRET: cfg.secret ?? randomSecret() };
+  if (cfg.adminToken !== null) env.SEAMLESS_ADMIN_TOKEN = cfg.adminToken;
+  return env;
+}
+
+/** Flags every child gets from the local cluster's configuration. */
+function commonFlags(cfg: Config): string[] {
+  return [
+    `--host=${cfg.host}`,
+    `--log-level=${cfg.logLevel}`,
+    `--log-format=${cfg.logFormat}`,
+    `--max-frame=${cfg.maxFrame}`,
+    `--tick-hz=${cfg.tickHz}`,
+    `--aoi-radius=${cfg.aoiRadius}`,
+    `--ghost-radius=${cfg.ghostRadius}`,
+    `--header-timeout=${cfg.headerTimeoutMs}`,
+    ...(cfg.insecure ? ["--insecure"] : []),
+    // Already made absolute (cli/run.ts): the children resolve it alike whatever their working directory.
+    ...(cfg.game !== null ? [`--game=${cfg.game}`] : []),
+  ];
+}
+
+const list = (name: string, items: string[]) => items.length ? [`--${name}=${items.join(",")}`] : [];
+
+/** The command line of the local cluster's cellappmgr, listening on `port` and `adminPort`. */
+export function cellappmgrFlags(cfg: Config, port: number, adminPort: number): string[] {
+  return [
+    "--role=cellappmgr",
+    `--port=${port}`,
+    `--admin-port=${adminPort}`,
+    `--kv=${mgrKv(cfg.kv)}`,
+    `--npcs=${cfg.npcs}`,
+    `--spawn-limit=${cfg.spawnLimit}`,
+    `--entity-limit=${cfg.entityLimit}`,
+    `--balance-period=${cfg.balancePeriodMs}`,
+    ...list("admin-origins", cfg.adminOrigins),
+    ...list("admin-hosts", cfg.adminHosts),
+    ...commonFlags(cfg),
+  ];
+}
+
+/** The command line of one of the local cluster's cellapps, joining the cellappmgr at `mgr`. */
+export function cellappFlags(cfg: Config, mgr: string): string[] {
+  return [
+    "--role=cellapp",
+    `--mgr=${mgr}`,
+    "--port=0",
+    `--orphan-timeout=${cfg.orphanTimeoutSec}`,
+    `--restore-timeout=${cfg.restoreTimeoutMs}`,
+    ...commonFlags(cfg),
+  ];
+}
+
+/** The command line of one of the local cluster's baseapps, joining the cellappmgr at `mgr`. */
+export function baseappFlags(cfg: Config, mgr: string): string[] {
+  return [
+    "--role=baseapp",
+    `--mgr=${mgr}`,
+    "--port=0",
+    `--kv=${cfg.kv}`,
+    `--max-speed=${cfg.maxSpeed}`,
+    `--auto-accounts=${cfg.autoAccounts}`,
+    `--abuse-limit=${cfg.abuseLimit}`,
+    `--move-rate=${cfg.moveRate}`,
+    `--login-rate=${cfg.loginRate}`,
+    `--autosave=${cfg.autosaveSec}`,
+    ...(cfg.publicHost ? [`--public-host=${cfg.publicHost}`] : []),
+    ...(cfg.clientSpawn ? ["--client-spawn"] : []),
+    ...commonFlags(cfg),
+  ];
 }
 
 /** The port of HOST:PORT or of a URL. */
