@@ -30,7 +30,7 @@ export interface Child {
 export const CHILD_V8_FLAGS = "--max-semi-space-size=8,--heap-growing-percent=30";
 
 /** How long a child may take to print its ready line. */
-const READY_TIMEOUT_MS = 60_000;
+export const READY_TIMEOUT_MS = 60_000;
 /** How long children get to stop after SIGTERM before SIGKILL. */
 const STOP_GRACE_MS = 10_000;
 
@@ -121,7 +121,8 @@ export function splitLines(): TransformStream<string, string> {
   });
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+/** `p`, or a StartError saying `what` was not ready within `ms`. */
+export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let t: ReturnType<typeof setTimeout> | undefined;
   return Promise.race([
     p,

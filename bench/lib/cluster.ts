@@ -14,7 +14,9 @@ import {
   cellappmgrFlags,
   type Child,
   childEnv,
+  READY_TIMEOUT_MS,
   spawnSelf,
+  withTimeout,
 } from "../../cli/local_cluster.ts";
 
 /** A running benchmark cluster. */
@@ -33,17 +35,6 @@ export async function json<T>(url: string, init?: RequestInit): Promise<T> {
   const body = await res.json();
   if (!res.ok) throw new Error(`${init?.method ?? "GET"} ${url}: ${res.status} ${JSON.stringify(body)}`);
   return body as T;
-}
-
-/** How long a process may take to print its ready line. */
-const READY_TIMEOUT_MS = 60_000;
-
-function within<T>(p: Promise<T>, what: string): Promise<T> {
-  let t: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, rej) => {
-    t = setTimeout(() => rej(new Error(`${what} not ready within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
-  });
-  return Promise.race([p, late]).finally(() => clearTimeout(t));
 }
 
 /**
@@ -87,7 +78,7 @@ export async function startBenchCluster(
   try {
     const mgr = spawnSelf("cellappmgr", cellappmgrFlags(cfg, cfg.port, cfg.adminPort), env, log);
     children.push(mgr);
-    const mgrReady = await within(mgr.ready, "the cellappmgr");
+    const mgrReady = await withTimeout(mgr.ready, READY_TIMEOUT_MS, "the cellappmgr");
     admin = mgrReady.admin ?? "";
     if (!admin || !mgrReady.address) throw new Error("the cellappmgr announced no admin API or address");
     for (let i = 0; i < cfg.cellapps; i++) {
@@ -96,7 +87,7 @@ export async function startBenchCluster(
     for (let i = 0; i < cfg.baseapps; i++) {
       children.push(spawnSelf("baseapp", baseappFlags(cfg, mgrReady.address), env, log));
     }
-    await Promise.all(children.map((c) => within(c.ready, `the ${c.role} (pid ${c.pid})`)));
+    await Promise.all(children.map((c) => withTimeout(c.ready, READY_TIMEOUT_MS, `the ${c.role} (pid ${c.pid})`)));
     const processes = children.map((c) => ({ role: c.role, pid: c.pid }));
     for (let i = 0; i < 300; i++) {
       const c = await json<ClusterView>(`${admin}/api/cluster`);
