@@ -21,11 +21,12 @@ export interface Child {
 }
 
 /**
- * V8 heap settings each child gets unless DENO_V8_FLAGS is set (set it empty for V8's own): semi-spaces of at
- * most 8 MB (V8 lets the young generation grow to ~50 MB) and an old generation that may grow by 30 % over what
- * the last full collection kept (V8 allows up to 4 times). A baseapp with 500 clients keeps ~20 MB alive but
- * V8's defaults let its heap reach ~85 MB. Peer benchmark, 500 clients: peak RSS baseapp 175 -> 130 MB, cellapp
- * 130 -> 117 MB at S = 2000 m and 196 -> 152 MB at S = 400 m, for 2-3 times as many (smaller) collections.
+ * V8 heap settings each child gets (SEAMLESS_V8_FLAGS replaces them, empty for V8's own; flags in DENO_V8_FLAGS
+ * come after them and win): semi-spaces of at most 8 MB (V8 lets the young generation grow to ~50 MB) and an old
+ * generation that may grow by 30 % over what the last full collection kept (V8 allows up to 4 times). A baseapp
+ * with 500 clients keeps ~20 MB alive but V8's defaults let its heap reach ~85 MB. Peer benchmark, 500 clients:
+ * peak RSS baseapp 175 -> 130 MB, cellapp 130 -> 117 MB at S = 2000 m and 196 -> 152 MB at S = 400 m, for 2-3
+ * times as many (smaller) collections.
  */
 export const CHILD_V8_FLAGS = "--max-semi-space-size=8,--heap-growing-percent=30";
 
@@ -58,9 +59,12 @@ export function spawnSelf(
   log: Logger,
 ): Child {
   const self = selfCommand();
+  // Deno refuses to start with an empty DENO_V8_FLAGS: set only when there is a flag.
+  const v8 = [Deno.env.get("SEAMLESS_V8_FLAGS") ?? CHILD_V8_FLAGS, Deno.env.get("DENO_V8_FLAGS") ?? ""]
+    .filter((f) => f.trim() !== "").join(",");
   const process = new Deno.Command(self.cmd, {
     args: [...self.args, ...flags],
-    env: { DENO_V8_FLAGS: Deno.env.get("DENO_V8_FLAGS") ?? CHILD_V8_FLAGS, ...env, [PARENT_WATCH_ENV]: "1" },
+    env: { ...(v8 ? { DENO_V8_FLAGS: v8 } : {}), ...env, [PARENT_WATCH_ENV]: "1" },
     stdin: "piped",
     stdout: "piped",
     stderr: "inherit",

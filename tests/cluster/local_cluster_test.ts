@@ -99,23 +99,28 @@ Deno.test(
   },
 );
 
-Deno.test("the local cluster's children run with CHILD_V8_FLAGS unless DENO_V8_FLAGS names others", opts, async () => {
-  const v8FlagsOf = (pid: number) =>
-    Deno.readTextFileSync(`/proc/${pid}/environ`).split("\0").find((e) => e.startsWith("DENO_V8_FLAGS="))?.slice(14);
-  for (
-    const [env, want] of [[{}, CHILD_V8_FLAGS], [
-      { DENO_V8_FLAGS: "--max-semi-space-size=16" },
-      "--max-semi-space-size=16",
-    ]]
-  ) {
-    await using procs = new Procs();
-    const parent = await procs.start(["--port=0", "--admin-port=0", "--kv=:memory:", "--cellapps=1"], {
-      env: env as Record<string, string>,
-      readyTimeoutMs: 60_000,
-    });
-    const children = parent.ready.children as { role: string; pid: number }[];
-    for (const c of children) procs.adopt(c.pid);
-    assert.equal(children.length, 3);
-    for (const c of children) assert.equal(v8FlagsOf(c.pid), want, `${c.role} pid ${c.pid}`);
-  }
-});
+Deno.test(
+  "the local cluster's children get CHILD_V8_FLAGS, or SEAMLESS_V8_FLAGS, then DENO_V8_FLAGS",
+  opts,
+  async () => {
+    const v8FlagsOf = (pid: number) =>
+      Deno.readTextFileSync(`/proc/${pid}/environ`).split("\0").find((e) => e.startsWith("DENO_V8_FLAGS="))?.slice(14);
+    const cases: [Record<string, string>, string | undefined][] = [
+      [{}, CHILD_V8_FLAGS],
+      [{ DENO_V8_FLAGS: "--stack-size=2000" }, `${CHILD_V8_FLAGS},--stack-size=2000`],
+      // Empty: V8's own settings, and no empty DENO_V8_FLAGS (Deno would refuse to start).
+      [{ SEAMLESS_V8_FLAGS: "" }, undefined],
+    ];
+    for (const [env, want] of cases) {
+      await using procs = new Procs();
+      const parent = await procs.start(["--port=0", "--admin-port=0", "--kv=:memory:", "--cellapps=1"], {
+        env,
+        readyTimeoutMs: 60_000,
+      });
+      const children = parent.ready.children as { role: string; pid: number }[];
+      for (const c of children) procs.adopt(c.pid);
+      assert.equal(children.length, 3);
+      for (const c of children) assert.equal(v8FlagsOf(c.pid), want, `${c.role} pid ${c.pid}`);
+    }
+  },
+);
