@@ -21,14 +21,18 @@ export interface Child {
 }
 
 /**
- * V8 heap settings each child gets (SEAMLESS_V8_FLAGS replaces them, empty for V8's own; flags in DENO_V8_FLAGS
- * come after them and win): semi-spaces of at most 8 MB (V8 lets the young generation grow to ~50 MB) and an old
- * generation that may grow by 30 % over what the last full collection kept (V8 allows up to 4 times). A baseapp
- * with 500 clients keeps ~20 MB alive but V8's defaults let its heap reach ~85 MB. Peer benchmark, 500 clients:
- * peak RSS baseapp 175 -> 130 MB, cellapp 130 -> 117 MB at S = 2000 m and 196 -> 152 MB at S = 400 m, for 2-3
- * times as many (smaller) collections.
+ * V8 heap settings per role (SEAMLESS_V8_FLAGS replaces them for every child, empty for V8's own; flags in
+ * DENO_V8_FLAGS come after them and win): semi-spaces of at most 8 MB (V8 lets the young generation grow to
+ * ~50 MB) and an old generation that may grow by 30 % over what the last full collection kept (V8 allows up to 4
+ * times). Peer benchmark, 500 clients, peak RSS: cellapp 123 -> 112 MB at S = 2000 m, 193 -> 148 MB at S = 400 m,
+ * for CPU within the noise. The baseapp keeps V8's: the same flags take it from ~165 to ~122 MB but cost about
+ * 6 % of a core at 500 clients (three times as many scavenges; bench/peer.ts with SEAMLESS_V8_FLAGS to compare).
  */
-export const CHILD_V8_FLAGS = "--max-semi-space-size=8,--heap-growing-percent=30";
+export const CHILD_V8_FLAGS: Readonly<Record<string, string>> = {
+  cellappmgr: "--max-semi-space-size=8,--heap-growing-percent=30",
+  cellapp: "--max-semi-space-size=8,--heap-growing-percent=30",
+  baseapp: "",
+};
 
 /** How long a child may take to print its ready line. */
 export const READY_TIMEOUT_MS = 60_000;
@@ -60,7 +64,7 @@ export function spawnSelf(
 ): Child {
   const self = selfCommand();
   // Deno refuses to start with an empty DENO_V8_FLAGS: set only when there is a flag.
-  const v8 = [Deno.env.get("SEAMLESS_V8_FLAGS") ?? CHILD_V8_FLAGS, Deno.env.get("DENO_V8_FLAGS") ?? ""]
+  const v8 = [Deno.env.get("SEAMLESS_V8_FLAGS") ?? CHILD_V8_FLAGS[role] ?? "", Deno.env.get("DENO_V8_FLAGS") ?? ""]
     .filter((f) => f.trim() !== "").join(",");
   const process = new Deno.Command(self.cmd, {
     args: [...self.args, ...flags],

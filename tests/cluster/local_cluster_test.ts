@@ -105,12 +105,15 @@ Deno.test(
   async () => {
     const v8FlagsOf = (pid: number) =>
       Deno.readTextFileSync(`/proc/${pid}/environ`).split("\0").find((e) => e.startsWith("DENO_V8_FLAGS="))?.slice(14);
-    const cases: [Record<string, string>, string | undefined][] = [
-      [{}, CHILD_V8_FLAGS],
-      [{ DENO_V8_FLAGS: "--stack-size=2000" }, `${CHILD_V8_FLAGS},--stack-size=2000`],
+    const ours = (role: string) => CHILD_V8_FLAGS[role] || undefined;
+    const cases: [Record<string, string>, (role: string) => string | undefined][] = [
+      [{}, ours],
+      [{ DENO_V8_FLAGS: "--stack-size=2000" }, (r) => [ours(r), "--stack-size=2000"].filter((f) => f).join(",")],
+      [{ SEAMLESS_V8_FLAGS: "--max-semi-space-size=4" }, () => "--max-semi-space-size=4"],
       // Empty: V8's own settings, and no empty DENO_V8_FLAGS (Deno would refuse to start).
-      [{ SEAMLESS_V8_FLAGS: "" }, undefined],
+      [{ SEAMLESS_V8_FLAGS: "" }, () => undefined],
     ];
+    assert.ok(ours("cellapp"), "the cellapp has flags of its own");
     for (const [env, want] of cases) {
       await using procs = new Procs();
       const parent = await procs.start(["--port=0", "--admin-port=0", "--kv=:memory:", "--cellapps=1"], {
@@ -120,7 +123,7 @@ Deno.test(
       const children = parent.ready.children as { role: string; pid: number }[];
       for (const c of children) procs.adopt(c.pid);
       assert.equal(children.length, 3);
-      for (const c of children) assert.equal(v8FlagsOf(c.pid), want, `${c.role} pid ${c.pid}`);
+      for (const c of children) assert.equal(v8FlagsOf(c.pid), want(c.role), `${c.role} pid ${c.pid}`);
     }
   },
 );
