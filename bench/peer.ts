@@ -10,9 +10,9 @@
 import { parseArgs } from "node:util";
 import { runBots } from "../client/bot_runner.ts";
 import { registry } from "../entities/mod.ts";
-import type { ClusterView, SpaceView } from "../core/views.ts";
+import type { SpaceView } from "../core/views.ts";
 import { json, startBenchCluster } from "./lib/cluster.ts";
-import { cpuSeconds, machineBusySeconds, processTree, ProcessWindow, selfAndReapedSeconds } from "./lib/procs.ts";
+import { cpuSeconds, machineBusySeconds, ProcessWindow, selfAndReapedSeconds } from "./lib/procs.ts";
 import { type InstalledPeer, installPeer, peerFolder, type PeerResult, runPeer } from "./lib/colyseus.ts";
 import { writeResults } from "./results.ts";
 
@@ -26,7 +26,7 @@ let running: number[] = [];
 interface Ours {
   connected: number;
   cpuMsPerClientSec: number;
-  /** Share of one core per role ("launcher" is the local cluster's parent). */
+  /** Share of one core per role. */
   cores: Record<string, number>;
   bytesPerClientSec: number;
   p50: number | null;
@@ -69,10 +69,8 @@ async function runOurs(clients: number, seconds: number, side: number, dir: stri
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ bounds: [0, 0, side, side], cells: 1, balance: false }),
     });
-    const roles = new Map<number, string>(
-      (await json<ClusterView>(`${cluster.admin}/api/cluster`)).processes.map((p) => [p.pid, p.role]),
-    );
-    const pids = processTree(cluster.child.pid);
+    const roles = new Map<number, string>(cluster.processes.map((p) => [p.pid, p.role]));
+    const pids = cluster.processes.map((p) => p.pid);
     running = pids;
     const window = new ProcessWindow(pids);
     let bot0 = 0,
@@ -115,7 +113,7 @@ async function runOurs(clients: number, seconds: number, side: number, dir: stri
     const cores: Record<string, number> = {}, rssByRole: Record<string, number> = {};
     let total = 0;
     for (const [pid, share] of m.cores) {
-      const role = pid === cluster.child.pid ? "launcher" : roles.get(pid) ?? "other";
+      const role = roles.get(pid) ?? "other";
       cores[role] = (cores[role] ?? 0) + (share ?? 0);
       rssByRole[role] = (rssByRole[role] ?? 0) + (m.peakRssByPid.get(pid) ?? 0);
       total += share ?? 0;
@@ -255,9 +253,10 @@ export async function run(args: string[]): Promise<void> {
       `The Colyseus peer's scenario (\`../shared/peers/colyseus\`, README): ${clients} clients walking at 5 m/s in a`,
       `square of side S (a 2 % chance per step of a new heading), 10 moves/s in 10 send groups, a counter raised`,
       `every 5 s, AoI ${AOI} m, 10 Hz; ${seconds} s measured after a ${WARMUP} s warm-up; ${OBSERVERS} bots decode and`,
-      "measure latency (first sighting of a move by any of them), the others count bytes. Ours: a local cluster",
-      "(launcher, cellappmgr, one cellapp, one baseapp, no NPCs) with one space of S × S in one cell; CPU is every",
-      `process of it summed (/proc utime + stime over the window). ${
+      "measure latency (first sighting of a move by any of them), the others count bytes. Ours: a cluster",
+      "(cellappmgr, one cellapp, one baseapp, no NPCs; each process started directly, as a deployment runs them,",
+      "without `deno task start`'s parent) with one space of S × S in one cell; CPU and resident memory are every",
+      `process of it summed (/proc utime + stime over the window; VmRSS sampled each second). ${
         version ? `Colyseus ${version} (aoi variant, its server process), run right after ours.` : note
       } All on this machine, loopback only; the bots of each side run in one process.`,
       "The last column is the CPU the rest of the machine used meanwhile (share of one core; for Colyseus over its",

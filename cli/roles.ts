@@ -2,15 +2,14 @@
 import type { Config } from "../core/config.ts";
 import { createLogger, type Logger } from "../core/log.ts";
 import { announceReady, onStopSignal, watchParent } from "../core/process.ts";
-import { CellAppMgr } from "../mgr/mod.ts";
-import { createAdminApp, serveAdmin } from "../admin/mod.ts";
-import { CellApp } from "../cell/mod.ts";
-import { BaseApp } from "../base/mod.ts";
 import { formatAddress } from "../core/wire/mod.ts";
 import { openKv } from "../core/kv.ts";
 import { clientPlacement, serverPlacement } from "../core/placement.ts";
 import type { Game } from "../core/game.ts";
 import type { BaseScripts } from "../base/mod.ts";
+
+// Each role imports only its own part (cell/, base/, mgr/ with admin/) when it starts, not the others': every
+// module a process loads stays resident (a cellapp holding the baseapp's and the admin API's code wastes ~14 MB).
 
 /** A failure to start that names the flag to change. */
 export class StartError extends Error {
@@ -34,6 +33,7 @@ export async function runRole(cfg: Config, game: Game): Promise<void> {
   log.info(`running game ${game.name}${cfg.game ? ` from ${cfg.game}` : ""}`);
   if (role === "cellappmgr") return await runMgr(cfg, log, game);
   if (role === "cellapp") {
+    const { CellApp } = await import("../cell/mod.ts");
     const app = bind(
       "--port",
       cfg,
@@ -43,6 +43,7 @@ export async function runRole(cfg: Config, game: Game): Promise<void> {
     announceReady({ role, pid: Deno.pid, address: app.address, mgr: cfg.mgr });
     return stopOn(app.member.stopRequested, (why) => app.close(why), log);
   }
+  const { BaseApp } = await import("../base/mod.ts");
   const app = await bind("--port", cfg, () =>
     BaseApp.start(cfg, log, {
       registry,
@@ -65,6 +66,10 @@ export async function runRole(cfg: Config, game: Game): Promise<void> {
 
 async function runMgr(cfg: Config, log: Logger, game: Game): Promise<void> {
   const registry = game.registry;
+  const [{ CellAppMgr }, { createAdminApp, serveAdmin }] = await Promise.all([
+    import("../mgr/mod.ts"),
+    import("../admin/mod.ts"),
+  ]);
   const kv = await openKv(cfg.kv);
   const mgr = await bind("--port", cfg, () =>
     CellAppMgr.start({

@@ -1,21 +1,31 @@
 /**
- * A local cluster for benchmarks: `main.ts` with no role, started with the
- * given flags, ready once the admin API lists the processes a benchmark
- * needs; stopped through the admin API, or killed by pid if that fails.
+ * A cluster for benchmarks: the processes `deno task start` would run with the
+ * given flags (one cellappmgr, the cellapps, the baseapps), each started
+ * directly as a deployment runs them, without the local cluster's parent in
+ * between; ready once the admin API lists the processes a benchmark needs;
+ * stopped through the admin API, or killed by pid if that fails.
  */
-import { fileURLToPath } from "node:url";
-import { parseReady, splitLines } from "../../cli/local_cluster.ts";
+import { parseCommand } from "../../core/config.ts";
+import { createLogger } from "../../core/log.ts";
 import type { ClusterView } from "../../core/views.ts";
+import {
+  baseappFlags,
+  cellappFlags,
+  cellappmgrFlags,
+  type Child,
+  childEnv,
+  READY_TIMEOUT_MS,
+  spawnSelf,
+  withTimeout,
+} from "../../cli/local_cluster.ts";
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-
-/** A running local cluster. */
+/** A running benchmark cluster. */
 export interface BenchCluster {
   /** Admin API base URL. */
   admin: string;
-  /** The parent process. */
-  child: Deno.ChildProcess;
-  /** Shuts the cluster down and waits for its parent to exit. */
+  /** Every process of the cluster, the cellappmgr first. */
+  processes: { role: string; pid: number }[];
+  /** Shuts the cluster down and waits for its processes to exit. */
   stop(): Promise<void>;
 }
 
@@ -28,52 +38,65 @@ export async function json<T>(url: string, init?: RequestInit): Promise<T> {
 }
 
 /**
- * Starts `deno task start` with `flags` on free ports and waits until
+ * Starts the processes of `deno task start` with `flags` (local-cluster
+ * flags: --cellapps, --baseapps, --kv, …) on free ports and waits until
  * `cellapps` cellapps (and a baseapp with a client URL, when `baseapp`) are registered.
  */
 export async function startBenchCluster(
   flags: string[],
   want: { cellapps: number; baseapp: boolean },
 ): Promise<BenchCluster> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--config", `${ROOT}deno.json`, `${ROOT}main.ts`, "--port=0", "--admin-port=0", ...flags],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
+  const parsed = parseCommand(["--port=0", "--admin-port=0", ...flags]);
+  if (parsed.help) throw new Error("startBenchCluster: --help is not a cluster flag");
+  const cfg = parsed.config;
+  const env = childEnv(cfg);
+  const log = createLogger("bench-cluster", cfg.logLevel);
+  const children: Child[] = [];
+  let admin = "";
   const stop = async () => {
     try {
       if (admin) {
-        await fetch(`${admin}/api/shutdown`, { method: "POST", headers: { "content-type": "application/json" } });
+        await fetch(`${admin}/api/shutdown`, { method: "POST", headers: { "content-type": "application/json" } })
+          .then((r) => r.body?.cancel())
+          .catch(() => {});
       }
-      await Promise.race([child.status, new Promise((r) => setTimeout(r, 15_000))]);
+      await Promise.race([
+        Promise.allSettled(children.map((c) => c.status)),
+        new Promise((r) => setTimeout(r, 15_000)),
+      ]);
     } finally {
-      try {
-        child.kill("SIGKILL");
-      } catch {
-        // already exited
+      for (const c of children) {
+        try {
+          c.process.kill("SIGKILL");
+        } catch {
+          // already exited
+        }
       }
+      await Promise.allSettled(children.map((c) => c.status));
     }
   };
-  let admin = "";
   try {
-    const lines = child.stdout.pipeThrough(new TextDecoderStream()).pipeThrough(splitLines()).getReader();
-    while (!admin) {
-      const { value, done } = await lines.read();
-      if (done) throw new Error("the local cluster exited before it was ready");
-      admin = parseReady(value)?.admin ?? "";
+    const mgr = spawnSelf("cellappmgr", cellappmgrFlags(cfg, cfg.port, cfg.adminPort), env, log);
+    children.push(mgr);
+    const mgrReady = await withTimeout(mgr.ready, READY_TIMEOUT_MS, "the cellappmgr");
+    admin = mgrReady.admin ?? "";
+    if (!admin || !mgrReady.address) throw new Error("the cellappmgr announced no admin API or address");
+    for (let i = 0; i < cfg.cellapps; i++) {
+      children.push(spawnSelf("cellapp", cellappFlags(cfg, mgrReady.address), env, log));
     }
-    (async () => {
-      while (!(await lines.read()).done) { /* drain */ }
-    })().catch(() => {});
+    for (let i = 0; i < cfg.baseapps; i++) {
+      children.push(spawnSelf("baseapp", baseappFlags(cfg, mgrReady.address), env, log));
+    }
+    await Promise.all(children.map((c) => withTimeout(c.ready, READY_TIMEOUT_MS, `the ${c.role} (pid ${c.pid})`)));
+    const processes = children.map((c) => ({ role: c.role, pid: c.pid }));
     for (let i = 0; i < 300; i++) {
       const c = await json<ClusterView>(`${admin}/api/cluster`);
       const cellapps = c.processes.filter((p) => p.role === "cellapp").length;
       const base = c.processes.some((p) => p.role === "baseapp" && p.clientUrl);
-      if (cellapps >= want.cellapps && (base || !want.baseapp)) return { admin, child, stop };
+      if (cellapps >= want.cellapps && (base || !want.baseapp)) return { admin, processes, stop };
       await new Promise((r) => setTimeout(r, 100));
     }
-    throw new Error(`the local cluster did not register ${want.cellapps} cellapps in 30 s`);
+    throw new Error(`the cluster did not register ${want.cellapps} cellapps in 30 s`);
   } catch (e) {
     await stop();
     throw e;

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import type { ClusterView } from "../../core/views.ts";
 import { api, isAlive as alive, Procs } from "../helpers/procs.ts";
 import { waitFor } from "../helpers/wait.ts";
+import { CHILD_V8_FLAGS } from "../../cli/local_cluster.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
@@ -94,6 +95,35 @@ Deno.test(
       assert.equal((await parent.status).code, 0, parent.stderr.slice(-20).join("\n"));
     } finally {
       await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
+
+Deno.test(
+  "the local cluster's children get CHILD_V8_FLAGS, or SEAMLESS_V8_FLAGS, then DENO_V8_FLAGS",
+  opts,
+  async () => {
+    const v8FlagsOf = (pid: number) =>
+      Deno.readTextFileSync(`/proc/${pid}/environ`).split("\0").find((e) => e.startsWith("DENO_V8_FLAGS="))?.slice(14);
+    const ours = (role: string) => CHILD_V8_FLAGS[role] || undefined;
+    const cases: [Record<string, string>, (role: string) => string | undefined][] = [
+      [{}, ours],
+      [{ DENO_V8_FLAGS: "--stack-size=2000" }, (r) => [ours(r), "--stack-size=2000"].filter((f) => f).join(",")],
+      [{ SEAMLESS_V8_FLAGS: "--max-semi-space-size=4" }, () => "--max-semi-space-size=4"],
+      // Empty: V8's own settings, and no empty DENO_V8_FLAGS (Deno would refuse to start).
+      [{ SEAMLESS_V8_FLAGS: "" }, () => undefined],
+    ];
+    assert.ok(ours("cellapp"), "the cellapp has flags of its own");
+    for (const [env, want] of cases) {
+      await using procs = new Procs();
+      const parent = await procs.start(["--port=0", "--admin-port=0", "--kv=:memory:", "--cellapps=1"], {
+        env,
+        readyTimeoutMs: 60_000,
+      });
+      const children = parent.ready.children as { role: string; pid: number }[];
+      for (const c of children) procs.adopt(c.pid);
+      assert.equal(children.length, 3);
+      for (const c of children) assert.equal(v8FlagsOf(c.pid), want(c.role), `${c.role} pid ${c.pid}`);
     }
   },
 );
