@@ -13,7 +13,7 @@ import { runBots } from "../client/bot_runner.ts";
 import { registry } from "../entities/mod.ts";
 import type { ClusterView, SpaceView } from "../core/views.ts";
 import { json, startBenchCluster } from "./lib/cluster.ts";
-import { cpuSeconds, machineBusySeconds, processTree, ProcessWindow } from "./lib/procs.ts";
+import { cpuSeconds, machineBusySeconds, ProcessWindow } from "./lib/procs.ts";
 import { readTickBuckets, type TickBuckets, type TickWindow, tickWindow } from "./lib/tick_window.ts";
 import { writeResults } from "./results.ts";
 
@@ -101,7 +101,7 @@ async function runStep(
     for (const p of (await json<ClusterView>(`${cluster.admin}/api/cluster`)).processes) {
       names.set(p.pid, p.role === "baseapp" && baseapps > 1 ? `baseapp ${++nBase}` : p.role);
     }
-    const pids = processTree(cluster.child.pid);
+    const pids = cluster.processes.map((p) => p.pid);
     running = pids;
     const window = new ProcessWindow(pids);
     let bot0 = 0, busy0 = 0, before: TickBuckets = new Map();
@@ -153,7 +153,7 @@ async function runStep(
     if (!m || !t) throw new Error("the bots never ended their measurement");
     const cores: Record<string, number> = {};
     for (const [pid, share] of m.cores) {
-      const role = pid === cluster.child.pid ? "launcher" : names.get(pid) ?? "other";
+      const role = names.get(pid) ?? "other";
       cores[role] = (cores[role] ?? 0) + (share ?? 0);
     }
     const sorted = ring.map((r) => r.p50).sort((a, b) => a - b);
