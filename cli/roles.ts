@@ -7,6 +7,7 @@ import { openKv } from "../core/kv.ts";
 import { clientPlacement, serverPlacement } from "../core/placement.ts";
 import type { Game } from "../core/game.ts";
 import type { BaseScripts } from "../base/mod.ts";
+import { traceFromEnv } from "../core/trace.ts";
 
 // Each role imports only its own part (cell/, base/, mgr/ with admin/) when it starts, not the others': every
 // module a process loads stays resident (a cellapp holding the baseapp's and the admin API's code wastes ~14 MB).
@@ -31,6 +32,7 @@ export async function runRole(cfg: Config, game: Game): Promise<void> {
     log.warn("no --secret: any process that reaches this one's ports can join the cluster (fine on a dev machine)");
   }
   log.info(`running game ${game.name}${cfg.game ? ` from ${cfg.game}` : ""}`);
+  traceFromEnv(role); // only benchmarks set SEAMLESS_TRACE_DIR
   if (role === "cellappmgr") return await runMgr(cfg, log, game);
   if (role === "cellapp") {
     const { CellApp } = await import("../cell/mod.ts");
