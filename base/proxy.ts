@@ -459,7 +459,7 @@ export class Proxy implements ChangeSink {
     }
     this.#awaitingCorrection = false;
     this.direction = d;
-    this.route.send(CellMsg.clientPosition, this.id, [pos[0], pos[1], pos[2]], this.direction);
+    this.route.sendMove(this.id, pos, this.direction);
     return null;
   }
 
