@@ -443,7 +443,7 @@ export class Proxy implements ChangeSink {
     if (this.cellState !== "live") {
       return { code: ErrorCode.noCell, message: "no cell entity yet: wait for cellReady", abuse: false };
     }
-    if (this.speed.check(pos) === "tooFast") {
+    if (this.speed.check(pos, now) === "tooFast") {
       const first = !this.#awaitingCorrection;
       this.#awaitingCorrection = true;
       this.client?.sendMessage({
