@@ -13,6 +13,7 @@ import {
   BaseScriptMsg,
   PlayerMsg,
   ProcMsg,
+  readFrames,
   RestoreMsg,
   sameAddress,
 } from "../core/wire/mod.ts";
@@ -352,6 +353,14 @@ export class BaseApp implements SessionHost {
       .on(BaseMsg.toClient, (ch, id, epoch, bytes, generation) => {
         if (this.member.link.isDead(generation)) return this.#staleFrame(ch.peer.address, id, generation);
         this.proxies.get(id)?.fromCell(epoch, bytes, ch.peer.address);
+      })
+      .on(BaseMsg.toClients, (ch, generation, records) => {
+        const from = ch.peer.address, dead = this.member.link.isDead(generation);
+        const bad = readFrames(records, (id, epoch, bytes) => {
+          if (dead) this.#staleFrame(from, id, generation);
+          else this.proxies.get(id)?.fromCell(epoch, bytes, from);
+        });
+        if (bad) ch.drop(`bad toClients: ${bad}`);
       })
       .on(BackupMsg.cellBackup, (ch, id, backup) => this.proxies.get(id)?.onCellBackup(backup, ch.peer.address))
       .on(RestoreMsg.cellAppDied, (_ch, _id, address) => {

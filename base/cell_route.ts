@@ -3,7 +3,8 @@
  * holds it, dialled on demand. Messages sent before the channel is open wait
  * in order, so enableWitness, positions and calls reach the cell as sent.
  */
-import type { Channel, MessageDef } from "../core/wire/mod.ts";
+import { CellMsg, type Channel, checkMove, type MessageDef, writeMove } from "../core/wire/mod.ts";
+import type { Vec3Tuple } from "../core/def/client_protocol.ts";
 import type { Logger } from "../core/log.ts";
 
 /** Channels by peer address (core/wire Peers). */
@@ -47,6 +48,18 @@ export class CellRoute {
     }
     this.#queue.push({ run: (c) => c.send(def, ...args), fail: () => {} });
     this.#dial();
+  }
+
+  /**
+   * Sends a client's move, in order with earlier messages: a record of the channel's clientMoves batch when the
+   * channel is open and nothing waits, else a clientPosition of its own. Checked like `send`.
+   */
+  sendMove(id: number, pos: Vec3Tuple, dir: Vec3Tuple): void {
+    const bad = checkMove(id, pos, dir);
+    if (bad) throw new Error(`not sending a move: ${bad}`);
+    const w = this.#queue.length === 0 ? this.#open()?.record(CellMsg.clientMoves, 0) : null;
+    if (w) writeMove(w, id, pos, dir);
+    else this.send(CellMsg.clientPosition, id, [pos[0], pos[1], pos[2]], [dir[0], dir[1], dir[2]]);
   }
 
   /** Sends a request to the cellapp, in order with earlier messages (checked like `send`). */

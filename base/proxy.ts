@@ -443,7 +443,7 @@ export class Proxy implements ChangeSink {
     if (this.cellState !== "live") {
       return { code: ErrorCode.noCell, message: "no cell entity yet: wait for cellReady", abuse: false };
     }
-    if (this.speed.check(pos) === "tooFast") {
+    if (this.speed.check(pos, now) === "tooFast") {
       const first = !this.#awaitingCorrection;
       this.#awaitingCorrection = true;
       this.client?.sendMessage({
@@ -459,7 +459,7 @@ export class Proxy implements ChangeSink {
     }
     this.#awaitingCorrection = false;
     this.direction = d;
-    this.route.send(CellMsg.clientPosition, this.id, [pos[0], pos[1], pos[2]], this.direction);
+    this.route.sendMove(this.id, pos, this.direction);
     return null;
   }
 

@@ -73,6 +73,7 @@ export class ClientSession implements ClientLink {
   readonly #out: Uint8Array[] = [];
   #outBytes = 0;
   #flushQueued = false;
+  #flushTask = () => this.flush();
   #abuse = 0;
   #abuseAt = performance.now();
   #loginTimer: ReturnType<typeof setTimeout> | undefined;
@@ -107,7 +108,7 @@ export class ClientSession implements ClientLink {
     this.#outBytes += bytes.length;
     if (!this.#flushQueued) {
       this.#flushQueued = true;
-      queueMicrotask(() => this.flush());
+      queueMicrotask(this.#flushTask);
     }
   }
 
@@ -139,8 +140,9 @@ export class ClientSession implements ClientLink {
   flush(): void {
     this.#flushQueued = false;
     if (this.#out.length === 0 || !this.ws.isOpen) return;
-    // The connection copies the parts into its write buffer: they need not be joined first.
-    this.ws.sendParts(this.#out);
+    // The connection copies the parts into its write buffer: they need not be joined first. This runs at the end of
+    // the turn already: the connection need not wait for another.
+    this.ws.writeParts(this.#out);
     this.stats.framesOut++;
     this.stats.bytesOut += this.#outBytes;
     this.#out.length = 0;

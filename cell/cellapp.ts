@@ -170,6 +170,8 @@ export class CellApp {
     this.#clients = new ClientTraffic({
       cells: this.cells,
       log,
+      channelTo: (address) =>
+        this.orphans.isDead(address) || this.#isSelf(address) ? undefined : this.member.peers.peek(address),
       toPeer: (address, def, ...args) => this.#toPeer(address, def, ...args),
       ask: async (address, def, ...args) => await (await this.member.peers.get(address)).request(def, ...args),
       isSelf: (address) => this.#isSelf(address),

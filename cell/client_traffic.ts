@@ -8,7 +8,17 @@
  */
 import { encodePersistentState } from "../core/def/mod.ts";
 import { C2S, type ErrorCodeValue } from "../core/def/client_protocol.ts";
-import { BaseMsg, CellMsg, type Channel, type Handlers, type MessageDef, sameAddress } from "../core/wire/mod.ts";
+import {
+  BaseMsg,
+  batchable,
+  CellMsg,
+  type Channel,
+  type Handlers,
+  type MessageDef,
+  readMoves,
+  sameAddress,
+  writeFrame,
+} from "../core/wire/mod.ts";
 import { type Logger, Throttle } from "../core/log.ts";
 import type { Cell } from "./cell.ts";
 import type { Entity } from "./entity.ts";
@@ -28,6 +38,8 @@ interface Located {
 export interface ClientTrafficHost {
   readonly cells: ReadonlyMap<string, Cell>;
   readonly log: Logger;
+  /** The open channel to the baseapp at `address`, if there is one and the baseapp is not known to be gone. */
+  channelTo(address: string): Channel | undefined;
   /** Sends to another process (or this one) by address. */
   toPeer<A extends unknown[]>(address: string, def: MessageDef<A, unknown>, ...args: A): void;
   /** A request to another cellapp by address. */
@@ -84,14 +96,14 @@ export class ClientTraffic {
         );
       })
       .on(CellMsg.clientPosition, (ch, id, pos, dir) => {
-        const at = this.#locate(id);
-        if (!this.#fromBase(ch, at, id, "clientPosition")) return;
-        // Reported from where it was: carried over, it would take the entity back (its base corrects the client).
-        if (at.real && isTeleporting(at.real)) return;
-        this.#atReal(ch, at, id, CellMsg.clientPosition, [id, pos, dir], (e) => {
-          [e.yaw, e.pitch, e.roll] = dir;
-          e.cell.moveEntity(e, pos[0], pos[1], pos[2]);
+        this.#move(ch, id, pos[0], pos[1], pos[2], dir[0], dir[1], dir[2]);
+      })
+      .on(CellMsg.clientMoves, (ch, _unused, records) => {
+        const bad = readMoves(records, (id, x, y, z, yaw, pitch, roll) => {
+          this.#move(ch, id, x, y, z, yaw, pitch, roll);
+          return ch.isOpen;
         });
+        if (bad) ch.drop(`bad clientMoves: ${bad}`);
       })
       .on(
         CellMsg.destroyCellEntity,
@@ -103,10 +115,47 @@ export class ClientTraffic {
       );
   }
 
-  /** Frames for the client of `e`, through its base, marked with the real's epoch as it is now and this cellapp's generation. */
+  /**
+   * Frames for the client of `e`, through its base, marked with the real's epoch as it is now and this cellapp's
+   * generation: records of the channel's toClients batch, so that one tick's frames for a baseapp's clients go as one
+   * message; a toClient of its own when no channel is open or the frame is large.
+   */
   sink(e: Entity): (frame: Uint8Array) => void {
     const base = e.baseAddress!, id = e.id, epoch = e.epoch, host = this.host;
-    return (frame) => host.toPeer(base, BaseMsg.toClient, id, epoch, frame, host.generation());
+    return (frame) => {
+      const generation = host.generation();
+      const w = batchable(epoch, frame) ? host.channelTo(base)?.record(BaseMsg.toClients, generation) : null;
+      if (w) writeFrame(w, id, epoch, frame);
+      else host.toPeer(base, BaseMsg.toClient, id, epoch, frame, generation);
+    };
+  }
+
+  /** A client's move of entity `id`, from its base (or passed on by the cellapp where it was). */
+  #move(
+    ch: Channel | null,
+    id: number,
+    x: number,
+    y: number,
+    z: number,
+    yaw: number,
+    pitch: number,
+    roll: number,
+  ): void {
+    const at = this.#locate(id);
+    if (!this.#fromBase(ch, at, id, "clientPosition")) return;
+    const e = at.real;
+    // Reported from where it was: carried over, it would take the entity back (its base corrects the client).
+    if (e && isTeleporting(e)) return;
+    if (e && !e.offloading) {
+      if (!this.#passedOn(ch, e, "clientPosition")) return;
+      e.yaw = yaw, e.pitch = pitch, e.roll = roll;
+      e.cell.moveEntity(e, x, y, z);
+      return;
+    }
+    this.#atReal(ch, at, id, CellMsg.clientPosition, [id, [x, y, z], [yaw, pitch, roll]], (e) => {
+      e.yaw = yaw, e.pitch = pitch, e.roll = roll;
+      e.cell.moveEntity(e, x, y, z);
+    });
   }
 
   /** Tells the client of proxy `callerId` (through its baseapp at `base`) that the cell refused its request. */

@@ -29,6 +29,16 @@ export const BaseMsg = {
     ["cellapp"],
   ),
   /**
+   * Many toClient frames as records (core/wire/client_records.ts), batched per tick on the cellapp's channel
+   * (Channel.record); the first argument is the sending cellapp's registration generation.
+   */
+  toClients: message<[number, Uint8Array]>(
+    118,
+    "toClients",
+    tuple(generation, bytes(16 * 1024 * 1024)),
+    ["cellapp"],
+  ),
+  /**
    * The real of epoch `fromEpoch` of base `entityId` moved to the cellapp at
    * `cellappAddress` (in `spaceId`) and is epoch `fromEpoch + 1` there. Sent by
    * the old cellapp after its last frame for the entity's client, on the same

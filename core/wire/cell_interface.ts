@@ -362,6 +362,13 @@ export const CellMsg = {
     tuple(entityId, vec3, vec3),
     CLIENT,
   ),
+  /**
+   * Many clients' moves as records (core/wire/client_records.ts), batched per turn on the baseapp's channel
+   * (Channel.record): each as clientPosition. The first argument is unused (0).
+   */
+  clientMoves: message<[number, Uint8Array]>(101, "clientMoves", tuple(int(0, 0), bytes(16 * 1024 * 1024)), [
+    "baseapp",
+  ]),
   /** Client→server AOI messages (the client cache's requestUpdate) for the witness of entity `id`, as the client framed them. */
   clientAoi: message<[number, Uint8Array]>(92, "clientAoi", tuple(entityId, bytes(64 * 1024)), CLIENT),
   /** Creates (or refreshes) the ghost of a real entity of a neighbouring cell (`state.cellId`). */

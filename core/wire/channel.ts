@@ -10,8 +10,15 @@ import { acceptStep, dialStep, type PeerInfo } from "./handshake.ts";
 import { deferFlush, inTick } from "./outbox.ts";
 import { type Logger, silentLogger, Throttle } from "../log.ts";
 import { PROTOCOL_VERSION } from "../version.ts";
+import { ByteWriter } from "../def/bytes.ts";
 
 export type { PeerInfo } from "./handshake.ts";
+
+/**
+ * A message whose arguments are `[head, records]`: records appended one by one with `Channel.record` travel as one
+ * message, so a stream of small messages (client moves, client frames) costs one encode and one decode per batch.
+ */
+export type RecordsDef = MessageDef<[number, Uint8Array], unknown>;
 
 /** How a channel behaves; every field but the identity has a default. */
 export interface ChannelOptions {
@@ -127,6 +134,10 @@ export class Channel {
   #closedResolve!: (reason: string) => void;
   #log: Logger;
   #flushTask = () => this.flush();
+  /** The records message being filled (see `record`), its head, and its bytes. */
+  #batchDef: RecordsDef | null = null;
+  #batchHead = 0;
+  #batch: ByteWriter | null = null;
 
   private constructor(
     conn: Deno.Conn,
@@ -196,7 +207,7 @@ export class Channel {
 
   /** Bytes written by this side that have not reached the socket yet. */
   get buffered(): number {
-    return this.#writer.length;
+    return this.#writer.length + (this.#batchDef === null ? 0 : this.#batch!.pos);
   }
 
   /** True once the handshake succeeded and until the channel closes. */
@@ -261,8 +272,43 @@ export class Channel {
     });
   }
 
+  /**
+   * Starts one record of the records message `def` with `head` and returns the writer to append it to, at once (the
+   * writer is the channel's: write the record before anything else is sent). Records appended in one turn (one tick)
+   * with the same def and head go out as one message, in order with the channel's other messages: any other message
+   * closes the batch first. Returns null when the channel is not open.
+   */
+  record(def: RecordsDef, head: number): ByteWriter | null {
+    if (this.#state !== "open") return null;
+    const w = this.#batch ??= new ByteWriter(4096);
+    if (this.#batchDef !== null && (this.#batchDef !== def || this.#batchHead !== head)) this.#closeBatch();
+    else if (w.pos >= this.#o.flushThreshold) {
+      this.#closeBatch();
+      this.#afterWrite();
+      if (this.#state !== "open") return null;
+    }
+    if (this.#batchDef === null) {
+      this.#batchDef = def;
+      this.#batchHead = head;
+      this.#scheduleFlush();
+    }
+    return w;
+  }
+
+  /** Encodes the records appended so far as one message. */
+  #closeBatch(): void {
+    const def = this.#batchDef!, w = this.#batch!;
+    this.#batchDef = null;
+    if (w.pos === 0) return;
+    const size = this.#writer.push([def.kind, 0, this.#batchHead, w.bytes()]);
+    w.reset();
+    this.stats.framesOut++;
+    this.stats.bytesOut += size;
+  }
+
   /** Writes everything buffered now, without waiting for the end of the tick. */
   flush(): void {
+    if (this.#batchDef !== null) this.#closeBatch();
     this.#flushPending = false;
     if (!this.#writing && this.#writer.length > 0) {
       this.#writeDone = this.#writeLoop();
@@ -289,6 +335,7 @@ export class Channel {
     if (wasOpen) this.#log.info(`closed: ${reason}`);
     const finish = async () => {
       try {
+        if (this.#batchDef !== null) this.#closeBatch();
         if (tellPeer) this.#writer.push([C.bye.kind, 0, reason.slice(0, 1000)]);
         this.flush();
         await Promise.race([
@@ -332,9 +379,15 @@ export class Channel {
   }
 
   #push(msg: unknown[]): void {
+    if (this.#batchDef !== null) this.#closeBatch();
     const size = this.#writer.push(msg);
     this.stats.framesOut++;
     this.stats.bytesOut += size;
+    this.#afterWrite();
+  }
+
+  /** Writes at once past the flush threshold (closing the channel to a peer that reads too slowly), else later. */
+  #afterWrite(): void {
     if (this.#writer.length >= this.#o.flushThreshold) {
       this.flush();
       if (
@@ -347,6 +400,11 @@ export class Channel {
       }
       return;
     }
+    this.#scheduleFlush();
+  }
+
+  /** Flushes at the end of the running tick, or else of this turn. */
+  #scheduleFlush(): void {
     if (this.#flushPending) return;
     this.#flushPending = true;
     if (inTick()) deferFlush(this);

@@ -147,6 +147,19 @@ export class WsConn {
     this.#sent(this.#writer.length - before);
   }
 
+  /**
+   * Sends `parts` as one binary message, like `sendParts`, and starts writing at once instead of at the end of the
+   * turn: for a caller that batched its messages itself and calls this once per turn.
+   */
+  writeParts(parts: readonly Uint8Array[]): void {
+    if (this.#state !== "open") return;
+    const before = this.#writer.length;
+    this.#writer.frameParts(Op.binary, parts);
+    this.stats.messagesOut++;
+    this.stats.bytesOut += this.#writer.length - before;
+    if (!this.#flushQueued) this.#flush();
+  }
+
   /** Sends `text` as one text message. */
   sendText(text: string): void {
     if (this.#state !== "open") return;

@@ -31,7 +31,8 @@ Deno.test(
         BaseMsg.clientError,
         (_ch, id, code, about, message) => void refused.push(`${id} ${code} ${about} ${message}`),
       )
-      .on(BaseMsg.toClient, () => {});
+      .on(BaseMsg.toClient, () => {})
+      .on(BaseMsg.toClients, () => {});
     const base = new WireServer({ host: "127.0.0.1", port: 0, role: "baseapp", handlers });
     const channels: Channel[] = [];
     try {

@@ -13,9 +13,11 @@ import {
   dial,
   Handlers,
   MgrMsg,
+  MOVE_RECORD,
   ProcMsg,
   type RegisterInfo,
   WireServer,
+  writeMove,
 } from "../../core/wire/mod.ts";
 import type { ClusterView, SpaceSummaryView } from "../../core/views.ts";
 import { login, startBase } from "../base/fixtures.ts";
@@ -128,6 +130,14 @@ Deno.test("without a secret, a process that joins acts only within its role and 
   assert.ok(after.processes.some((p) => p.id === cellapp.id && p.role === "cellapp"), "the cellapp is still there");
   const spaces = ((await api(b.admin, "/api/spaces")).body as { spaces: SpaceSummaryView[] }).spaces;
   assert.deepEqual(spaces.map((s) => [s.id, s.entities]), [[1, npcsBefore]]);
+  assert.equal((await entityAt(b.admin, ada.player.id))!.position[0], 0);
+  // Moving another baseapp's player in a batch of move records; a batch that is not whole records gets its sender dropped too.
+  const batcher = await fake.dial(cellapp.address);
+  writeMove(batcher.record(CellMsg.clientMoves, 0)!, ada.player.id, [400, 0, 0], [0, 0, 0]);
+  assert.match(await batcher.closed, /clientPosition for Avatar \d+, whose base is at/);
+  const garbler = await fake.dial(cellapp.address);
+  garbler.record(CellMsg.clientMoves, 0)!.raw(new Uint8Array(MOVE_RECORD - 1));
+  assert.match(await garbler.closed, /bad clientMoves: 55 bytes are not whole move records/);
   assert.equal((await entityAt(b.admin, ada.player.id))!.position[0], 0);
   ada.close();
 });
