@@ -42,6 +42,7 @@ import { CellBackupKeeper } from "./cell_backup.ts";
 import type { BaseScript } from "../core/base_script.ts";
 import type { BaseScriptRuntime } from "./scripts.ts";
 import { SpeedCheck } from "./speed_check.ts";
+import { moveTrace } from "../core/trace.ts";
 import type { StoredEntity } from "./storage.ts";
 
 /** The client connection as a proxy uses it. */
@@ -421,6 +422,7 @@ export class Proxy implements ChangeSink {
    * and counts abuse), or null when it went to the cell.
    */
   move(pos: Vec3Tuple, dir: Vec3Tuple): { code: ErrorCodeValue; message: string; abuse: boolean } | null {
+    if (moveTrace.sampled(this.id)) moveTrace.stamp("baseapp", this.id, pos[0]);
     const now = performance.now(), limit = 2 * this.host.moveRate;
     this.#moveTokens = Math.min(limit, this.#moveTokens + (now - this.#movesAt) / 1000 * limit);
     this.#movesAt = now;

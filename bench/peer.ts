@@ -15,6 +15,7 @@ import { json, startBenchCluster } from "./lib/cluster.ts";
 import { cpuSeconds, machineBusySeconds, ProcessWindow, selfAndReapedSeconds } from "./lib/procs.ts";
 import { type InstalledPeer, installPeer, peerFolder, type PeerResult, runPeer } from "./lib/colyseus.ts";
 import { writeResults } from "./results.ts";
+import { type Breakdown, breakDown, type Sighting } from "./lib/trace.ts";
 
 /** The peer's fixed parameters (README "Scenario"). */
 const WARMUP = 5, OBSERVERS = 25, AOI = 100;
@@ -39,7 +40,12 @@ interface Ours {
   errors: number;
   /** Share of one core the rest of the machine used during the window (other work disturbs the figures). */
   otherCores: number;
+  /** Where the time between a move and its first sighting went, from the sampled moves' traces. */
+  breakdown: Breakdown | null;
 }
+
+/** One entity id in this many has its moves traced through the servers (core/trace.ts). */
+const TRACE_EVERY = 5;
 
 function num(name: string, v: string, min: number, max: number): number {
   const n = Number(v);
@@ -50,6 +56,12 @@ function num(name: string, v: string, min: number, max: number): number {
 }
 
 async function runOurs(clients: number, seconds: number, side: number, dir: string): Promise<Ours> {
+  // The cluster's processes inherit the environment: they trace the sampled moves into this folder.
+  const traceDir = `${dir}/trace-${side}`;
+  await Deno.mkdir(traceDir, { recursive: true });
+  Deno.env.set("SEAMLESS_TRACE_DIR", traceDir);
+  Deno.env.set("SEAMLESS_TRACE_EVERY", String(TRACE_EVERY));
+  const sightings: Sighting[] = [];
   const cluster = await startBenchCluster(
     [
       `--kv=${dir}/bench.kv`,
@@ -62,7 +74,10 @@ async function runOurs(clients: number, seconds: number, side: number, dir: stri
       "--client-spawn", // each bot asks for its spawn point, as the peer's join options give it
     ],
     { cellapps: 1, baseapp: true },
-  );
+  ).finally(() => {
+    Deno.env.delete("SEAMLESS_TRACE_DIR");
+    Deno.env.delete("SEAMLESS_TRACE_EVERY");
+  });
   try {
     const { id } = await json<{ id: number }>(`${cluster.admin}/api/spaces`, {
       method: "POST",
@@ -93,6 +108,11 @@ async function runOurs(clients: number, seconds: number, side: number, dir: stri
       walk: "peer",
       registry,
       log: (l) => console.error(`peer bench (ours, S=${side}): ${l}`),
+      onSighting: (id, x, sentAt, seenAt) => {
+        if (id % TRACE_EVERY !== 0) return;
+        const o = performance.timeOrigin;
+        sightings.push({ id, x, sentAt: o + sentAt, seenAt: o + seenAt });
+      },
       onMeasure: async (phase) => {
         if (phase === "start") {
           window.begin();
@@ -119,6 +139,9 @@ async function runOurs(clients: number, seconds: number, side: number, dir: stri
       total += share ?? 0;
     }
     const connected = report.connected;
+    // The servers write their notes once a second: the last ones are in once a second has passed.
+    await new Promise((r) => setTimeout(r, 1200));
+    const breakdown = breakDown(traceDir, sightings);
     return {
       connected,
       cpuMsPerClientSec: connected ? (total * 1000) / connected : NaN,
@@ -132,6 +155,7 @@ async function runOurs(clients: number, seconds: number, side: number, dir: stri
       tickP99,
       otherCores,
       errors: report.errors + (connected < clients ? 1 : 0),
+      breakdown,
     };
   } finally {
     await cluster.stop();
@@ -190,7 +214,29 @@ function table(clients: number, rows: Row[]): string {
       } |`
     ),
   ];
-  return [...head, ...body, ...detail].join("\n");
+  return [...head, ...body, ...detail, ...hops(rows)].join("\n");
+}
+
+/** Where our move-to-seen time goes, per hop, from the traced sample of moves (see bench/lib/trace.ts). */
+function hops(rows: Row[]): string[] {
+  const traced = rows.filter((r) => r.ours.breakdown);
+  if (traced.length === 0) return ["", "No move could be traced through every hop: no breakdown."];
+  const names = traced[0].ours.breakdown!.hops.map((h) => h.hop);
+  return [
+    "",
+    `Where our move-to-seen time goes: the moves of one bot in ${TRACE_EVERY}, traced through the servers (each`,
+    "process notes when a sampled move passes it; one machine, one clock), p50 / p99 of each hop, and its mean in",
+    "the slowest 1 % of moves.",
+    "",
+    `| scene | traced moves | ${names.join(" | ")} | whole way |`,
+    `|---|---:|${names.map(() => "---:").join("|")}|---:|`,
+    ...traced.map(({ side, ours }) => {
+      const b = ours.breakdown!;
+      return `| S = ${f(side)} m | ${f(b.traced)} of ${f(b.sightings)} | ${
+        b.hops.map((h) => `${f(h.p50, 1)} / ${f(h.p99, 1)} (slowest: ${f(h.slowMean, 1)})`).join(" | ")
+      } | ${f(b.total.p50, 1)} / ${f(b.total.p99, 1)} ms |`;
+    }),
+  ];
 }
 
 /** Runs the benchmark and writes its section of bench/RESULTS.md. */

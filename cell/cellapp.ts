@@ -1,4 +1,5 @@
 import type { Config } from "../core/config.ts";
+import { moveTrace } from "../core/trace.ts";
 import { type Logger, Throttle } from "../core/log.ts";
 import { type MemberProcess, startMember } from "../core/member_process.ts";
 import { EntityIdPool } from "../core/id_pool.ts";
@@ -434,6 +435,7 @@ export class CellApp {
     const dt = Math.min(gap, 4 * this.periodMs);
     this.#lastTickAt = start;
     if (!this.#authority.holds(gap, this.cells.size)) return this.#scheduleTick();
+    if (moveTrace.on) moveTrace.tick(performance.timeOrigin + start);
     beginTick();
     try {
       for (const cell of this.cells.values()) {

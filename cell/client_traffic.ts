@@ -26,6 +26,7 @@ import type { CellAddress } from "./borders/mod.ts";
 import { witnessOf } from "./witness/mod.ts";
 import { clientCall } from "./calls.ts";
 import { isTeleporting } from "./teleport.ts";
+import { moveTrace } from "../core/trace.ts";
 
 /** An entity as this cellapp holds it. */
 interface Located {
@@ -141,6 +142,7 @@ export class ClientTraffic {
     pitch: number,
     roll: number,
   ): void {
+    if (moveTrace.sampled(id)) moveTrace.stamp("cellapp", id, x);
     const at = this.#locate(id);
     if (!this.#fromBase(ch, at, id, "clientPosition")) return;
     const e = at.real;

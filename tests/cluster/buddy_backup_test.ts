@@ -16,7 +16,6 @@ Deno.test("each cellapp backs its NPCs up to its buddy; a lone cellapp has no bu
   const cluster = await startCluster(procs);
   const { local, other } = await localCellApp(cluster);
   try {
-    const localId = local.member.link.id!;
     await waitFor("the buddy named", () => local.backups.buddy?.id === other.id, 5000);
     assert.equal(local.backups.buddy!.address, other.address);
 
