@@ -44,7 +44,8 @@ Deno.test("each cellapp backs its NPCs up to its buddy; a lone cellapp has no bu
           Math.hypot(b.entity.position[0] - e.position[0], b.entity.position[2] - e.position[2]) < 20;
       });
     }, 10_000);
-    assert.ok(local.backups.stats.toBuddy > 0, "and this cellapp backs its own NPCs up to the other");
+    // Its own NPCs go at its own next tick, which need not have come yet.
+    await waitFor("this cellapp backs its own NPCs up to the other", () => local.backups.stats.toBuddy > 0, 5000);
 
     // The other cellapp dies: this one is alone, with no buddy.
     cluster.cellapps[0].kill("SIGKILL");
