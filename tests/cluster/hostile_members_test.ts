@@ -82,7 +82,14 @@ Deno.test("without a secret, a process that joins acts only within its role and 
   const ada = await login(b.app, { name: "ada", position: { x: 0, y: 0, z: 0 } });
   await cellReady(ada);
   const cellapp = (await cluster(b.admin)).processes.find((p) => p.role === "cellapp")!;
-  const npcsBefore = ((await api(b.admin, "/api/spaces")).body as { spaces: SpaceSummaryView[] }).spaces[0].entities;
+  // The summary counts from the cellapps' load reports: once one has counted ada, it holds still.
+  const live = async () =>
+    ((await api(b.admin, `/api/cellapps/${cellapp.id}/cells/1`)).body as { entities: { real: boolean }[] }).entities
+      .filter((e) => e.real).length;
+  const npcsBefore = await waitFor("the space summary to count ada", async () => {
+    const n = ((await api(b.admin, "/api/spaces")).body as { spaces: SpaceSummaryView[] }).spaces[0].entities;
+    return n === await live() ? n : null;
+  });
 
   using fake = new Fake("baseapp");
   const mgr = await fake.dial(b.cluster.mgrAddress);
