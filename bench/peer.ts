@@ -16,6 +16,7 @@ import { cpuSeconds, machineBusySeconds, ProcessWindow, selfAndReapedSeconds } f
 import { type InstalledPeer, installPeer, peerFolder, type PeerResult, runPeer } from "./lib/colyseus.ts";
 import { writeResults } from "./results.ts";
 import { type Breakdown, breakDown, type Sighting } from "./lib/trace.ts";
+import { traceSampled } from "../core/trace.ts";
 
 /** The peer's fixed parameters (README "Scenario"). */
 const WARMUP = 5, OBSERVERS = 25, AOI = 100;
@@ -109,7 +110,7 @@ async function runOurs(clients: number, seconds: number, side: number, dir: stri
       registry,
       log: (l) => console.error(`peer bench (ours, S=${side}): ${l}`),
       onSighting: (id, x, sentAt, seenAt) => {
-        if (id % TRACE_EVERY !== 0) return;
+        if (!traceSampled(id, TRACE_EVERY)) return;
         const o = performance.timeOrigin;
         sightings.push({ id, x, sentAt: o + sentAt, seenAt: o + seenAt });
       },
@@ -224,7 +225,7 @@ function hops(rows: Row[]): string[] {
   const names = traced[0].ours.breakdown!.hops.map((h) => h.hop);
   return [
     "",
-    `Where our move-to-seen time goes: the moves of one bot in ${TRACE_EVERY}, traced through the servers (each`,
+    `Where our move-to-seen time goes: the moves of about one bot in ${TRACE_EVERY} (by a hash of its id), traced through the servers (each`,
     "process notes when a sampled move passes it; one machine, one clock), p50 / p99 of each hop, and its mean in",
     "the slowest 1 % of moves.",
     "",

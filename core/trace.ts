@@ -40,7 +40,7 @@ export class MoveTrace {
 
   /** Whether entity `id` is one of the sampled ones. */
   sampled(id: number): boolean {
-    return this.on && id % this.#every === 0;
+    return this.on && traceSampled(id, this.#every);
   }
 
   /** Notes that the move of entity `id` to x passed `stage` at `t` (wall-clock ms). */
@@ -80,6 +80,17 @@ export class MoveTrace {
     this.on = false;
     clearInterval(this.#timer);
   }
+}
+
+/**
+ * Whether entity `id` is in a sample of one in `every`. Hashed, not `id % every`: ids follow the login order, as
+ * the bots' send groups do, so a plain modulus would sample a few send groups, each at its own phase to the tick.
+ */
+export function traceSampled(id: number, every: number): boolean {
+  let h = id | 0; // murmur3's finaliser: every bit of the id moves every bit of the hash
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return ((h ^ (h >>> 16)) >>> 0) % every === 0;
 }
 
 /** Milliseconds since the epoch, with the sub-millisecond resolution of performance.now(). */

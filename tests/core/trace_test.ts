@@ -8,7 +8,10 @@ Deno.test("move traces of two processes join with the bots' sightings into a bre
     const base = new MoveTrace(), cell = new MoveTrace();
     base.enable(`${dir}/baseapp-1.trace`, 10);
     cell.enable(`${dir}/cellapp-2.trace`, 10);
-    assert.ok(base.sampled(20) && !base.sampled(21), "one id in ten");
+    const picked = [...Array(10_000).keys()].filter((id) => base.sampled(id));
+    assert.ok(picked.length > 900 && picked.length < 1100, `about one id in ten, not ${picked.length}`);
+    // Consecutive ids (the bots' send groups follow the login order) are picked evenly across residues.
+    for (let r = 0; r < 10; r++) assert.ok(picked.filter((id) => id % 10 === r).length > 60, `residue ${r}`);
     // Entity 20 moves to x = 5.25 at t = 1000: the baseapp has it at 1001, the cellapp at 1003, the tick starts
     // at 1050, a witness writes it at 1052 (and again, which is not counted), a bot sees it at 1060.
     base.stamp("baseapp", 20, 5.25, 1001);
