@@ -16,6 +16,7 @@ import { json, startBenchCluster } from "./lib/cluster.ts";
 import { cpuSeconds, machineBusySeconds, ProcessWindow } from "./lib/procs.ts";
 import { readTickBuckets, type TickBuckets, type TickWindow, tickWindow } from "./lib/tick_window.ts";
 import { writeResults } from "./results.ts";
+import { figure as f, giveUpAfter, numberFlag } from "./lib/run.ts";
 
 const WARMUP = 5, AOI = 100, TICK_HZ = 10, BUDGET_MS = 1000 / TICK_HZ;
 
@@ -48,14 +49,6 @@ interface Step {
   otherCores: number;
   /** Share of all the machine's cores busy over the window (ours, the bots' and other work). */
   machineBusy: number;
-}
-
-function num(name: string, v: string, min: number, max: number): number {
-  const n = Number(v);
-  if (!Number.isFinite(n) || n < min || n > max) {
-    throw new Error(`--${name}: ${JSON.stringify(v)} is not in ${min}-${max}`);
-  }
-  return n;
 }
 
 async function waitForBaseapps(admin: string, n: number): Promise<void> {
@@ -181,11 +174,6 @@ async function runStep(
   }
 }
 
-const f = (v: number | null | undefined, d = 0, unit = "") =>
-  v === null || v === undefined || !Number.isFinite(v)
-    ? "n/a"
-    : v.toLocaleString("en", { minimumFractionDigits: d, maximumFractionDigits: d }) + unit;
-
 /** Whether the tick p99 stayed within the budget: at most 1 % of the window's ticks over it. */
 export function budgetMet(t: TickWindow): boolean {
   return t.ticks > 0 && t.overBudget <= 0.01 * t.ticks;
@@ -225,25 +213,15 @@ export async function run(args: string[]): Promise<void> {
       baseapps: { type: "string", default: "2" },
     },
   });
-  const steps = values.clients.split(",").map((s) => num("clients", s, 1, 5000));
+  const steps = values.clients.split(",").map((s) => numberFlag("clients", s, 1, 5000));
   if (steps.length > 4) throw new Error("--clients: at most four steps, e.g. 500,1250,2000");
-  const seconds = num("seconds", values.seconds, 5, 300);
-  const observers = num("observers", values.observers, 0, 200);
-  const baseapps = num("baseapps", values.baseapps, 1, 4);
+  const seconds = numberFlag("seconds", values.seconds, 5, 300);
+  const observers = numberFlag("observers", values.observers, 0, 200);
+  const baseapps = numberFlag("baseapps", values.baseapps, 1, 4);
   const log = (l: string) => console.error(`capacity bench: ${l}`);
   // Bounded: per step, logins (PBKDF2 on the baseapps: ~25 per second here, plus slack), warm-up, window, stops.
   const limitMs = steps.reduce((n, c) => n + (120 + c / 10 + WARMUP + seconds + 60) * 1000, 0);
-  const deadline = setTimeout(() => {
-    console.error(`capacity bench: not done after ${Math.round(limitMs / 1000)} s; giving up`);
-    for (const pid of running) {
-      try {
-        Deno.kill(pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
-    Deno.exit(1);
-  }, limitMs);
+  const stopWatch = giveUpAfter("capacity", limitMs, () => running);
   try {
     const rows: Step[] = [];
     for (const clients of steps) {
@@ -284,6 +262,6 @@ export async function run(args: string[]): Promise<void> {
     console.log(md);
     await writeResults("capacity", md);
   } finally {
-    clearTimeout(deadline);
+    stopWatch();
   }
 }

@@ -15,6 +15,7 @@ import { json, startBenchCluster } from "./lib/cluster.ts";
 import { cpuSeconds, machineBusySeconds, ProcessWindow, selfAndReapedSeconds } from "./lib/procs.ts";
 import { type InstalledPeer, installPeer, peerFolder, type PeerResult, runPeer } from "./lib/colyseus.ts";
 import { writeResults } from "./results.ts";
+import { figure as f, giveUpAfter, numberFlag } from "./lib/run.ts";
 import { type Breakdown, breakDown, type Sighting } from "./lib/trace.ts";
 import { traceSampled } from "../core/trace.ts";
 
@@ -47,14 +48,6 @@ interface Ours {
 
 /** One entity id in this many has its moves traced through the servers (core/trace.ts). */
 const TRACE_EVERY = 5;
-
-function num(name: string, v: string, min: number, max: number): number {
-  const n = Number(v);
-  if (!Number.isFinite(n) || n < min || n > max) {
-    throw new Error(`--${name}: ${JSON.stringify(v)} is not in ${min}-${max}`);
-  }
-  return n;
-}
 
 async function runOurs(clients: number, seconds: number, side: number, dir: string): Promise<Ours> {
   // The cluster's processes inherit the environment: they trace the sampled moves into this folder.
@@ -164,10 +157,6 @@ async function runOurs(clients: number, seconds: number, side: number, dir: stri
   }
 }
 
-const f = (v: number | null | undefined, d = 0, unit = "") =>
-  v === null || v === undefined || !Number.isFinite(v)
-    ? "n/a"
-    : v.toLocaleString("en", { minimumFractionDigits: d, maximumFractionDigits: d }) + unit;
 const ratio = (a: number | null | undefined, b: number | null | undefined) =>
   a === null || a === undefined || !b ? "n/a" : (a / b).toFixed(2);
 
@@ -252,9 +241,9 @@ export async function run(args: string[]): Promise<void> {
       "ours-only": { type: "boolean" },
     },
   });
-  const clients = num("clients", values.clients, 1, 5000);
-  const seconds = num("seconds", values.seconds, 1, 600);
-  const sides = values.side.split(",").map((s) => num("side", s, 100, 100_000));
+  const clients = numberFlag("clients", values.clients, 1, 5000);
+  const seconds = numberFlag("seconds", values.seconds, 1, 600);
+  const sides = values.side.split(",").map((s) => numberFlag("side", s, 100, 100_000));
   if (sides.length > 2) throw new Error("--side: at most two scenes, e.g. 2000,400");
   const log = (l: string) => console.error(`peer bench: ${l}`);
   const from = values["ours-only"] ? null : peerFolder();
@@ -266,17 +255,7 @@ export async function run(args: string[]): Promise<void> {
   if (note) log(note);
   // The whole run is bounded: per scene, logins (up to 90 s), warm-up, window, peer install and run, stops.
   const limitMs = sides.length * (2 * (90 + WARMUP + seconds + 90)) * 1000 + 300_000;
-  const deadline = setTimeout(() => {
-    console.error(`peer bench: not done after ${limitMs / 1000} s; giving up`);
-    for (const pid of running) {
-      try {
-        Deno.kill(pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
-    Deno.exit(1);
-  }, limitMs);
+  const stopWatch = giveUpAfter("peer", limitMs, () => running);
   const dir = await Deno.makeTempDir({ prefix: "bench-peer-" });
   let peer: InstalledPeer | null = null;
   try {
@@ -314,7 +293,7 @@ export async function run(args: string[]): Promise<void> {
     console.log(md);
     await writeResults("peer", md);
   } finally {
-    clearTimeout(deadline);
+    stopWatch();
     await peer?.remove();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
