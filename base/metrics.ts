@@ -3,8 +3,7 @@
  * clients' traffic (totals, and bytes and messages per client per second,
  * sampled once a second from the counters each session keeps).
  */
-import client from "prom-client";
-import { type MetricSample, ProcessMetrics, sampled } from "../core/metrics.ts";
+import { type Buckets, type Counter, type MetricSample, ProcessMetrics } from "../core/metrics.ts";
 import type { ClientSession } from "./session.ts";
 
 /** Most clients listed one by one (the busiest); the totals cover them all. */
@@ -26,9 +25,9 @@ type Totals = { bytesIn: number; bytesOut: number; framesIn: number; framesOut: 
 
 /** The registry of a baseapp serving `sessions`, with the counters its login and storage paths bump. */
 export class BaseAppMetrics extends ProcessMetrics {
-  readonly #logins: client.Counter;
-  readonly #failed: client.Counter<"reason">;
-  readonly #commits: client.Histogram;
+  readonly #logins: Counter;
+  readonly #failed: Counter<"reason">;
+  readonly #commits: Buckets;
   /** Each live session's counters at the previous sample. */
   #last = new WeakMap<ClientSession, Totals>();
   /** Traffic of sessions that have closed, so the totals never go down. */
@@ -39,21 +38,19 @@ export class BaseAppMetrics extends ProcessMetrics {
   constructor(readonly sessions: ReadonlySet<ClientSession>) {
     super();
     const r = this.registry;
-    this.#logins = new client.Counter({ name: "seamless_logins_total", help: "Logins that succeeded", registers: [r] });
-    this.#failed = new client.Counter({
-      name: "seamless_failed_logins_total",
-      help: "Logins refused: wrong_password, throttled (rate limits, back-off) or refused (anything else)",
-      labelNames: ["reason"],
-      registers: [r],
-    });
+    this.#logins = r.counter("seamless_logins_total", "Logins that succeeded");
+    this.#failed = r.counter(
+      "seamless_failed_logins_total",
+      "Logins refused: wrong_password, throttled (rate limits, back-off) or refused (anything else)",
+      ["reason"],
+    );
     for (const reason of ["wrong_password", "throttled", "refused"]) this.#failed.inc({ reason }, 0);
-    this.#commits = new client.Histogram({
-      name: "seamless_kv_commit_seconds",
-      help: "Time a Deno KV commit of an entity's state took",
-      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
-      registers: [r],
-    });
-    sampled(r, "seamless_clients", "Clients connected (logged in or not)", "gauge", () => [
+    this.#commits = r.histogram(
+      "seamless_kv_commit_seconds",
+      "Time a Deno KV commit of an entity's state took",
+      [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    );
+    r.sampled("seamless_clients", "Clients connected (logged in or not)", "gauge", () => [
       { labels: {}, value: this.sessions.size },
     ]);
     const total = (key: "bytes" | "frames") => (): MetricSample[] => {
@@ -63,8 +60,8 @@ export class BaseAppMetrics extends ProcessMetrics {
         { labels: { direction: "out" }, value: key === "bytes" ? t.bytesOut : t.framesOut },
       ];
     };
-    sampled(r, "seamless_client_bytes_total", "Bytes from (in) and to (out) clients", "counter", total("bytes"));
-    sampled(r, "seamless_client_messages_total", "WebSocket frames from and to clients", "counter", total("frames"));
+    r.sampled("seamless_client_bytes_total", "Bytes from (in) and to (out) clients", "counter", total("bytes"));
+    r.sampled("seamless_client_messages_total", "WebSocket frames from and to clients", "counter", total("frames"));
     const perClient = (key: "bytes" | "frames") => (): MetricSample[] =>
       this.#rates.flatMap((c) => [
         {
@@ -76,15 +73,13 @@ export class BaseAppMetrics extends ProcessMetrics {
           value: key === "bytes" ? c.bytesOut : c.framesOut,
         },
       ]);
-    sampled(
-      r,
+    r.sampled(
       "seamless_client_bytes_per_second",
       `Bytes per second from and to each logged-in client over the last second (the ${MAX_CLIENT_SERIES} busiest)`,
       "gauge",
       perClient("bytes"),
     );
-    sampled(
-      r,
+    r.sampled(
       "seamless_client_messages_per_second",
       `WebSocket frames per second from and to each logged-in client (the ${MAX_CLIENT_SERIES} busiest)`,
       "gauge",

@@ -3,7 +3,7 @@
  * anyway (its tick stats, entity maps, offload and resync counters) when the
  * cellappmgr asks; nothing is done for them on the tick.
  */
-import { type MetricSample, ProcessMetrics, sampled } from "../core/metrics.ts";
+import { type MetricSample, ProcessMetrics } from "../core/metrics.ts";
 import type { Cell } from "./cell.ts";
 import { witnessesOf } from "./witness/mod.ts";
 
@@ -16,7 +16,7 @@ export function cellAppMetrics(cells: ReadonlyMap<string, Cell>): ProcessMetrics
     for (const c of cells.values()) out.push({ labels: { space: c.spaceId, cell: c.cellId }, value: value(c) });
     return out;
   };
-  sampled(r, "seamless_cell_tick_seconds", "Time each tick of a cell took", "histogram", () => {
+  r.sampled("seamless_cell_tick_seconds", "Time each tick of a cell took", "histogram", () => {
     const out: MetricSample[] = [];
     for (const c of cells.values()) {
       out.push(...c.stats.histogram.samples("seamless_cell_tick_seconds", { space: c.spaceId, cell: c.cellId }));
@@ -24,36 +24,32 @@ export function cellAppMetrics(cells: ReadonlyMap<string, Cell>): ProcessMetrics
     return out;
   });
   const now = () => performance.now();
-  sampled(
-    r,
+  r.sampled(
     "seamless_cell_tick_rate",
     "Ticks per second of a cell over the last 3 s",
     "gauge",
     perCell((c) => c.stats.rate(now())),
   );
-  sampled(
-    r,
+  r.sampled(
     "seamless_cell_load",
     "Share of its tick budget a cell spends, smoothed",
     "gauge",
     perCell((c) => c.stats.load),
   );
-  sampled(r, "seamless_cell_entities", "Real entities in a cell", "gauge", perCell((c) => c.entities.size));
-  sampled(
-    r,
+  r.sampled("seamless_cell_entities", "Real entities in a cell", "gauge", perCell((c) => c.entities.size));
+  r.sampled(
     "seamless_cell_ghosts",
     "Ghosts a cell holds of reals in other cells",
     "gauge",
     perCell((c) => c.ghosts.size),
   );
-  sampled(
-    r,
+  r.sampled(
     "seamless_cell_witnesses",
     "Witnesses (entities with a client watching through them) in a cell",
     "gauge",
     perCell((c) => witnessesOf(c).size),
   );
-  sampled(r, "seamless_cell_offloads_total", "Reals that moved into (in) or out of (out) a cell", "counter", () => {
+  r.sampled("seamless_cell_offloads_total", "Reals that moved into (in) or out of (out) a cell", "counter", () => {
     const out: MetricSample[] = [];
     for (const c of cells.values()) {
       out.push({ labels: { space: c.spaceId, cell: c.cellId, direction: "in" }, value: c.offloadsIn });
@@ -61,8 +57,7 @@ export function cellAppMetrics(cells: ReadonlyMap<string, Cell>): ProcessMetrics
     }
     return out;
   });
-  sampled(
-    r,
+  r.sampled(
     "seamless_cell_ghost_resyncs_total",
     "Resyncs the ghosts of a cell asked their reals for (each after lost updates)",
     "counter",

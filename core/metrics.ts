@@ -1,11 +1,10 @@
 /**
- * Each process's own Prometheus figures (prom-client registries): the parts
+ * Each process's own Prometheus figures, as metric families: the parts
  * every process has (resident memory, event-loop delay), histograms fed from
  * hot paths without allocating, and figures sampled from counters the
  * process already keeps, read only when the cellappmgr asks for them.
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import client from "prom-client";
 import type { MetricFamily, MetricSample } from "./wire/metrics.ts";
 
 export type { MetricFamily, MetricSample } from "./wire/metrics.ts";
@@ -51,33 +50,95 @@ export class Buckets {
   }
 }
 
+/** One family as registered: read by `sample` each time the registry is collected. */
+interface Family {
+  name: string;
+  help: string;
+  type: MetricFamily["type"];
+  sample: () => MetricSample[];
+}
+
 /**
- * Registers a family whose samples `sample` reads when the registry is
- * collected: figures sampled from counters the process keeps anyway.
+ * A process's metric families by name, collected into `MetricFamily[]` (the
+ * cellappmgr's wire shape) in the order they were registered. Kept here
+ * rather than taken from prom-client, which costs every process that loads
+ * it ~8 MB resident: only the cellappmgr, which renders the text, does.
  */
-export function sampled(
-  registry: client.Registry,
-  name: string,
-  help: string,
-  type: MetricFamily["type"],
-  sample: () => MetricSample[],
-): void {
-  registry.registerMetric({
-    name,
-    get: () => Promise.resolve({ name, help, type, values: sample(), aggregator: "sum" }),
-  } as unknown as client.Metric);
+export class MetricRegistry {
+  readonly #families = new Map<string, Family>();
+
+  /**
+   * Registers family `name`, whose samples `sample` reads when the registry
+   * is collected (figures sampled from counters the process keeps anyway);
+   * a name is registered once.
+   */
+  sampled(name: string, help: string, type: MetricFamily["type"], sample: () => MetricSample[]): void {
+    if (this.#families.has(name)) throw new Error(`metric ${name} is already registered: each name has one family`);
+    this.#families.set(name, { name, help, type, sample });
+  }
+
+  /** A counter `name`, its series told apart by `labelNames`. */
+  counter<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
+    const c = new Counter<L>(labelNames);
+    this.sampled(name, help, "counter", () => c.samples());
+    return c;
+  }
+
+  /** A histogram `name` of one series, with upper bounds `bounds`. */
+  histogram(name: string, help: string, bounds: readonly number[]): Buckets {
+    const b = new Buckets(bounds);
+    this.sampled(name, help, "histogram", () => b.samples(name, {}));
+    return b;
+  }
+
+  /** Every family with its samples as of now. */
+  collect(): MetricFamily[] {
+    const out: MetricFamily[] = [];
+    for (const f of this.#families.values()) out.push({ name: f.name, help: f.help, type: f.type, values: f.sample() });
+    return out;
+  }
+}
+
+/**
+ * A counter's series, one per set of label values, in the order first
+ * counted; an unlabelled counter has its one series (at 0) from the start.
+ */
+export class Counter<L extends string = never> {
+  readonly #series = new Map<string, MetricSample>();
+
+  constructor(readonly labelNames: readonly L[]) {
+    if (labelNames.length === 0) this.#series.set("[]", { labels: {}, value: 0 });
+  }
+
+  /** Adds `by` (at least 0) to the series of `labels`. */
+  inc(labels: Record<L, string | number> = {} as Record<L, string | number>, by = 1): void {
+    if (!(by >= 0)) throw new Error(`a counter only goes up: cannot add ${by}`);
+    const values = this.labelNames.map((n) => {
+      const v = labels[n];
+      if (v === undefined) throw new Error(`label ${n} has no value`);
+      return v;
+    });
+    const key = JSON.stringify(values);
+    const known = this.#series.get(key);
+    if (known) known.value += by;
+    else this.#series.set(key, { labels: { ...labels }, value: by });
+  }
+
+  /** Each series as a sample. */
+  samples(): MetricSample[] {
+    return [...this.#series.values()].map((s) => ({ labels: { ...s.labels }, value: s.value }));
+  }
 }
 
 /** A process's registry, with its resident memory and event-loop delay. */
 export class ProcessMetrics {
-  readonly registry: client.Registry = new client.Registry();
+  readonly registry: MetricRegistry = new MetricRegistry();
   readonly #loop = monitorEventLoopDelay({ resolution: 10 });
 
   constructor() {
     this.#loop.enable();
     const loop = this.#loop;
-    sampled(
-      this.registry,
+    this.registry.sampled(
       "seamless_process_resident_memory_bytes",
       "Resident set size of the process",
       "gauge",
@@ -85,11 +146,10 @@ export class ProcessMetrics {
         { labels: {}, value: Deno.memoryUsage().rss },
       ],
     );
-    sampled(this.registry, "seamless_process_heap_used_bytes", "V8 heap in use", "gauge", () => [
+    this.registry.sampled("seamless_process_heap_used_bytes", "V8 heap in use", "gauge", () => [
       { labels: {}, value: Deno.memoryUsage().heapUsed },
     ]);
-    sampled(
-      this.registry,
+    this.registry.sampled(
       "seamless_event_loop_delay_seconds",
       "Event-loop delay since the previous scrape (quantile 1 is the maximum), sampled every 10 ms",
       "gauge",
@@ -108,20 +168,9 @@ export class ProcessMetrics {
     );
   }
 
-  /** Everything the registry holds, as sent to the cellappmgr: only labels, value and metricName per sample. */
-  async families(): Promise<MetricFamily[]> {
-    const got = await this.registry.getMetricsAsJSON();
-    return got.map((m) => ({
-      name: m.name,
-      help: m.help,
-      type: String(m.type) as MetricFamily["type"],
-      values: m.values.map((v) => {
-        const s: MetricSample = { labels: { ...v.labels } as Record<string, string | number>, value: v.value };
-        const metricName = (v as { metricName?: string }).metricName;
-        if (metricName !== undefined) s.metricName = metricName;
-        return s;
-      }),
-    }));
+  /** Everything the registry holds, as sent to the cellappmgr. */
+  families(): MetricFamily[] {
+    return this.registry.collect();
   }
 
   /** Stops the event-loop monitor. */

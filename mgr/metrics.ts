@@ -34,15 +34,10 @@ export class MetricsGatherer {
   /** The Prometheus text of the cellappmgr itself and every one of `members`. */
   async render(members: readonly Member[]): Promise<string> {
     const start = performance.now();
-    const answers = await Promise.all([
-      this.own.families().then((families) => ({
-        role: "cellappmgr",
-        id: 0,
-        families,
-        seconds: (performance.now() - start) / 1000,
-      })),
-      ...members.map((m) => this.#ask(m)),
-    ]);
+    const asked = members.map((m) => this.#ask(m));
+    const families = this.own.families();
+    const own: Gathered = { role: "cellappmgr", id: 0, families, seconds: (performance.now() - start) / 1000 };
+    const answers = [own, ...await Promise.all(asked)];
     const labelled: MetricFamily[][] = answers.map((a) => a.families ? withProcess(a.families, a.role, a.id) : []);
     labelled.push([
       {
