@@ -4,7 +4,7 @@
  * hot paths without allocating, and figures sampled from counters the
  * process already keeps, read only when the cellappmgr asks for them.
  */
-import { monitorEventLoopDelay } from "node:perf_hooks";
+import { LOOP_DELAY_PERIOD_MS, LoopDelay } from "./loop_delay.ts";
 import type { MetricFamily, MetricSample } from "./wire/metrics.ts";
 
 export type { MetricFamily, MetricSample } from "./wire/metrics.ts";
@@ -133,10 +133,10 @@ export class Counter<L extends string = never> {
 /** A process's registry, with its resident memory and event-loop delay. */
 export class ProcessMetrics {
   readonly registry: MetricRegistry = new MetricRegistry();
-  readonly #loop = monitorEventLoopDelay({ resolution: 10 });
+  readonly #loop = new LoopDelay();
 
   constructor() {
-    this.#loop.enable();
+    this.#loop.start();
     const loop = this.#loop;
     this.registry.sampled(
       "seamless_process_resident_memory_bytes",
@@ -151,16 +151,13 @@ export class ProcessMetrics {
     ]);
     this.registry.sampled(
       "seamless_event_loop_delay_seconds",
-      "Event-loop delay since the previous scrape (quantile 1 is the maximum), sampled every 10 ms",
+      `Event-loop delay since the previous scrape (quantile 1 is the maximum), sampled every ${LOOP_DELAY_PERIOD_MS} ms`,
       "gauge",
       () => {
-        // The monitor reports a huge minimum until its first sample.
-        const seen = loop.count > 0;
-        const q = (p: number) => seen ? loop.percentile(p) / 1e9 : 0;
         const values = [
-          { labels: { quantile: "0.5" }, value: q(50) },
-          { labels: { quantile: "0.99" }, value: q(99) },
-          { labels: { quantile: "1" }, value: seen ? loop.max / 1e9 : 0 },
+          { labels: { quantile: "0.5" }, value: loop.percentile(50) },
+          { labels: { quantile: "0.99" }, value: loop.percentile(99) },
+          { labels: { quantile: "1" }, value: loop.max },
         ];
         loop.reset();
         return values;
@@ -175,6 +172,6 @@ export class ProcessMetrics {
 
   /** Stops the event-loop monitor. */
   close(): void {
-    this.#loop.disable();
+    this.#loop.stop();
   }
 }

@@ -1,0 +1,210 @@
+/**
+ * `deno task bench floor [--clients=500] [--seconds=20] [--bytes=40]`: what the peer scenario's sockets alone cost a
+ * server, with no game in it, in Deno and in Node side by side. Each client sends a message 10 times a second (in 10
+ * send groups, as the peer scenario's moves) and gets one at each 100 ms tick (its frame), over raw TCP and over
+ * WebSocket; the server only counts and drops what it reads. Server CPU is read from /proc over the window, as the
+ * peer harness reads Colyseus's. It is the floor under the relay the baseapp does for each client, against which
+ * the peer benchmark's figures can be read: a server cannot cost less per client than its sockets.
+ */
+import { parseArgs } from "node:util";
+import { cpuSeconds, rssMB } from "./lib/procs.ts";
+import { writeResults } from "./results.ts";
+import { figure as f, giveUpAfter, numberFlag } from "./lib/run.ts";
+
+/** One server under test: which runtime, which protocol, how it is started. */
+interface Variant {
+  name: string;
+  runtime: "Deno" | "Node";
+  proto: "tcp" | "ws";
+  args: (bytes: number) => string[];
+}
+
+const here = new URL("./lib/", import.meta.url).pathname;
+const deno = Deno.execPath();
+
+const VARIANTS: Variant[] = [
+  {
+    name: "raw TCP (Deno.listen / node:net)",
+    runtime: "Deno",
+    proto: "tcp",
+    args: (b) => [deno, "run", "-A", `${here}floor_server.ts`, "--variant=tcp", `--bytes=${b}`],
+  },
+  {
+    name: "raw TCP (Deno.listen / node:net)",
+    runtime: "Node",
+    proto: "tcp",
+    args: (b) => ["node", `${here}floor_node.mjs`, "server", "--proto=tcp", `--bytes=${b}`],
+  },
+  {
+    name: "WebSocket: the baseapp's own server (core/ws)",
+    runtime: "Deno",
+    proto: "ws",
+    args: (b) => [deno, "run", "-A", `${here}floor_server.ts`, "--variant=ws", `--bytes=${b}`],
+  },
+  {
+    name: "WebSocket: Deno.serve + Deno.upgradeWebSocket",
+    runtime: "Deno",
+    proto: "ws",
+    args: (b) => [deno, "run", "-A", `${here}floor_server.ts`, "--variant=serve", `--bytes=${b}`],
+  },
+  {
+    name: "WebSocket: a minimal server on node:net",
+    runtime: "Node",
+    proto: "ws",
+    args: (b) => ["node", `${here}floor_node.mjs`, "server", "--proto=ws", `--bytes=${b}`],
+  },
+];
+
+/** What the load generator reports at the end of its window. */
+interface LoadReport {
+  clients: number;
+  sentPerClientSec: number;
+  receivedPerClientSec: number;
+  receivedBytesPerClientSec: number;
+}
+
+interface Measured {
+  variant: Variant;
+  cores: number;
+  msPerClientSec: number;
+  rssMB: number;
+  load: LoadReport;
+}
+
+/** Processes started and not yet stopped: killed by pid if the run passes its time limit. */
+const running = new Set<number>();
+
+/** Yields the lines a child writes to stdout. */
+async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  let rest = "";
+  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+    rest += chunk;
+    let nl: number;
+    while ((nl = rest.indexOf("\n")) >= 0) {
+      yield rest.slice(0, nl);
+      rest = rest.slice(nl + 1);
+    }
+  }
+  if (rest) yield rest;
+}
+
+function start(argv: string[]): Deno.ChildProcess {
+  const child = new Deno.Command(argv[0], { args: argv.slice(1), stdout: "piped", stderr: "inherit" }).spawn();
+  running.add(child.pid);
+  return child;
+}
+
+function stop(child: Deno.ChildProcess): Promise<unknown> {
+  try {
+    child.kill("SIGKILL");
+  } catch {
+    // already gone
+  }
+  running.delete(child.pid);
+  return child.status;
+}
+
+async function measure(v: Variant, clients: number, seconds: number, bytes: number): Promise<Measured> {
+  const server = start(v.args(bytes));
+  try {
+    const out = lines(server.stdout);
+    const first = (await out.next()).value ?? "";
+    const port = Number(/^PORT (\d+)$/.exec(first)?.[1]);
+    if (!port) throw new Error(`${v.runtime} ${v.name}: the server printed ${JSON.stringify(first)}, not its port`);
+    const load = start([
+      "node",
+      `${here}floor_node.mjs`,
+      "load",
+      `--proto=${v.proto}`,
+      `--port=${port}`,
+      `--clients=${clients}`,
+      `--seconds=${seconds}`,
+      `--bytes=${bytes}`,
+    ]);
+    try {
+      let cpu0 = 0, t0 = 0, peak = 0;
+      let sampler: ReturnType<typeof setInterval> | undefined;
+      for await (const line of lines(load.stdout)) {
+        if (line === "START") {
+          cpu0 = cpuSeconds(server.pid) ?? NaN;
+          t0 = performance.now();
+          sampler = setInterval(() => peak = Math.max(peak, rssMB(server.pid)), 1000);
+        } else if (line.startsWith("END ")) {
+          const cores = ((cpuSeconds(server.pid) ?? NaN) - cpu0) / ((performance.now() - t0) / 1000);
+          clearInterval(sampler);
+          peak = Math.max(peak, rssMB(server.pid));
+          const report = JSON.parse(line.slice(4)) as LoadReport;
+          return {
+            variant: v,
+            cores,
+            msPerClientSec: (cores * 1000) / report.clients,
+            rssMB: peak,
+            load: report,
+          };
+        }
+      }
+      throw new Error(`${v.runtime} ${v.name}: the load generator ended without its figures`);
+    } finally {
+      await stop(load);
+    }
+  } finally {
+    await stop(server);
+  }
+}
+
+function hasNode(): boolean {
+  try {
+    return new Deno.Command("node", { args: ["--version"], stdout: "null", stderr: "null" }).outputSync().success;
+  } catch {
+    return false;
+  }
+}
+
+/** Runs the benchmark and writes its section of bench/RESULTS.md. */
+export async function run(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    strict: true,
+    options: {
+      clients: { type: "string", default: "500" },
+      seconds: { type: "string", default: "20" },
+      bytes: { type: "string", default: "40" },
+    },
+  });
+  const clients = numberFlag("clients", values.clients, 1, 5000);
+  const seconds = numberFlag("seconds", values.seconds, 1, 600);
+  const bytes = numberFlag("bytes", values.bytes, 1, 125);
+  // The load generator runs on Node (lighter than the server under test, and the same for every variant).
+  if (!hasNode()) throw new Error("bench floor needs `node` on the PATH for its load generator");
+  const stopWatch = giveUpAfter("floor", VARIANTS.length * (seconds + 90) * 1000, () => [...running]);
+  const rows: Measured[] = [];
+  try {
+    for (const v of VARIANTS) {
+      console.error(`floor bench: ${v.runtime}, ${v.name}: ${clients} clients, ${seconds} s`);
+      rows.push(await measure(v, clients, seconds, bytes));
+    }
+  } finally {
+    stopWatch();
+  }
+  const nodeOf = (proto: string) => rows.find((r) => r.variant.runtime === "Node" && r.variant.proto === proto);
+  const md = [
+    `The peer scenario's sockets with no game: ${clients} clients each send a ${bytes}-byte message 10 times a second`,
+    `(10 send groups, 10 ms apart) and get one ${bytes}-byte message at each 100 ms tick; the server counts and`,
+    `drops what it reads. ${seconds} s measured after a 3 s warm-up; server CPU from /proc (utime + stime) over the`,
+    "window, one core = 100 %; the load generator is one Node process for every variant. The last column divides by",
+    "the Node server of the same protocol in the same run.",
+    "",
+    "| server | runtime | CPU (one core = 100 %) | CPU ms per client-s | peak RSS MB | messages in / out per client-s | vs Node |",
+    "|---|---|---:|---:|---:|---:|---:|",
+    ...rows.map((r) => {
+      const node = nodeOf(r.variant.proto);
+      return `| ${r.variant.name} | ${r.variant.runtime} | ${f(r.cores * 100, 1)} % | ${f(r.msPerClientSec, 3)} | ${
+        f(r.rssMB)
+      } | ${f(r.load.sentPerClientSec, 1)} / ${f(r.load.receivedPerClientSec, 1)} | ${
+        node ? (r.msPerClientSec / node.msPerClientSec).toFixed(2) : "n/a"
+      } |`;
+    }),
+  ].join("\n");
+  console.log(md);
+  await writeResults("floor", md);
+}
