@@ -5,7 +5,8 @@
  */
 import { BaseScriptMsg, type Channel, type Handlers, RemoteError, sameAddress } from "../core/wire/mod.ts";
 import { checkGlobalValue } from "../core/base_script.ts";
-import type { Cell, CellBases } from "./cell.ts";
+import type { Cell } from "./cell.ts";
+import type { CellBases } from "./cell_host.ts";
 
 /** What the calls need of the cellapp. */
 export interface BaseCallsHost {

@@ -24,7 +24,8 @@ import {
 } from "../core/wire/mod.ts";
 import type { EntityRegistry } from "../core/def/mod.ts";
 import type { CellScriptClass } from "../core/script.ts";
-import { Cell, type CellHost } from "./cell.ts";
+import { Cell } from "./cell.ts";
+import type { CellHost } from "./cell_host.ts";
 import type { Entity } from "./entity.ts";
 import { configureSpaceAoI, type WitnessOptions } from "./witness/mod.ts";
 import { GHOST_DEFAULTS } from "./borders/mod.ts";

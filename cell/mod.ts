@@ -1,6 +1,7 @@
 /** The cellapp role: cells, real and ghost entities, AOI, witnesses, offloading. */
 export { CellApp, type CellAppGame, DEFAULT_TICK_HZ } from "./cellapp.ts";
-export { Cell, type CellHost } from "./cell.ts";
+export { Cell } from "./cell.ts";
+export type { CellHost } from "./cell_host.ts";
 export { Entity, type EntityState } from "./entity.ts";
 export {
   RANGE_FLAG_AOI,

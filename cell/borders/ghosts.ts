@@ -16,6 +16,7 @@ import {
 import { AUD, writeChange } from "../../core/def/mod.ts";
 import { rectContains } from "../../core/geo/rect.ts";
 import type { GhostOp, GhostState } from "../../core/wire/mod.ts";
+import type { CellAddress } from "../cell_layout.ts";
 import type { Entity } from "../entity.ts";
 import { historyOf } from "../witness/mod.ts";
 
@@ -68,12 +69,7 @@ export const GHOST_DEFAULTS: GhostConfig = {
   restoreTimeoutMs: 5000,
 };
 
-/** Where a cell is: its id within the space, its cellapp and that cellapp's address. */
-export interface CellAddress {
-  cell: number;
-  cellapp: number;
-  address: string;
-}
+export type { CellAddress } from "../cell_layout.ts";
 
 /** One ghost of a real, in another cell (of another cellapp, or of the same one). */
 export interface GhostLink extends CellAddress {

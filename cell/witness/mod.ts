@@ -3,6 +3,7 @@
  * entity caches, the event history and the client cache round trip.
  */
 export { Witness, witnessesOf, witnessOf } from "./witness.ts";
+export { enableWitness } from "./witness_enable.ts";
 export { configureSpaceAoI, updateWitnesses, WITNESS_DEFAULTS, type WitnessOptions } from "./witness_options.ts";
 export { type ClientCaller, clientsOf } from "./witness_clients.ts";
 export {

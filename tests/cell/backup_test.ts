@@ -1,7 +1,8 @@
 /** Cell backups on one cellapp: spread over the ticks of a period, to the base or the buddy; the buddy's store. */
 import assert from "node:assert/strict";
 import { createRegistry, decodeCellBackup, defineEntity, T } from "../../core/def/mod.ts";
-import { Cell, type CellHost } from "../../cell/cell.ts";
+import { Cell } from "../../cell/cell.ts";
+import type { CellHost } from "../../cell/cell_host.ts";
 import { BackupSender, BuddyStore, restoreFromBackup, restoreNpcsOf } from "../../cell/backup/mod.ts";
 import { CellScript, type CellScriptClass } from "../../core/script.ts";
 import type { CellBackup, SpaceGeometry } from "../../core/wire/mod.ts";

@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { createRegistry, defineEntity } from "../../core/def/mod.ts";
 import { CellScript, type CellScriptClass } from "../../core/script.ts";
-import { Cell, type CellHost } from "../../cell/cell.ts";
+import { Cell } from "../../cell/cell.ts";
+import type { CellHost } from "../../cell/cell_host.ts";
 import type { Entity } from "../../cell/entity.ts";
 import { ENTITY_LOAD_FLOOR, ENTITY_LOAD_TAU_MS, entityBounds, foldLoads } from "../../cell/load/cell_load.ts";
 import { sectionDepth } from "../../cell/load/entity_load.ts";

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
-import { Cell, type CellHost } from "../../cell/cell.ts";
+import { Cell } from "../../cell/cell.ts";
+import type { CellHost } from "../../cell/cell_host.ts";
 import type { Entity } from "../../cell/entity.ts";
 import { Witness, type WitnessOptions } from "../../cell/witness/witness.ts";
 import { clientsOf } from "../../cell/witness/witness_clients.ts";

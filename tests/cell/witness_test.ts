@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
 import { CellScript, type CellScriptClass } from "../../core/script.ts";
-import { Cell, type CellHost } from "../../cell/cell.ts";
+import { Cell } from "../../cell/cell.ts";
+import type { CellHost } from "../../cell/cell_host.ts";
 import type { Entity } from "../../cell/entity.ts";
 import { configureSpaceAoI, Witness, type WitnessOptions } from "../../cell/witness/witness.ts";
 import { ClientWorld } from "../../client/world.ts";

@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
 import type { CellScriptClass } from "../../core/script.ts";
-import { Cell, type CellHost } from "../../cell/cell.ts";
+import { Cell } from "../../cell/cell.ts";
+import type { CellHost } from "../../cell/cell_host.ts";
 import type { Entity } from "../../cell/entity.ts";
 import { Witness, type WitnessOptions } from "../../cell/witness/witness.ts";
 import { ClientWorld, type WorldEvents } from "../../client/world.ts";

@@ -4,7 +4,8 @@
  * cellapp 1 with cell 1, "b" cellapp 2 with cell 2). `cellsOf`: any tree, several cells per "cellapp"; messages are
  * routed to the cell they name, by the cellapp's address and the cell id.
  */
-import { Cell, type CellHost } from "../../cell/cell.ts";
+import { Cell } from "../../cell/cell.ts";
+import type { CellHost } from "../../cell/cell_host.ts";
 import type { Entity } from "../../cell/entity.ts";
 import { GHOST_DEFAULTS, type GhostConfig } from "../../cell/borders/ghosts.ts";
 import type { EntityRegistry } from "../../core/def/mod.ts";

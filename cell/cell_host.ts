@@ -1,0 +1,65 @@
+/** What a cell needs from the cellapp that runs it: its types and scripts, ids, logging, and the cluster beyond. */
+import type { EntityRegistry } from "../core/def/mod.ts";
+import type { ErrorCodeValue } from "../core/def/client_protocol.ts";
+import type { Logger } from "../core/log.ts";
+import type { CellScriptClass, Vec3 } from "../core/script.ts";
+import type { BaseRef } from "../core/base_script.ts";
+import type { SpaceSettings, SpaceSettingsView } from "../core/space_settings.ts";
+import type { MessageDef } from "../core/wire/mod.ts";
+import type { CellAddress, GhostConfig } from "./borders/mod.ts";
+import type { Entity } from "./entity.ts";
+
+/** What a cell needs from its cellapp. */
+export interface CellHost {
+  registry: EntityRegistry;
+  scripts: Readonly<Record<string, CellScriptClass>>;
+  log: Logger;
+  /** A fresh, cluster-unique entity id. */
+  newEntityId(): number;
+  /** Ghosting between cellapps; a host without it (a lone cell in a test) keeps no ghosts. */
+  ghosting?: GhostHost;
+  /** Asks the cellappmgr to shut the space down. */
+  requestShutDown(spaceId: number, why: string): void;
+  /** Asks the cellappmgr to change the space's settings; a host without one (a test's lone cell) has none. */
+  setSpaceSettings?(spaceId: number, change: SpaceSettings): Promise<SpaceSettingsView>;
+  /** The cell `cellId` of the space has finished shutting down and can be dropped. */
+  cellGone(spaceId: number, cellId: number): void;
+  /** Tells the base of `e` that its cell entity is gone. */
+  cellEntityDestroyed(e: Entity, reason: string): void;
+  /**
+   * Tells the base of `e` that its cell entity now lives on the cellapp at `address`, as epoch `e.epoch + 1`
+   * (sent after this cellapp's last frame for its client).
+   */
+  cellEntityMoved?(e: Entity, address: string, spaceId?: number): void;
+  /**
+   * Tells the base of `e` that `e` was teleported to where it now is (in `spaceId`), after this cellapp's last frame
+   * for its client from where it was: the client is told, the base's speed check starts there.
+   */
+  entityTeleported?(e: Entity, spaceId: number, position: Vec3): void;
+  /** Where the cell of another space containing (x, z) is (for teleports). */
+  findCell?(spaceId: number, x: number, z: number): Promise<CellAddress>;
+  /** Where a witness restored here sends its client's frames (through the entity's base); none without a base. */
+  clientSink?(e: Entity): ((frame: Uint8Array) => void) | undefined;
+  /** The client of `e` asked for something the cell refused: tell it (an error reply about client message `about`). */
+  clientError?(e: Entity, code: ErrorCodeValue, about: number, message: string): void;
+  budgetMs: number;
+  /** Base scripts (issue 15): calls a base method of the base of `e`, and creates base-only entities. */
+  bases?: CellBases;
+}
+
+/** What cell scripts reach of the baseapps through their cellapp. */
+export interface CellBases {
+  call(e: Entity, method: string, args: unknown[]): Promise<unknown>;
+  createBaseAnywhere(typeName: string, props: Record<string, unknown>): Promise<BaseRef>;
+}
+
+/** What a cell needs to keep ghosts on other cellapps. */
+export interface GhostHost {
+  config: GhostConfig;
+  /** This cellapp's listening address. */
+  address: string;
+  /** Sends a one-way message to another cellapp by address. */
+  send<A extends unknown[]>(address: string, def: MessageDef<A, unknown>, ...args: A): void;
+  /** Sends a request to another cellapp by address. */
+  ask<A extends unknown[], R>(address: string, timeoutMs: number, def: MessageDef<A, R>, ...args: A): Promise<R>;
+}
