@@ -1,5 +1,5 @@
 /**
- * `deno task bench floor [--clients=500] [--seconds=20] [--bytes=40]`: what the peer scenario's sockets alone cost a
+ * `deno task bench floor [--clients=500] [--seconds=20] [--bytes=40] [--only=deno-ws,node-ws]`: what the peer scenario's sockets alone cost a
  * server, with no game in it, in Deno and in Node side by side. Each client sends a message 10 times a second (in 10
  * send groups, as the peer scenario's moves) and gets one at each 100 ms tick (its frame), over raw TCP and over
  * WebSocket; the server only counts and drops what it reads. Server CPU is read from /proc over the window, as the
@@ -13,6 +13,8 @@ import { figure as f, giveUpAfter, numberFlag } from "./lib/run.ts";
 
 /** One server under test: which runtime, which protocol, how it is started. */
 interface Variant {
+  /** Short name for --only. */
+  id: string;
   name: string;
   runtime: "Deno" | "Node";
   proto: "tcp" | "ws";
@@ -24,30 +26,35 @@ const deno = Deno.execPath();
 
 const VARIANTS: Variant[] = [
   {
+    id: "deno-tcp",
     name: "raw TCP (Deno.listen / node:net)",
     runtime: "Deno",
     proto: "tcp",
     args: (b) => [deno, "run", "-A", `${here}floor_server.ts`, "--variant=tcp", `--bytes=${b}`],
   },
   {
+    id: "node-tcp",
     name: "raw TCP (Deno.listen / node:net)",
     runtime: "Node",
     proto: "tcp",
     args: (b) => ["node", `${here}floor_node.mjs`, "server", "--proto=tcp", `--bytes=${b}`],
   },
   {
+    id: "deno-ws",
     name: "WebSocket: the baseapp's own server (core/ws)",
     runtime: "Deno",
     proto: "ws",
     args: (b) => [deno, "run", "-A", `${here}floor_server.ts`, "--variant=ws", `--bytes=${b}`],
   },
   {
+    id: "deno-serve",
     name: "WebSocket: Deno.serve + Deno.upgradeWebSocket",
     runtime: "Deno",
     proto: "ws",
     args: (b) => [deno, "run", "-A", `${here}floor_server.ts`, "--variant=serve", `--bytes=${b}`],
   },
   {
+    id: "node-ws",
     name: "WebSocket: a minimal server on node:net",
     runtime: "Node",
     proto: "ws",
@@ -169,17 +176,24 @@ export async function run(args: string[]): Promise<void> {
       clients: { type: "string", default: "500" },
       seconds: { type: "string", default: "20" },
       bytes: { type: "string", default: "40" },
+      only: { type: "string" },
     },
   });
   const clients = numberFlag("clients", values.clients, 1, 5000);
   const seconds = numberFlag("seconds", values.seconds, 1, 600);
   const bytes = numberFlag("bytes", values.bytes, 1, 125);
+  const only = values.only?.split(",");
+  const unknown = only?.filter((id) => !VARIANTS.some((v) => v.id === id));
+  if (unknown?.length) {
+    throw new Error(`--only: no variant ${unknown.join(", ")}; there are ${VARIANTS.map((v) => v.id).join(", ")}`);
+  }
+  const variants = only ? VARIANTS.filter((v) => only.includes(v.id)) : VARIANTS;
   // The load generator runs on Node (lighter than the server under test, and the same for every variant).
   if (!hasNode()) throw new Error("bench floor needs `node` on the PATH for its load generator");
-  const stopWatch = giveUpAfter("floor", VARIANTS.length * (seconds + 90) * 1000, () => [...running]);
+  const stopWatch = giveUpAfter("floor", variants.length * (seconds + 90) * 1000, () => [...running]);
   const rows: Measured[] = [];
   try {
-    for (const v of VARIANTS) {
+    for (const v of variants) {
       console.error(`floor bench: ${v.runtime}, ${v.name}: ${clients} clients, ${seconds} s`);
       rows.push(await measure(v, clients, seconds, bytes));
     }
@@ -206,5 +220,7 @@ export async function run(args: string[]): Promise<void> {
     }),
   ].join("\n");
   console.log(md);
-  await writeResults("floor", md);
+  // A partial run would replace the whole comparison: only a run of every variant is recorded.
+  if (only) console.error("floor bench: --only: not written to bench/RESULTS.md");
+  else await writeResults("floor", md);
 }
