@@ -7,10 +7,27 @@
 import { ByteReader, methodArgs } from "../core/def/mod.ts";
 import { ErrorCode, type ErrorCodeValue } from "../core/def/client_protocol.ts";
 import { CellMsg, RemoteError } from "../core/wire/mod.ts";
-import type { Cell } from "./cell.ts";
+import type { CellHost } from "./cell_host.ts";
+import type { CellAddress } from "./cell_layout.ts";
 import type { Entity } from "./entity.ts";
-import type { CellAddress } from "./borders/mod.ts";
+import type { CellBorders } from "./borders/mod.ts";
 import { enterEntity, leaveEntity } from "./load/entity_load.ts";
+
+/** What a client's call needs of its target's cell. */
+export interface ClientCallCell {
+  /** Runs script method `name` of `e` for a client; what it throws goes to `failed`. */
+  callForClient(e: Entity, name: string, args: unknown[], failed: (err: unknown) => void): void;
+}
+
+/** What an entity call needs of the cell it is made in. */
+export interface CallingCell {
+  readonly spaceId: number;
+  readonly entities: ReadonlyMap<number, Entity>;
+  readonly ghosts: ReadonlyMap<number, Entity>;
+  readonly host: Pick<CellHost, "ghosting">;
+  /** Where reals that left the cell went. */
+  readonly borders: Pick<CellBorders, "departedTo">;
+}
 
 /**
  * A client's call of an exposed cell method of `target`, made through the
@@ -21,7 +38,7 @@ import { enterEntity, leaveEntity } from "./load/entity_load.ts";
  * client hears of it.
  */
 export function clientCall(
-  cell: Cell,
+  cell: ClientCallCell,
   callerId: number,
   target: Entity,
   typeId: number,
@@ -62,7 +79,7 @@ export function clientCall(
  * that is being handed over. Rejects when the entity is gone.
  */
 export async function runEntityCall(
-  cell: Cell,
+  cell: CallingCell,
   targetId: number,
   callerId: number,
   method: string,
@@ -83,7 +100,7 @@ export async function runEntityCall(
 }
 
 function forward(
-  cell: Cell,
+  cell: CallingCell,
   address: string,
   realCell: number,
   targetId: number,

@@ -6,7 +6,7 @@
  */
 import { decodeCellBackup } from "../core/def/mod.ts";
 import { seededRandom } from "../core/random.ts";
-import type { EntityRef, Vec3 } from "../core/script.ts";
+import type { EntityRef, SpaceInfo, Vec3, WitnessSettings } from "../core/script.ts";
 import type { SpaceSettings, SpaceSettingsView } from "../core/space_settings.ts";
 import type { CellRect } from "../core/geo/bsp.ts";
 import { MAX_COORD, type Rect, withinWorld } from "../core/geo/rect.ts";
@@ -26,7 +26,7 @@ import { CellControllers } from "./cell_controllers.ts";
 import { cellAtPoint, firstCellOf, type GhostArea, placeIn } from "./cell_layout.ts";
 import { cellReport, describeEntities } from "./cell_report.ts";
 import type { ControllerState, Movement } from "./controllers.ts";
-import { Entity, type EntityState } from "./entity.ts";
+import { Entity, type EntityHost, type EntityState } from "./entity.ts";
 import { RangeList } from "./range/mod.ts";
 import { TickStats } from "./tick_stats.ts";
 import { runEntityCall } from "./calls.ts";
@@ -38,16 +38,21 @@ import { changeSpaceSettings } from "./space_settings_change.ts";
 import {
   applySpaceSettings,
   enableWitness,
+  setWitnessSettings,
+  spaceSettingsOf,
   updateWitnesses,
   type Witness,
   witnessOf,
   type WitnessOptions,
+  witnessSettingsOf,
 } from "./witness/mod.ts";
+import { createEntityAt } from "./create_entity.ts";
+import { spaceInfoOf } from "./space_view.ts";
 import { CellLoadMeter } from "./load/cell_load.ts";
 import type { BaseRef } from "../core/base_script.ts";
 
 /** A cell of a space on this cellapp. */
-export class Cell {
+export class Cell implements EntityHost {
   readonly entities: Map<number, Entity> = new Map();
   /** Ghosts this cell keeps elsewhere and holds here, and offloading. */
   readonly borders: CellBorders = new CellBorders(this);
@@ -292,6 +297,38 @@ export class Cell {
     witnessOf(e)?.destroy();
   }
 
+  /** The game adds entity `id` to the AoI of `e`'s witness, if it has one. */
+  addToAoI(e: Entity, id: number): void {
+    const o = this.entities.get(id);
+    if (o) witnessOf(e)?.addToAoI(o);
+  }
+
+  /** The game takes entity `id` out of the AoI of `e`'s witness, if it has one. */
+  removeFromAoI(e: Entity, id: number): void {
+    const o = this.entities.get(id);
+    if (o) witnessOf(e)?.removeFromAoI(o);
+  }
+
+  /** The settings of `e`'s witness in force; null without a witness. */
+  witnessSettings(e: Entity): WitnessSettings | null {
+    const w = witnessOf(e);
+    return w ? witnessSettingsOf(w) : null;
+  }
+
+  /** A script changes the settings of its entity's witness (`call` names the API it used, for the error). */
+  setWitnessSettings(e: Entity, change: Partial<WitnessSettings>, call: string): void {
+    const w = witnessOf(e);
+    if (!w) {
+      throw new Error(`${call}: ${e.type.name} ${e.id} has no witness (no client attached); call it from onGetWitness`);
+    }
+    setWitnessSettings(w, change, call);
+  }
+
+  /** Drops the ghosts of real `e`; the next ghost check makes them again (naming its base as it is then). */
+  dropGhosts(e: Entity): void {
+    this.borders.dropGhosts(e);
+  }
+
   /** A script's awaitable call of a cell method of another entity; see calls.ts. */
   callEntity(caller: Entity, targetId: number, method: string, args: unknown[]): Promise<unknown> {
     caller.pendingCalls++;
@@ -367,6 +404,21 @@ export class Cell {
    */
   callForClient(e: Entity, name: string, args: unknown[], failed: (err: unknown) => void): void {
     callForClient(this, e, name, args, failed);
+  }
+
+  /** The settings of the space in force, as this cell has them. */
+  get spaceSettings(): SpaceSettingsView {
+    return spaceSettingsOf(this);
+  }
+
+  /** The space as scripts see it (see space_view.ts). */
+  get spaceInfo(): SpaceInfo {
+    return spaceInfoOf(this);
+  }
+
+  /** A script creates an entity at a point, here or in another cell or space; see create_entity.ts. */
+  createEntityAt(typeName: string, pos: Vec3, props: Record<string, unknown>, spaceId?: number): number {
+    return createEntityAt(this, typeName, pos, props, spaceId);
   }
 
   /** A script asks for its space's settings to change (`who` is its entity): the cellappmgr checks and spreads it. */

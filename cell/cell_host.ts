@@ -6,7 +6,8 @@ import type { CellScriptClass, Vec3 } from "../core/script.ts";
 import type { BaseRef } from "../core/base_script.ts";
 import type { SpaceSettings, SpaceSettingsView } from "../core/space_settings.ts";
 import type { MessageDef } from "../core/wire/mod.ts";
-import type { CellAddress, GhostConfig } from "./borders/mod.ts";
+import type { GhostConfig } from "./borders/ghosts.ts";
+import type { CellAddress } from "./cell_layout.ts";
 import type { Entity } from "./entity.ts";
 
 /** What a cell needs from its cellapp. */

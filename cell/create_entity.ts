@@ -9,12 +9,33 @@ import { PropertyContainer } from "../core/def/mod.ts";
 import { MAX_COORD, withinWorld } from "../core/geo/rect.ts";
 import type { Vec3 } from "../core/script.ts";
 import { CellMsg, type SpawnRequest } from "../core/wire/mod.ts";
-import type { CellAddress } from "./borders/mod.ts";
-import type { Cell } from "./cell.ts";
+import type { CellRect } from "../core/geo/bsp.ts";
+import type { Rect } from "../core/geo/rect.ts";
+import type { CellHost } from "./cell_host.ts";
+import type { CellAddress } from "./cell_layout.ts";
+import type { Entity } from "./entity.ts";
+
+/** What creating entities needs of the cell a script (or a spawn request) makes them from. */
+export interface CreatingCell {
+  readonly spaceId: number;
+  readonly cellId: number;
+  readonly rect: Rect;
+  readonly host: Pick<CellHost, "registry" | "log" | "newEntityId" | "ghosting" | "findCell">;
+  random(): number;
+  /** The cell of this space containing (x, z), with its cellapp's address when known. */
+  cellAt(x: number, z: number): { cell: CellRect; address: string | undefined };
+  createEntity(
+    typeName: string,
+    pos: Vec3,
+    props?: Record<string, unknown>,
+    dir?: [number, number, number],
+    id?: number,
+  ): Entity;
+}
 
 /** Creates a `typeName` at `pos` in space `spaceId` for a script of `cell`; returns its id (see CellEntityApi). */
 export function createEntityAt(
-  cell: Cell,
+  cell: CreatingCell,
   typeName: string,
   pos: Vec3,
   props: Record<string, unknown>,
@@ -67,7 +88,7 @@ export function createEntityAt(
 }
 
 /** Makes what a spawn request asks for in `cell` (its ids, at its point or spread over the cell); returns how many. */
-export function spawnInCell(cell: Cell, req: SpawnRequest): number {
+export function spawnInCell(cell: CreatingCell, req: SpawnRequest): number {
   const [first, last] = req.ids;
   if (last - first + 1 !== req.count) {
     throw new Error(`spawn of ${req.count} ${req.type} came with ${last - first + 1} ids`);
@@ -84,7 +105,7 @@ export function spawnInCell(cell: Cell, req: SpawnRequest): number {
 }
 
 /** What the cell making it would refuse, refused here, where the script that asked hears it. */
-function check(cell: Cell, typeName: string, pos: Vec3, props: Record<string, unknown>): void {
+function check(cell: CreatingCell, typeName: string, pos: Vec3, props: Record<string, unknown>): void {
   const type = cell.host.registry.find(typeName);
   if (!type) throw new Error(`createEntity: unknown entity type "${typeName}"`);
   if (!type.hasCell) throw new Error(`createEntity: entity type ${typeName} has no cell part`);

@@ -4,6 +4,8 @@
  */
 import { MAX_COORD, withinWorld } from "../core/geo/rect.ts";
 import { decodeCellBackup, encodeCellBackup, type EntityType, PropertyContainer } from "../core/def/mod.ts";
+import type { ErrorCodeValue } from "../core/def/client_protocol.ts";
+import type { Logger } from "../core/log.ts";
 import type {
   BasePart,
   CellEntityApi,
@@ -13,18 +15,91 @@ import type {
   MoveOptions,
   SpaceInfo,
   Vec3,
+  WitnessSettings,
 } from "../core/script.ts";
 import type { BaseRef } from "../core/base_script.ts";
 import type { ControllerState, Movement, Timer } from "./controllers.ts";
-import type { Cell } from "./cell.ts";
-import type { RangeNode } from "./range/mod.ts";
-import type { GhostInfo, Offloading, RealGhosting } from "./borders/mod.ts";
-import { type ClientCaller, clientsOf, witnessOf } from "./witness/mod.ts";
-import { setWitnessSettings, spaceSettingsOf, type WitnessSettings, witnessSettingsOf } from "./witness/mod.ts";
+import type { GhostArea } from "./cell_layout.ts";
+import type { CellLoadMeter } from "./load/cell_load.ts";
+import type { RangeList, RangeNode } from "./range/mod.ts";
+import type { GhostInfo, RealGhosting } from "./borders/ghost_records.ts";
+import type { Offloading } from "./borders/handover_fence.ts";
+import { type ClientCaller, clientsOf } from "./witness/witness_clients.ts";
 import type { SpaceSettings, SpaceSettingsView } from "../core/space_settings.ts";
 import type { EntitySnapshot } from "../core/wire/mod.ts";
-import { createEntityAt } from "./create_entity.ts";
-import { spaceInfoOf } from "./space_view.ts";
+
+/**
+ * The cell an entity is in, as far as the entity and those who hold one (the mechanisms, by `e.cell`) use it. The
+ * cell implements it and wires each call to its mechanism, so the entity imports none of them.
+ */
+export interface EntityHost {
+  // What the entity itself uses, mostly for its script (CellEntityApi).
+  readonly spaceId: number;
+  /** The cell's clock (ms), advanced by ticks. */
+  readonly time: number;
+  /** Reals of the cell. */
+  readonly entities: ReadonlyMap<number, Entity>;
+  random(): number;
+  moveEntity(e: Entity, x: number, y: number, z: number): void;
+  destroyEntity(e: Entity, reason?: string, tellBase?: boolean): void;
+  requestShutDown(why: string): void;
+  addTimer(e: Entity, initialMs: number, repeatMs: number, userArg: number): number;
+  startMovement(e: Entity, m: Movement): number;
+  cancelController(e: Entity, id: number): void;
+  entitiesInRange(e: Entity, radius: number, typeName?: string): EntityRef[];
+  addScriptTrigger(e: Entity, id: number, radius: number, userArg: number): number;
+  /** The game adds entity `id` to (removes it from) the AoI of `e`'s witness, if it has one. */
+  addToAoI(e: Entity, id: number): void;
+  removeFromAoI(e: Entity, id: number): void;
+  /** The settings of `e`'s witness in force (null without one); setWitnessSettings checks and changes them. */
+  witnessSettings(e: Entity): WitnessSettings | null;
+  setWitnessSettings(e: Entity, change: Partial<WitnessSettings>, call: string): void;
+  /** The settings of the space in force; setSpaceSettings asks for a change (`who` is the entity asking). */
+  readonly spaceSettings: SpaceSettingsView;
+  setSpaceSettings(change: SpaceSettings, who: string): Promise<SpaceSettingsView>;
+  /** The space as scripts see it. */
+  readonly spaceInfo: SpaceInfo;
+  /** Creates a `typeName` at `pos` in space `spaceId` (this one by default) for a script; returns its id. */
+  createEntityAt(typeName: string, pos: Vec3, props: Record<string, unknown>, spaceId?: number): number;
+  teleport(e: Entity, pos: Vec3, spaceId?: number): Promise<void>;
+  /** A script's call of a cell method of another entity; runEntityCall is the same call with no caller to count. */
+  callEntity(caller: Entity, targetId: number, method: string, args: unknown[]): Promise<unknown>;
+  callBase(e: Entity, method: string, args: unknown[]): Promise<unknown>;
+  createBaseAnywhere(typeName: string, props: Record<string, unknown>): Promise<BaseRef>;
+
+  // What the mechanisms that hold an entity (witness, ghosts, load, client traffic, orphans) reach by `e.cell`.
+  /** The cell's id within its space. */
+  readonly cellId: number;
+  /** Ghosts of its neighbours' reals that the cell holds. */
+  readonly ghosts: ReadonlyMap<number, Entity>;
+  /** The range list the cell's reals and ghosts are on. */
+  readonly rangeList: RangeList;
+  /** The reals' CPU (cell/load/). */
+  readonly loadMeter: CellLoadMeter;
+  /** The other cells of the space, each with its rect grown by the ghost radius. */
+  readonly ghostAreas: readonly GhostArea[];
+  /** The space's ghost radius in force. */
+  readonly ghostRadius: number;
+  /** What the entity's witness reaches of the cellapp. */
+  readonly host: EntityCellapp;
+  /** Calls a script callback of `e`, containing (and logging) anything it throws. */
+  callScript(e: Entity, name: string, ...args: unknown[]): void;
+  /** Runs script method `name` of `e` for a client; what it throws goes to `failed`. */
+  callForClient(e: Entity, name: string, args: unknown[], failed: (err: unknown) => void): void;
+  /** `e` gets a witness writing its client's updates to `sink`; `disableWitness` takes it away. */
+  enableWitness(e: Entity, sink: (frame: Uint8Array) => void): void;
+  disableWitness(e: Entity): void;
+  /** Drops the ghosts of real `e`; the next ghost check makes them again. */
+  dropGhosts(e: Entity): void;
+  runEntityCall(targetId: number, callerId: number, method: string, args: unknown[]): Promise<unknown>;
+}
+
+/** What an entity's witness reaches of the cellapp through the cell: its log, and the client's error channel. */
+export interface EntityCellapp {
+  readonly log: Logger;
+  /** The client of `e` asked for something the cell refused: tell it. */
+  clientError?(e: Entity, code: ErrorCodeValue, about: number, message: string): void;
+}
 
 /** An entity's whole cell state in one serialised form, its controllers typed. */
 export interface EntityState extends EntitySnapshot {
@@ -87,7 +162,7 @@ export class Entity implements CellEntityApi {
   constructor(
     readonly id: number,
     readonly type: EntityType,
-    readonly cell: Cell,
+    readonly cell: EntityHost,
     pos: Vec3,
     container?: PropertyContainer,
   ) {
@@ -198,28 +273,19 @@ export class Entity implements CellEntityApi {
   }
 
   addToAoI(id: number): void {
-    const o = this.cell.entities.get(id);
-    if (o) witnessOf(this)?.addToAoI(o);
+    this.cell.addToAoI(this, id);
   }
 
   removeFromAoI(id: number): void {
-    const o = this.cell.entities.get(id);
-    if (o) witnessOf(this)?.removeFromAoI(o);
+    this.cell.removeFromAoI(this, id);
   }
 
   get witnessSettings(): WitnessSettings | null {
-    const w = witnessOf(this);
-    return w ? witnessSettingsOf(w) : null;
+    return this.cell.witnessSettings(this);
   }
 
   setWitnessSettings(change: Partial<WitnessSettings>, call = "setWitnessSettings"): void {
-    const w = witnessOf(this);
-    if (!w) {
-      throw new Error(
-        `${call}: ${this.type.name} ${this.id} has no witness (no client attached); call it from onGetWitness`,
-      );
-    }
-    setWitnessSettings(w, change, call);
+    this.cell.setWitnessSettings(this, change, call);
   }
 
   setAoIRadius(radius: number): void {
@@ -227,7 +293,7 @@ export class Entity implements CellEntityApi {
   }
 
   get spaceSettings(): SpaceSettingsView {
-    return spaceSettingsOf(this.cell);
+    return this.cell.spaceSettings;
   }
 
   setSpaceSettings(change: SpaceSettings): Promise<SpaceSettingsView> {
@@ -252,11 +318,11 @@ export class Entity implements CellEntityApi {
   }
 
   createEntity(typeName: string, position: Vec3, props?: Record<string, unknown>, spaceId?: number): number {
-    return createEntityAt(this.cell, typeName, position, props ?? {}, spaceId);
+    return this.cell.createEntityAt(typeName, position, props ?? {}, spaceId);
   }
 
   get space(): SpaceInfo {
-    return spaceInfoOf(this.cell);
+    return this.cell.spaceInfo;
   }
 
   /** The entity's whole cell state: properties, position, direction, controllers. */

@@ -2,7 +2,7 @@
 export { CellApp, type CellAppGame, DEFAULT_TICK_HZ } from "./cellapp.ts";
 export { Cell } from "./cell.ts";
 export type { CellHost } from "./cell_host.ts";
-export { Entity, type EntityState } from "./entity.ts";
+export { Entity, type EntityHost, type EntityState } from "./entity.ts";
 export {
   RANGE_FLAG_AOI,
   RANGE_FLAG_SCRIPT,

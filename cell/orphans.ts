@@ -148,7 +148,7 @@ export class Orphans {
     // A new base starts a new client: no witness of the old one, frames counted from epoch 0 again, and ghosts made
     // again so that they name the new base.
     cell.disableWitness(e);
-    cell.borders.dropGhosts(e);
+    cell.dropGhosts(e);
     e.baseAddress = baseAddress;
     e.hasClient = hasClient;
     e.epoch = 0;

@@ -85,7 +85,7 @@ export class SpaceShutdown {
     for (const e of [...cell.entities.values()]) {
       if (e.destroyed) continue;
       callScript(cell, e, "onSpaceGone");
-      if (!e.destroyed && e.cell === cell) cell.destroyEntity(e, `space ${cell.spaceId} shut down`);
+      if (!e.destroyed && e.cell === (cell as object)) cell.destroyEntity(e, `space ${cell.spaceId} shut down`);
     }
     cell.host.log.info(`space ${cell.spaceId}: cell destroyed`);
     cell.host.cellGone(cell.spaceId, cell.cellId);

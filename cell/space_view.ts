@@ -7,12 +7,23 @@ import type { Area, CellInfo, SpaceInfo } from "../core/script.ts";
 import { rectFromArray } from "../core/geo/rect.ts";
 import { cellIndexAt } from "../core/geo/bsp.ts";
 import type { SpaceGeometry } from "../core/wire/mod.ts";
-import type { Cell } from "./cell.ts";
+import type { CellRect } from "../core/geo/bsp.ts";
 
-const made = new WeakMap<Cell, { geometry: SpaceGeometry; rect: Area; info: SpaceInfo }>();
+/** What a space's view needs of the cell it is made for. */
+export interface SpaceViewCell {
+  readonly spaceId: number;
+  readonly cellId: number;
+  readonly cellappId: number;
+  readonly isDefault: boolean;
+  readonly geometry: SpaceGeometry;
+  readonly rect: Area;
+  readonly layout: readonly CellRect[];
+}
+
+const made = new WeakMap<SpaceViewCell, { geometry: SpaceGeometry; rect: Area; info: SpaceInfo }>();
 
 /** The space of `cell` as its scripts see it. */
-export function spaceInfoOf(cell: Cell): SpaceInfo {
+export function spaceInfoOf(cell: SpaceViewCell): SpaceInfo {
   const had = made.get(cell);
   if (had && had.geometry === cell.geometry && had.rect === cell.rect) return had.info;
   const info = build(cell);
@@ -20,7 +31,7 @@ export function spaceInfoOf(cell: Cell): SpaceInfo {
   return info;
 }
 
-function build(cell: Cell): SpaceInfo {
+function build(cell: SpaceViewCell): SpaceInfo {
   const cells = cell.layout.map((c) => Object.freeze({ id: c.id, cellapp: c.cellapp, rect: area(c.rect) }));
   const own = cells.find((c) => c.id === cell.cellId) ??
     Object.freeze({ id: cell.cellId, cellapp: cell.cellappId, rect: area(cell.rect) });

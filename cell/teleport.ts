@@ -12,13 +12,38 @@
 import { decodeCellBackup } from "../core/def/mod.ts";
 import type { Vec3 } from "../core/script.ts";
 import { CellMsg, type TeleportState } from "../core/wire/mod.ts";
-import type { Cell } from "./cell.ts";
+import type { CellRect } from "../core/geo/bsp.ts";
+import type { CellHost } from "./cell_host.ts";
+import type { CellAddress } from "./cell_layout.ts";
 import type { ControllerState } from "./controllers.ts";
-import { Entity } from "./entity.ts";
-import { beginHandOver, type CellAddress, ghostingOf, offloadStateOf, settleHandOver } from "./borders/mod.ts";
+import { Entity, type EntityHost } from "./entity.ts";
+import {
+  beginHandOver,
+  type CellBorders,
+  ghostingOf,
+  type HandOverCell,
+  offloadStateOf,
+  settleHandOver,
+} from "./borders/mod.ts";
 import { MAX_COORD, withinWorld } from "../core/geo/rect.ts";
 import { witnessOf } from "./witness/mod.ts";
 import { continueHistory, historyOf, historyState } from "./witness/mod.ts";
+
+/** What a teleport needs of the cell it leaves or lands in (which is the host of the entities it makes). */
+export interface TeleportCell extends EntityHost, HandOverCell {
+  readonly cellappId: number;
+  readonly host: CellHost;
+  /** Where the entities it hands over went, and their ghost batches. */
+  readonly borders: Pick<CellBorders, "sendBatches" | "noteDeparted">;
+  /** The cell of this space containing (x, z), with its cellapp's address when known. */
+  cellAt(x: number, z: number): { cell: CellRect; address: string | undefined };
+  /** Takes `e` out of the tick while it is handed over, and puts it back. */
+  pause(e: Entity): void;
+  resume(e: Entity): void;
+  deleteGhost(id: number, epoch?: number): void;
+  addTeleported(e: Entity, controllers: readonly ControllerState[]): void;
+  removeTeleported(e: Entity): void;
+}
 
 /** Reals handed to another cell by a teleport right now. */
 const teleporting = new WeakSet<Entity>();
@@ -32,7 +57,7 @@ export function isTeleporting(e: Entity): boolean {
 }
 
 /** Teleports `e` to `pos` in space `spaceId` (its own by default); resolves once it is there. */
-export async function teleport(cell: Cell, e: Entity, pos: Vec3, spaceId = cell.spaceId): Promise<void> {
+export async function teleport(cell: TeleportCell, e: Entity, pos: Vec3, spaceId = cell.spaceId): Promise<void> {
   if (!e.isReal || e.destroyed) throw new Error(`teleport: ${e.type.name} ${e.id} is not a real entity here`);
   if (e.offloading) throw new Error(`teleport: ${e.type.name} ${e.id} is already moving to another cell`);
   if (!withinWorld([pos.x, pos.y, pos.z])) {
@@ -98,7 +123,7 @@ export async function teleport(cell: Cell, e: Entity, pos: Vec3, spaceId = cell.
  * Creates a teleporting real here from its state, replacing a ghost of it if this cell has one; its event numbering
  * goes on from where it was, so witnesses here that had the ghost keep their view of it.
  */
-export function receiveTeleport(cell: Cell, state: TeleportState): Entity {
+export function receiveTeleport(cell: TeleportCell, state: TeleportState): Entity {
   const s = state.entity;
   if (cell.entities.has(s.id)) throw new Error(`teleport: entity ${s.id} is already real in space ${cell.spaceId}`);
   const type = cell.host.registry.find(s.type);

@@ -7,8 +7,8 @@
 import { PropertyContainer } from "../../core/def/mod.ts";
 import { rectContains } from "../../core/geo/rect.ts";
 import { CellMsg, type GhostOp, type GhostState, type OffloadState } from "../../core/wire/mod.ts";
-import type { Cell } from "../cell.ts";
-import { Entity } from "../entity.ts";
+import type { CellHost } from "../cell_host.ts";
+import { Entity, type EntityHost } from "../entity.ts";
 import {
   applyPending,
   type CellAddress,
@@ -27,17 +27,30 @@ import {
   takeBatch,
   wantedGhosts,
 } from "./ghosts.ts";
-import { applyHandOverWrites, type FencedWrite } from "./handover_fence.ts";
-import { CellOffloads } from "./offload.ts";
+import { applyHandOverWrites } from "./handover.ts";
+import type { FencedWrite } from "./handover_fence.ts";
+import { CellOffloads, type OffloadCell } from "./offload.ts";
 import { enterLoop, leaveEntity, switchEntity } from "../load/entity_load.ts";
 import {
   continuesFrozen,
   dropGhost,
   expireFrozenGhost,
+  type FrozenGhostsCell,
   isFrozen,
   realCellLives,
   reportExpired,
 } from "./frozen_ghosts.ts";
+
+/** What a cell's borders need of it: it hosts the ghosts they make, runs its offloads and holds frozen ghosts. */
+export interface BordersCell extends EntityHost, OffloadCell, FrozenGhostsCell {
+  readonly entities: Map<number, Entity>;
+  readonly ghosts: Map<number, Entity>;
+  readonly host: CellHost;
+  /** Whether the space's tree has this cell. */
+  readonly inTree: boolean;
+  /** Resyncs its ghosts asked their reals for, so far. */
+  ghostResyncs: number;
+}
 
 /** Where the real of an entity that left this cell went (as far as the cell knew), and until when that is kept. */
 interface Departed extends CellAddress {
@@ -53,7 +66,7 @@ export class CellBorders {
   /** Entities that left the cell (teleported away, or whose ghost went), for messages about them still on the way. */
   readonly #departed = new Map<number, Departed>();
 
-  constructor(private readonly cell: Cell) {
+  constructor(private readonly cell: BordersCell) {
     this.#offloads = new CellOffloads(cell);
   }
 

@@ -7,10 +7,25 @@
  * restore timeout passes and they go (observers then see them leave).
  */
 import type { GhostState } from "../../core/wire/mod.ts";
-import type { Cell } from "../cell.ts";
+import type { CellRect } from "../../core/geo/bsp.ts";
+import type { CellHost } from "../cell_host.ts";
 import type { Entity } from "../entity.ts";
+import type { RangeList } from "../range/mod.ts";
 import { continueHistory, historyOf, historyState } from "../witness/mod.ts";
-import type { GhostInfo } from "./ghosts.ts";
+import type { GhostInfo } from "./ghost_records.ts";
+
+/** What frozen ghosts need of the cell holding them. */
+export interface FrozenGhostsCell {
+  readonly spaceId: number;
+  readonly cellId: number;
+  readonly time: number;
+  /** Every cell of the space, in the tree's order. */
+  readonly layout: readonly CellRect[];
+  readonly ghosts: Map<number, Entity>;
+  readonly rangeList: RangeList;
+  readonly host: Pick<CellHost, "ghosting" | "log">;
+  disableWitness(e: Entity): void;
+}
 
 const NO_PATH: readonly number[] = [];
 
@@ -24,7 +39,7 @@ export function isFrozen(info: GhostInfo): boolean {
  * thaws one whose real's cell it has (a late realMoved named a live cell).
  * Runs when the geometry changes, not per tick. Returns how many froze.
  */
-export function freezeOrphanedGhosts(cell: Cell): number {
+export function freezeOrphanedGhosts(cell: FrozenGhostsCell): number {
   let froze = 0;
   for (const ghost of cell.ghosts.values()) {
     const info = ghost.ghostInfo!;
@@ -46,7 +61,7 @@ export function freezeOrphanedGhosts(cell: Cell): number {
 }
 
 /** Whether the cell that the ghost's real is in (as far as the ghost knows) is still in the space. */
-export function realCellLives(cell: Cell, info: GhostInfo): boolean {
+export function realCellLives(cell: FrozenGhostsCell, info: GhostInfo): boolean {
   for (const c of cell.layout) if (c.id === info.realCell && c.cellapp === info.realCellapp) return true;
   return false;
 }
@@ -56,14 +71,14 @@ export function realCellLives(cell: Cell, info: GhostInfo): boolean {
  * leave). Returns true when it was dropped; the caller reports how many
  * (reportExpired), in one line rather than one per ghost.
  */
-export function expireFrozenGhost(cell: Cell, ghost: Entity, now: number, timeoutMs: number): boolean {
+export function expireFrozenGhost(cell: FrozenGhostsCell, ghost: Entity, now: number, timeoutMs: number): boolean {
   if (now - ghost.ghostInfo!.frozenSince < timeoutMs) return false;
   dropGhost(cell, ghost);
   return true;
 }
 
 /** Logs that `count` frozen ghosts went, their reals not restored within `timeoutMs`. */
-export function reportExpired(cell: Cell, count: number, timeoutMs: number): void {
+export function reportExpired(cell: FrozenGhostsCell, count: number, timeoutMs: number): void {
   if (count === 0) return;
   cell.host.log.info(
     `space ${cell.spaceId} cell ${cell.cellId}: ${count} frozen ghost(s) dropped: their reals were not restored ` +
@@ -72,7 +87,7 @@ export function reportExpired(cell: Cell, count: number, timeoutMs: number): voi
 }
 
 /** Takes a ghost out of the cell: its observers see it leave, unless a copy of the same entity replaces it at once. */
-export function dropGhost(cell: Cell, ghost: Entity): void {
+export function dropGhost(cell: FrozenGhostsCell, ghost: Entity): void {
   cell.ghosts.delete(ghost.id);
   ghost.destroyed = true;
   cell.disableWitness(ghost);
@@ -89,7 +104,7 @@ export function dropGhost(cell: Cell, ghost: Entity): void {
  * range list, while its history is empty. A ghost of a live real (not frozen)
  * cannot be replaced: that is an error naming both.
  */
-export function takeOverFrozenGhost(cell: Cell, e: Entity): void {
+export function takeOverFrozenGhost(cell: FrozenGhostsCell, e: Entity): void {
   const ghost = cell.ghosts.get(e.id);
   if (!ghost) return;
   const info = ghost.ghostInfo!;

@@ -18,6 +18,7 @@ import { rectContains } from "../../core/geo/rect.ts";
 import type { GhostOp, GhostState } from "../../core/wire/mod.ts";
 import type { CellAddress } from "../cell_layout.ts";
 import type { Entity } from "../entity.ts";
+import { GhostInfo, RealGhosting } from "./ghost_records.ts";
 import { historyOf } from "../witness/mod.ts";
 
 /** Ghosting settings of a cellapp. */
@@ -71,62 +72,7 @@ export const GHOST_DEFAULTS: GhostConfig = {
 
 export type { CellAddress } from "../cell_layout.ts";
 
-/** One ghost of a real, in another cell (of another cellapp, or of the same one). */
-export interface GhostLink extends CellAddress {
-  state: "creating" | "live";
-  /** Cell time (ms) when it was asked for (creating) or confirmed (live). */
-  since: number;
-}
-
-/** What a real keeps about its ghosts. */
-export class RealGhosting {
-  /** The ghosts by the id of the cell holding them. */
-  readonly links: Map<number, GhostLink> = new Map();
-  /** Number of the last batch sent. */
-  seq = 0;
-  /** The number the ghosts were last told is the latest (at a ghost check, when it changed). */
-  announcedSeq = 0;
-  /** This tick's changes, sent at the end of the tick. */
-  ops: GhostOp[] = [];
-  lastX = NaN;
-  lastY = NaN;
-  lastZ = NaN;
-  lastYaw = NaN;
-  lastPitch = NaN;
-  lastRoll = NaN;
-}
-
-/** What a ghost keeps about its real and the batches it has applied. */
-export class GhostInfo {
-  /** Early batches by number. */
-  readonly pending: Map<number, GhostOp[]> = new Map();
-  /** The highest batch number known to exist: the latest that arrived, or that the real announced. */
-  knownSeq: number;
-  /** Cell time since when the ghost has been behind `knownSeq` (NaN while up to date). */
-  behindSince = NaN;
-  /** Resync requests sent since it fell behind, and the cell time before which it does not ask again. */
-  resyncTries = 0;
-  nextResyncAt = 0;
-  /** Cell time since when its real's cell has been gone from the space (NaN while it lives): see frozen_ghosts.ts. */
-  frozenSince = NaN;
-
-  constructor(
-    public realCellapp: number,
-    public realAddress: string,
-    public realCell: number,
-    /** The last batch applied. */
-    public seq: number,
-    /** How many times the real had moved cell when this was learnt: older news about the real is ignored. */
-    public epoch: number,
-  ) {
-    this.knownSeq = seq;
-  }
-
-  /** Whether batches the real sent are missing here. */
-  get behind(): boolean {
-    return this.seq < this.knownSeq;
-  }
-}
+export { GhostInfo, type GhostLink, RealGhosting } from "./ghost_records.ts";
 
 const scratch = new ByteWriter(256);
 

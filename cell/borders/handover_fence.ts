@@ -17,10 +17,9 @@ import {
   readChange,
   writeChange,
 } from "../../core/def/mod.ts";
-import { CellMsg } from "../../core/wire/mod.ts";
-import type { Cell } from "../cell.ts";
-import type { Entity } from "../entity.ts";
-import type { CellAddress } from "./ghosts.ts";
+import type { EntityType, PropertyContainer } from "../../core/def/mod.ts";
+import type { CellAddress } from "../cell_layout.ts";
+import type { Pose } from "../pose.ts";
 
 /**
  * One thing done to a fenced real: [0, x, y, z, yaw, pitch, roll] it was
@@ -41,6 +40,12 @@ export interface Offloading extends CellAddress {
 
 const scratch = new ByteWriter(256);
 
+/** What the fence reads of the real it is around: its properties and where it is. */
+export interface FencedEntity extends Pose {
+  readonly type: EntityType;
+  readonly container: PropertyContainer;
+}
+
 /** Records what is done to a real while it is handed over; its container's sink meanwhile. */
 export class HandOverFence implements ChangeSink {
   /** What was done, in order. */
@@ -49,7 +54,7 @@ export class HandOverFence implements ChangeSink {
   /** Where the real was (x, y, z, yaw, pitch, roll) when its state was taken. */
   readonly #at: number[];
 
-  constructor(private readonly entity: Entity) {
+  constructor(private readonly entity: FencedEntity) {
     this.#saved = entity.container.sink;
     entity.container.sink = this;
     this.#at = [entity.x, entity.y, entity.z, entity.yaw, entity.pitch, entity.roll];
@@ -75,78 +80,21 @@ export class HandOverFence implements ChangeSink {
     return this.writes;
   }
 
-  /** The hand-over failed: the real stays, and publishes what was done to it meanwhile, in order. */
-  replay(cell: Cell): void {
+  /**
+   * The hand-over failed: the real stays, and publishes what was done to it meanwhile, in order, up to its
+   * destruction if it was destroyed meanwhile: that record is returned for the caller to carry out (the fence
+   * reaches no cell).
+   */
+  replay(): FencedWrite | undefined {
     const e = this.entity;
     for (const w of this.close()) {
       if (w[0] === 1) {
         const rec = readChange(new ByteReader(w[1] as Uint8Array), e.type, "internal");
         e.container.sink?.onChange(e.type.properties[rec.index], rec.path, rec.value, rec.start, rec.end);
       } else if (w[0] === 2) {
-        cell.destroyEntity(e, String(w[1]), w[2] === true);
-        return;
+        return w;
       }
     }
-  }
-}
-
-/** Starts handing `e` over to cell `to` of space `spaceId`: it is fenced until settleHandOver. */
-export function beginHandOver(e: Entity, to: CellAddress, spaceId: number): Offloading {
-  const o: Offloading = { cell: to.cell, cellapp: to.cellapp, address: to.address, spaceId, held: [], fence: null! };
-  o.fence = new HandOverFence(e);
-  e.offloading = o;
-  return o;
-}
-
-/**
- * Ends the hand-over of `e`. When it moved, what was done to it meanwhile goes
- * to the new real, ahead of the held messages (which the caller runs next,
- * forwarding them the same way); when it stayed, it is published here.
- * Returns the held messages.
- */
-export function settleHandOver(cell: Cell, e: Entity, moved: boolean): Offloading["held"] {
-  const o = e.offloading!;
-  e.offloading = null;
-  if (!moved) {
-    o.fence.replay(cell);
-    return o.held;
-  }
-  const writes = o.fence.close();
-  if (writes.length > 0) {
-    cell.host.ghosting!.send(o.address, CellMsg.handOverWrites, o.spaceId, o.cell, e.id, writes);
-  }
-  return o.held;
-}
-
-/**
- * Does to the real `e` what was done to it during its hand-over, in order.
- * Throws, naming the entity, on a record it cannot read.
- */
-export function applyHandOverWrites(cell: Cell, e: Entity, writes: readonly FencedWrite[]): void {
-  const who = `${e.type.name} ${e.id}`;
-  for (const w of writes) {
-    if (e.destroyed) return;
-    switch (w[0]) {
-      case 0: {
-        const [, x, y, z, yaw, pitch, roll] = w as number[];
-        [e.yaw, e.pitch, e.roll] = [yaw, pitch, roll];
-        cell.moveEntity(e, x, y, z);
-        break;
-      }
-      case 1: {
-        if (!(w[1] instanceof Uint8Array)) throw new Error(`${who}: a change made during its hand-over is not bytes`);
-        try {
-          e.container.apply(readChange(new ByteReader(w[1]), e.type, "internal"));
-        } catch (err) {
-          throw new Error(`${who}: a change made during its hand-over does not apply: ${(err as Error).message}`);
-        }
-        break;
-      }
-      case 2:
-        cell.destroyEntity(e, String(w[1]), w[2] === true);
-        break;
-      default:
-        throw new Error(`${who}: unknown kind ${String(w[0])} of what was done during its hand-over`);
-    }
+    return undefined;
   }
 }

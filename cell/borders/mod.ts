@@ -15,5 +15,6 @@ export {
   type RealGhosting,
 } from "./ghosts.ts";
 export { offloadStateOf } from "./offload.ts";
-export { beginHandOver, type Offloading, settleHandOver } from "./handover_fence.ts";
+export { beginHandOver, type HandOverCell, settleHandOver } from "./handover.ts";
+export type { Offloading } from "./handover_fence.ts";
 export { dropGhost, freezeOrphanedGhosts, isFrozen, takeOverFrozenGhost } from "./frozen_ghosts.ts";

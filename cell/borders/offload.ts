@@ -9,15 +9,50 @@ import { decodeCellBackup, PropertyContainer } from "../../core/def/mod.ts";
 import { cellIndexAt } from "../../core/geo/bsp.ts";
 import { rectDistanceOutside } from "../../core/geo/rect.ts";
 import { CellMsg, type OffloadState, type WitnessState } from "../../core/wire/mod.ts";
-import type { Cell } from "../cell.ts";
+import type { CellRect } from "../../core/geo/bsp.ts";
+import type { Rect } from "../../core/geo/rect.ts";
+import type { SpaceGeometry } from "../../core/wire/mod.ts";
+import type { CellHost } from "../cell_host.ts";
+import type { CellAddress } from "../cell_layout.ts";
 import type { ControllerState } from "../controllers.ts";
 import type { Entity } from "../entity.ts";
-import { type CellAddress, GhostInfo, type GhostLink, installGhosting, RealGhosting } from "./ghosts.ts";
+import type { CellLoadMeter } from "../load/cell_load.ts";
+import type { RangeList } from "../range/mod.ts";
+import { GhostInfo, type GhostLink, installGhosting, RealGhosting } from "./ghosts.ts";
 import { historyOf } from "../witness/mod.ts";
-import { beginHandOver, settleHandOver } from "./handover_fence.ts";
+import { beginHandOver, type HandOverCell, settleHandOver } from "./handover.ts";
 import { Witness, witnessOf } from "../witness/mod.ts";
 
 export type { Offloading } from "./handover_fence.ts";
+
+/** What offloads need of their cell. */
+export interface OffloadCell extends HandOverCell {
+  readonly spaceId: number;
+  readonly cellId: number;
+  readonly cellappId: number;
+  readonly time: number;
+  readonly rect: Rect;
+  readonly geometry: SpaceGeometry;
+  /** Every cell of the space, in the tree's order. */
+  readonly layout: readonly CellRect[];
+  readonly entities: Map<number, Entity>;
+  readonly ghosts: Map<number, Entity>;
+  readonly rangeList: RangeList;
+  readonly loadMeter: CellLoadMeter;
+  readonly host: Pick<CellHost, "ghosting" | "log" | "cellEntityMoved" | "clientSink">;
+  /** The reals with ghosts, and their batches. */
+  readonly borders: { readonly ghosted: Set<Entity>; sendBatchOf(e: Entity): void };
+  hasHadEntities: boolean;
+  offloadsIn: number;
+  offloadsOut: number;
+  callScript(e: Entity, name: string, ...args: unknown[]): void;
+  /** Gives `e` its script and its onTick a place in the tick. */
+  attachScript(e: Entity): void;
+  restoreControllers(e: Entity, controllers: readonly ControllerState[]): void;
+  /** Takes `e` out of the tick while it is handed over, and puts it back. */
+  pause(e: Entity): void;
+  resume(e: Entity): void;
+}
 
 /** Everything cell `to` needs to make its ghost of `e` real. */
 export function offloadStateOf(
@@ -99,7 +134,7 @@ export function becomeReal(e: Entity, state: OffloadState): void {
 
 /** The offloads of one cell: its reals going to neighbour cells, and theirs coming here. */
 export class CellOffloads {
-  constructor(private readonly cell: Cell) {}
+  constructor(private readonly cell: OffloadCell) {}
 
   /**
    * Seed 004's offload check, every tick: a real more than the hysteresis

@@ -10,7 +10,7 @@
  * code that may move or destroy entities in the middle of a pass), so a row never says anything else than the
  * entity's fields would.
  */
-import type { Entity } from "../entity.ts";
+import type { Pose } from "../pose.ts";
 
 /** Numbers per row. */
 export const ROW = 8;
@@ -47,13 +47,19 @@ export function allocRow(owner: object): number {
   return r;
 }
 
+/** What a row copies of an entity. */
+export interface RowSource extends Pose {
+  readonly destroyed: boolean;
+  readonly isOnGround: boolean;
+}
+
 /** Makes every row stale: entities may have changed since they were copied. */
 export function newGeneration(): void {
   rows.gen4 += 4;
 }
 
 /** Copies `e` into row `r` for this generation; returns the row's R_STATE. */
-export function refreshRow(e: Entity, r: number): number {
+export function refreshRow(e: RowSource, r: number): number {
   const a = rows.a;
   a[r + R_X] = e.x;
   a[r + R_Y] = e.y;

@@ -3,8 +3,7 @@
  * client method of the entity's type. Calls to other clients go through the entity's event history, so they stay
  * in order with its property changes and reach whoever sees the entity (DetailDistance decides how far).
  */
-import type { Entity } from "../entity.ts";
-import { historyOf } from "./event_history.ts";
+import { historyOf, type HistoryOwner } from "./event_history.ts";
 
 /** A client method caller: `clients.onChat(from, text)`. */
 export type ClientCaller = Readonly<Record<string, (...args: unknown[]) => void>>;
@@ -19,9 +18,9 @@ export interface ClientCallers {
   readonly allClients: ClientCaller;
 }
 
-const callers = new WeakMap<Entity, ClientCallers>();
+const callers = new WeakMap<HistoryOwner, ClientCallers>();
 
-function caller(e: Entity, own: boolean, others: boolean): ClientCaller {
+function caller(e: HistoryOwner, own: boolean, others: boolean): ClientCaller {
   const out: Record<string, (...args: unknown[]) => void> = {};
   for (const m of e.type.clientMethods) {
     out[m.name] = (...args: unknown[]) => historyOf(e).callClientMethod(m.name, args, own, others);
@@ -30,7 +29,7 @@ function caller(e: Entity, own: boolean, others: boolean): ClientCaller {
 }
 
 /** The entity's client method callers (made once per entity). */
-export function clientsOf(e: Entity): ClientCallers {
+export function clientsOf(e: HistoryOwner): ClientCallers {
   let c = callers.get(e);
   if (c === undefined) {
     c = { ownClient: caller(e, true, false), otherClients: caller(e, false, true), allClients: caller(e, true, true) };
