@@ -21,8 +21,8 @@ import type { ClientSession } from "./session.ts";
 /** What the cellappmgr's word on this baseapp touches. */
 export interface MemberHost {
   readonly log: Logger;
-  readonly link: MgrLink;
-  readonly authority: BaseAuthority;
+  readonly link: Pick<MgrLink, "onRegistered" | "onFenced">;
+  readonly authority: Pick<BaseAuthority, "registered" | "fenced">;
   readonly ids: Pick<EntityIdPool, "ensure">;
   readonly globals: Pick<BaseGlobals, "sync">;
   /** The bases held, by entity id: fenced, they are dropped. */
