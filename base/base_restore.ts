@@ -5,18 +5,11 @@
  * longer holds it (it moved since the backup; the cell covering its place
  * adopts the orphan).
  */
-import {
-  decodeCellBackup,
-  decodePersistentState,
-  type EntityRegistry,
-  type EntityType,
-  PropertyContainer,
-} from "../core/def/mod.ts";
-import type { Vec3Tuple } from "../core/def/client_protocol.ts";
+import { decodeCellBackup, decodePersistentState, type EntityRegistry, PropertyContainer } from "../core/def/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { Placement } from "../core/placement.ts";
 import type { BaseBackup, Rebased } from "../core/wire/mod.ts";
-import type { Proxy } from "./proxy.ts";
+import type { MakeProxy, Proxy } from "./proxy.ts";
 
 /** What restoring a base needs of its baseapp. */
 export interface BaseRestoreHost {
@@ -25,14 +18,7 @@ export interface BaseRestoreHost {
   /** Whether entity `id` is here already (a proxy, or one loading: a login or a resume from KV came first). */
   has(id: number): boolean;
   /** A new proxy of this baseapp (not yet held). */
-  newProxy(
-    id: number,
-    type: EntityType,
-    account: string,
-    cellProps: PropertyContainer,
-    position: Vec3Tuple,
-    direction: Vec3Tuple,
-  ): Proxy;
+  readonly newProxy: MakeProxy;
   /** Holds `proxy` (autosaved) awaiting its client, which may resume with the token of nonce `nonce` only. */
   hold(proxy: Proxy, nonce: string | null): void;
   /** Whether `proxy` is still the one held for its entity (it did not log out meanwhile). */

@@ -1,5 +1,6 @@
 /** The baseapp role: base entities, proxies, the client endpoint, persistence. */
-export { BaseApp, type BaseAppOptions, DEFAULT_LIMITS } from "./baseapp.ts";
+export { BaseApp } from "./baseapp.ts";
+export { type BaseAppOptions, DEFAULT_LIMITS } from "./baseapp_options.ts";
 export {
   type AccountRecord,
   Accounts,

@@ -1,14 +1,12 @@
 /**
- * A proxy: a base entity with a client (BigWorld's Proxy). It owns the base
- * properties and persistence, creates its cell entity, asks it for a witness
- * once the client enabled entities (also when enableEntities came first, as
- * in seed 000), and routes the client's calls and movement to the cell.
+ * A proxy: a base entity with a client (BigWorld's Proxy). It holds the base properties and its client (taken over
+ * by a second login, awaited for a grace period when gone), relays the client's moves and calls to its cell entity
+ * and the cell's frames to the client, and logs out. Its cell entity's life is in cell_part.ts, writing its state
+ * in base_saves.ts.
  */
 import {
   AUD,
   type ChangeSink,
-  encodeCellBackup,
-  encodePersistentState as encodePersistent,
   type EntityType,
   PropertyContainer,
   type PropertyDef,
@@ -23,16 +21,7 @@ import {
   type ServerMessage,
   type Vec3Tuple,
 } from "../core/def/client_protocol.ts";
-import {
-  type BaseBackup,
-  type CellBackup,
-  type CellEntitySpec,
-  CellMsg,
-  type MessageDef,
-  RemoteError,
-  type RestoredAt,
-  sameAddress,
-} from "../core/wire/mod.ts";
+import { type BaseBackup, type CellBackup, CellMsg, type MessageDef } from "../core/wire/mod.ts";
 import type { Placement } from "../core/placement.ts";
 import type { Logger } from "../core/log.ts";
 import { withinWorld, wrapAngle } from "../core/geo/rect.ts";
@@ -44,6 +33,8 @@ import type { BaseScriptRuntime } from "./scripts.ts";
 import { SpeedCheck } from "./speed_check.ts";
 import { moveTrace } from "../core/trace.ts";
 import type { StoredEntity } from "./storage.ts";
+import { type CellHost, type CellOwner, CellPart, type CellState } from "./cell_part.ts";
+import { BaseSaves, type SavedBase } from "./base_saves.ts";
 
 /** The client connection as a proxy uses it. */
 export interface ClientLink {
@@ -59,9 +50,7 @@ export interface ClientLink {
 }
 
 /** What a proxy needs from its baseapp. */
-export interface ProxyHost {
-  /** This baseapp's address, for messages from the cell back to the base. */
-  readonly address: string;
+export interface ProxyHost extends CellHost {
   readonly log: Logger;
   readonly maxSpeed: number;
   /** Moves per second a client is expected to send; beyond twice that they are dropped. */
@@ -70,23 +59,26 @@ export interface ProxyHost {
   readonly disconnectGraceMs: number;
   /** The base scripts: each proxy's script object, its methods and the calls it makes. */
   readonly scripts: BaseScriptRuntime;
-  /** Asks the cellappmgr for the cell entity (waiting while it is away); gives up waiting when `signal` aborts. */
-  createCellEntity(spec: CellEntitySpec, signal: AbortSignal): Promise<{ spaceId: number; cellappAddress: string }>;
   save(id: number, e: StoredEntity): Promise<void>;
-  /** Asks the cellappmgr to re-create the cell entity from `backup` (its cellapp died). */
-  restoreCellEntity(backup: CellBackup): Promise<RestoredAt>;
   /** The proxy logged out and is gone. */
   removed(p: Proxy): void;
 }
 
-/** Where the cell part is. */
-export type CellState = "none" | "creating" | "live" | "destroying";
+/** Makes a proxy of a baseapp (not yet held there): `cellProps` are its cell part's initial properties. */
+export type MakeProxy = (
+  id: number,
+  type: EntityType,
+  account: string,
+  cellProps: PropertyContainer,
+  position: Vec3Tuple,
+  direction: Vec3Tuple,
+) => Proxy;
 
 /**
  * A base entity: with a client (a proxy proper), or base-only (a guild, a matchmaker), which never waits for a
  * client and has no account.
  */
-export class Proxy implements ChangeSink {
+export class Proxy implements ChangeSink, CellOwner, SavedBase {
   readonly base: PropertyContainer;
   readonly speed: SpeedCheck;
   /** The client's traffic from the cellapps, in order across cell changes. */
@@ -111,12 +103,8 @@ export class Proxy implements ChangeSink {
   /** When its disconnect grace period ends (Date.now() ms); null while it has a client or none runs. */
   graceEndsAt: number | null = null;
   #loggingOut: Promise<void> | null = null;
-  /** The autosave under way: logout waits for it, so that an older state never lands after the logout's. */
-  #saving: Promise<void> | null = null;
-  /** The cell's persistent state as it last sent it: what is saved when the cell cannot be asked. */
-  #lastCellState: Uint8Array | null = null;
-  /** The cell entity request under way, and how to stop it waiting for the cellappmgr. */
-  #creating: { done: Promise<void>; abort: AbortController } | null = null;
+  readonly #cell: CellPart;
+  readonly #saves: BaseSaves;
   #log: Logger;
 
   constructor(
@@ -138,9 +126,11 @@ export class Proxy implements ChangeSink {
     this.cellBackup = new CellBackupKeeper(id);
     this.frames = new ClientFrameOrder(
       (bytes) => this.client?.send(bytes),
-      (spaceId, address) => this.onCellLocated(spaceId, address),
+      (spaceId, address) => this.#cell.located(spaceId, address),
       this.#log,
     );
+    this.#cell = new CellPart(this, route, this.frames, this.cellBackup, host, this.#log);
+    this.#saves = new BaseSaves(this, route, host, this.#log);
     this.script = host.scripts.make(this);
   }
 
@@ -179,12 +169,12 @@ export class Proxy implements ChangeSink {
       old.error(ErrorCode.loggedInElsewhere, 0, "this account logged in from another connection");
       old.close("logged in elsewhere", 4002);
     }
-    if (this.witness) this.#setWitness(false);
+    if (this.witness) this.#cell.setWitness(false);
     this.entitiesEnabled = false;
     this.#awaitingCorrection = false;
     this.client = client;
     client.sendMessage(loginOk);
-    if (this.cellState === "live") this.#sendCellReady();
+    if (this.cellState === "live") this.#cell.tellReady();
     this.host.scripts.fire(this, "onClientConnected");
   }
 
@@ -193,7 +183,7 @@ export class Proxy implements ChangeSink {
     if (this.client !== client) return;
     this.client = null;
     this.entitiesEnabled = false;
-    if (this.witness) this.#setWitness(false);
+    if (this.witness) this.#cell.setWitness(false);
     this.host.scripts.fire(this, "onClientDisconnected");
     if (this.#loggingOut) return;
     this.awaitClient();
@@ -209,104 +199,19 @@ export class Proxy implements ChangeSink {
     }, this.host.disconnectGraceMs);
   }
 
-  /** Its state for its backup baseapp, or null when it is logging out (base_backup.ts). */
+  /** Its state for its backup baseapp, or null when it is logging out (BaseSaves.backupState). */
   backupState(): BaseBackup | null {
-    if (this.#loggingOut) return null;
-    const cellapp = this.cellState === "live" ? this.route.address : null;
-    return {
-      entityId: this.id,
-      type: this.type.name,
-      account: this.accountName,
-      base: encodePersistent(this.base),
-      cell: cellapp === null ? null : this.cellBackup.latest,
-      spaceId: this.spaceId,
-      cellapp,
-      position: [...this.speed.position],
-      direction: [...this.direction],
-      tokenNonce: this.tokenNonce,
-    };
+    return this.#saves.backupState();
   }
 
-  /**
-   * Restored from its backup, it is the base of the cell entity on the cellapp at `address` (which took it as such
-   * and said where the entity is); `cellBackup` is the backup its old base held, renumbered to the real's new epoch 0.
-   */
-  rebased(
-    address: string,
-    spaceId: number,
-    position: Vec3Tuple,
-    direction: Vec3Tuple,
-    cellBackup: CellBackup | null,
-  ): void {
-    this.speed.reset(position);
-    this.direction = [...direction];
-    if (cellBackup) this.cellBackup.keep({ ...cellBackup, epoch: 0 });
-    this.onCellLocated(spaceId, address);
+  /** Restored from its backup, it is the base of the cell entity at `address` (CellPart.rebased). */
+  rebased(...args: Parameters<CellPart["rebased"]>): void {
+    this.#cell.rebased(...args);
   }
 
-  /**
-   * Asks the cellappmgr for the cell entity in `spaceId` (0 = a new space)
-   * at the proxy's position. When the cellappmgr refuses it there (the space
-   * is gone, ...), `fallback` is where it goes instead.
-   */
+  /** Asks for the cell entity in `spaceId` (0 = a new space), else in `fallback` (CellPart.create). */
   createCell(spaceId: number, fallback: Placement | null = null): Promise<void> {
-    if (!this.type.hasCell || this.cellState !== "none") return Promise.resolve();
-    this.cellState = "creating";
-    const abort = new AbortController();
-    const done = this.#createCell(spaceId, fallback, abort.signal).finally(() => (this.#creating = null));
-    this.#creating = { done, abort };
-    return done;
-  }
-
-  async #createCell(spaceId: number, fallback: Placement | null, signal: AbortSignal): Promise<void> {
-    try {
-      let where;
-      try {
-        where = await this.host.createCellEntity(this.#cellSpec(spaceId), signal);
-      } catch (e) {
-        if (!fallback || !(e instanceof RemoteError) || this.cellState !== "creating") throw e;
-        this.#log.warn(
-          `no cell entity in space ${spaceId || "(new)"} (${e.message}); going to space ${fallback.spaceId}`,
-        );
-        this.speed.reset(fallback.position);
-        where = await this.host.createCellEntity(this.#cellSpec(fallback.spaceId), signal);
-      }
-      if (this.cellState === "creating") this.onCellLocated(where.spaceId, where.cellappAddress);
-    } catch (e) {
-      if (this.cellState !== "creating") return;
-      this.cellState = "none";
-      if (signal.aborted) return; // Logging out: nothing to tell.
-      const why = `could not create the cell entity in space ${spaceId || "(new)"}: ${(e as Error).message}`;
-      this.#log.warn(why);
-      this.client?.error(ErrorCode.noCell, 0, why);
-    }
-  }
-
-  #cellSpec(spaceId: number): CellEntitySpec {
-    return {
-      spaceId,
-      entityId: this.id,
-      type: this.type.name,
-      position: [...this.speed.position],
-      direction: [...this.direction],
-      props: encodeCellBackup(this.cellProps),
-      baseAddress: this.host.address,
-      hasClient: true,
-    };
-  }
-
-  /** The cell entity is (now) on the cellapp at `address`. */
-  onCellLocated(spaceId: number, address: string): void {
-    if (this.cellState === "destroying") return;
-    const first = this.cellState !== "live";
-    this.cellState = "live";
-    this.spaceId = spaceId;
-    this.route.setAddress(address);
-    if (!first) return;
-    this.frames.start(address);
-    this.#log.debug(`cell entity in space ${spaceId} on ${address}`);
-    if (this.client) this.#sendCellReady();
-    if (this.entitiesEnabled && !this.witness) this.#setWitness(true);
+    return this.#cell.create(spaceId, fallback);
   }
 
   /** Bytes for the client from the real of `epoch` (see client_order.ts), which came from `from`. */
@@ -314,59 +219,14 @@ export class Proxy implements ChangeSink {
     this.frames.frame(epoch, bytes, from);
   }
 
-  /**
-   * A backup of the cell entity from the cellapp at `from`: kept in order with its epoch's frames, if `from` holds
-   * the real of that epoch; refused (counted and logged by the frame order) otherwise.
-   */
+  /** A backup of the cell entity from the cellapp at `from` (CellPart.backedUp). */
   onCellBackup(backup: CellBackup, from: string): void {
-    const refusedBefore = this.frames.stats.foreign;
-    this.frames.notice(backup.epoch, from, () => {
-      if (this.cellState === "live") this.cellBackup.keep(backup);
-    });
-    this.cellBackup.stats.refused += this.frames.stats.foreign - refusedBefore;
+    this.#cell.backedUp(backup, from);
   }
 
-  /**
-   * The cellapp at `address` died. If it held the cell entity, the entity is restored from its latest backup where
-   * the cellappmgr says; the client stays connected, hears cellReady again, and its witness is rebuilt there.
-   */
+  /** The cellapp at `address` died: the cell entity is restored if it was there (CellPart.cellAppDied). */
   onCellAppDied(address: string): Promise<void> {
-    const at = this.route.address;
-    if (this.cellState !== "live" || at === null || !sameAddress(at, address)) return Promise.resolve();
-    this.route.setAddress(null);
-    this.cellState = "creating";
-    this.witness = false;
-    // Like a cell entity being created: a logout meanwhile waits for it, then destroys what it made.
-    const done = this.#restoreCell(this.cellBackup.latest).finally(() => (this.#creating = null));
-    this.#creating = { done, abort: new AbortController() };
-    return done;
-  }
-
-  async #restoreCell(backup: CellBackup | null): Promise<void> {
-    try {
-      if (!backup) throw new Error("its cellapp died before its first backup");
-      const where = await this.host.restoreCellEntity(backup);
-      if (this.cellState !== "creating") return;
-      this.frames.restart(backup.epoch + 1, where.cellappAddress);
-      this.cellState = "live";
-      this.spaceId = where.spaceId;
-      this.route.setAddress(where.cellappAddress);
-      this.speed.reset(backup.entity.position);
-      this.direction = [...backup.entity.direction];
-      this.#log.info(`cell entity restored from its backup in space ${where.spaceId} on ${where.cellappAddress}`, {
-        space: where.spaceId,
-      });
-      if (this.client) this.#sendCellReady();
-      if (this.entitiesEnabled) this.#setWitness(true);
-    } catch (e) {
-      if (this.cellState !== "creating") return;
-      this.cellState = "none";
-      this.frames.reset();
-      this.cellBackup.clear();
-      const why = `the cell entity was lost with its cellapp and not restored: ${(e as Error).message}`;
-      this.#log.error(why);
-      this.client?.sendMessage({ id: S2C.cellGone, reason: why });
-    }
+    return this.#cell.cellAppDied(address);
   }
 
   /** The real of `fromEpoch` moved to the cellapp at `address`; told by its old cellapp after its last frame. */
@@ -374,36 +234,19 @@ export class Proxy implements ChangeSink {
     this.frames.moved(fromEpoch, spaceId, address, from);
   }
 
-  /**
-   * The real of `epoch` was teleported (as the cellapp at `from`, which held it, says): in order with its frames, the
-   * speed check starts at the new position, and the client is told where it is now (BigWorld's forced position).
-   * Moves the client sent from where it was are corrected to there without counting as abuse.
-   */
+  /** The real of `epoch` was teleported, as the cellapp at `from` says (CellPart.teleported). */
   onTeleported(epoch: number, spaceId: number, position: Vec3Tuple, direction: Vec3Tuple, from: string): void {
-    this.frames.notice(epoch, from, () => {
-      if (this.cellState !== "live") return;
-      this.speed.reset(position);
-      this.direction = [...direction];
-      this.spaceId = spaceId;
-      this.#awaitingCorrection = true;
-      this.client?.sendMessage({ id: S2C.forcedPosition, position: [...position], direction: [...direction] });
-    });
+    this.#cell.teleported(epoch, spaceId, position, direction, from);
   }
 
-  /** The cell entity is gone (its space shut down, or a script destroyed it), as the cellapp at `from` says. */
+  /** The cell entity is gone, as the cellapp at `from` says (CellPart.destroyed). */
   onCellDestroyed(reason: string, from: string): void {
-    if (this.cellState === "destroying" || this.cellState === "none") return;
-    const at = this.route.address;
-    if (at === null || !sameAddress(from, at)) {
-      this.#log.warn(`the cellapp at ${from} says the cell entity is gone, but it is on ${at}; ignored`);
-      return;
-    }
-    this.cellState = "none";
-    this.witness = false;
-    this.frames.reset();
-    this.cellBackup.clear();
-    this.route.setAddress(null);
-    this.client?.sendMessage({ id: S2C.cellGone, reason });
+    this.#cell.destroyed(reason, from);
+  }
+
+  /** CellOwner: the client is told a position; its moves from before it are corrected without counting as abuse. */
+  awaitCorrection(): void {
+    this.#awaitingCorrection = true;
   }
 
   /** The cell refused a request of this proxy's client. */
@@ -414,7 +257,7 @@ export class Proxy implements ChangeSink {
   /** The client is ready for AOI traffic. */
   enableEntities(): void {
     this.entitiesEnabled = true;
-    if (this.cellState === "live" && !this.witness) this.#setWitness(true);
+    if (this.cellState === "live" && !this.witness) this.#cell.setWitness(true);
   }
 
   /**
@@ -503,32 +346,9 @@ export class Proxy implements ChangeSink {
     this.client?.sendMessage({ id: S2C.baseClientCall, method: m.index, args: encodeArgs(m, args) });
   }
 
-  /**
-   * Autosave: writes the persistent state (the cell part's as the cell sends it now) in one commit, as logout does,
-   * without ending anything. Does nothing once logout started; a save under way is not started twice.
-   */
+  /** Autosave: writes the persistent state in one commit without ending anything (BaseSaves.autosave). */
   autosave(): Promise<void> {
-    if (this.#loggingOut) return Promise.resolve();
-    if (this.#saving) return this.#saving;
-    const saving = this.#autosave().finally(() => {
-      if (this.#saving === saving) this.#saving = null;
-    });
-    this.#saving = saving;
-    return saving;
-  }
-
-  async #autosave(): Promise<void> {
-    let cellState: Uint8Array | null = null;
-    if (this.cellState === "live") {
-      try {
-        cellState = await this.route.request(CellMsg.cellPersistentState, this.id);
-      } catch (e) {
-        this.#log.warn(`autosave: the cell did not send its persistent properties (${(e as Error).message})`);
-      }
-    }
-    // Logout saves a newer state once this one is done: this one must not be written after it.
-    if (this.#loggingOut) return;
-    await this.host.save(this.id, this.snapshot(cellState));
+    return this.#saves.autosave();
   }
 
   /**
@@ -538,19 +358,14 @@ export class Proxy implements ChangeSink {
   fence(): void {
     clearTimeout(this.#grace);
     this.#loggingOut ??= Promise.resolve();
-    this.#creating?.abort.abort(new Error(`${this.type.name} ${this.id}: its baseapp was fenced`));
+    this.#cell.stopAsking(new Error(`${this.type.name} ${this.id}: its baseapp was fenced`));
     this.route.setAddress(null);
     this.client = null;
   }
 
-  /**
-   * writeToDB: the persistent state (the cell part's as the cell sends it now) in one commit, after a save under way;
-   * resolves once it is committed. Rejects once logout started (which writes it anyway).
-   */
-  async writeToDB(): Promise<void> {
-    if (this.#loggingOut) throw new Error(`${this.type.name} ${this.id} is being destroyed: it is written then`);
-    await this.#saving?.catch(() => {});
-    await this.autosave();
+  /** writeToDB: the persistent state in one commit, after a save under way (BaseSaves.writeToDB). */
+  writeToDB(): Promise<void> {
+    return this.#saves.writeToDB();
   }
 
   /**
@@ -565,26 +380,15 @@ export class Proxy implements ChangeSink {
   async #logout(reason: string): Promise<void> {
     clearTimeout(this.#grace);
     this.host.scripts.fire(this, "onDestroy");
-    // A cell entity still asked for: stop waiting for the cellappmgr, and let an answer under way arrive so that
-    // what it made is destroyed below rather than left behind.
-    if (this.#creating) {
-      this.#creating.abort.abort(new Error(`${this.type.name} ${this.id} is logging out`));
-      await this.#creating.done;
-    }
+    const asked = this.#cell.stopAsking(new Error(`${this.type.name} ${this.id} is logging out`));
+    if (asked) await asked;
     const hadCell = this.cellState === "live";
     this.cellState = "destroying";
-    await this.#saving?.catch(() => {}); // Its failure was logged by whoever started it.
-    let cellState: Uint8Array | null = null;
-    if (hadCell) {
-      try {
-        cellState = await this.route.request(CellMsg.destroyCellEntity, this.id);
-      } catch (e) {
-        this.#log.warn(`destroying the cell entity failed (${(e as Error).message}); saving its last known state`);
-      }
-    }
+    await this.#saves.settled();
+    const cellState = hadCell ? await this.#cell.destroy() : null;
     this.route.setAddress(null);
     try {
-      await this.host.save(this.id, this.snapshot(cellState));
+      await this.host.save(this.id, this.#saves.snapshot(cellState));
       this.#log.info(
         `${this.accountName ? `${this.accountName} logged out` : "destroyed"} and saved` +
           (reason === "logged out" ? "" : `: ${reason}`),
@@ -602,28 +406,8 @@ export class Proxy implements ChangeSink {
     }
   }
 
-  /**
-   * What would be stored now; `cellState` is the cell's persistent state when it just sent it (else the last it
-   * sent, else what the base holds for it).
-   */
+  /** What would be stored now (BaseSaves.snapshot). */
   snapshot(cellState: Uint8Array | null = null): StoredEntity {
-    if (cellState) this.#lastCellState = cellState;
-    return {
-      type: this.type.name,
-      base: encodePersistent(this.base),
-      cell: this.#lastCellState ?? encodePersistent(this.cellProps),
-      position: [...this.speed.position],
-      direction: [...this.direction],
-      spaceId: this.spaceId,
-    };
-  }
-
-  #sendCellReady(): void {
-    this.client?.sendMessage({ id: S2C.cellReady, spaceId: this.spaceId, position: [...this.speed.position] });
-  }
-
-  #setWitness(on: boolean): void {
-    this.witness = on;
-    this.route.send(on ? CellMsg.enableWitness : CellMsg.disableWitness, this.id);
+    return this.#saves.snapshot(cellState);
   }
 }

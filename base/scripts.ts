@@ -12,12 +12,29 @@ import {
   checkGlobalValue,
   type GlobalData,
 } from "../core/base_script.ts";
-import { BaseScriptMsg, type Channel, RemoteError, RequestTimeoutError } from "../core/wire/mod.ts";
-import { methodArgs } from "../core/def/mod.ts";
+import { BaseScriptMsg, type Channel, type MessageDef, RemoteError, RequestTimeoutError } from "../core/wire/mod.ts";
+import { type EntityType, methodArgs } from "../core/def/mod.ts";
 import type { Logger } from "../core/log.ts";
-import type { Proxy } from "./proxy.ts";
+import type { CellState } from "./cell_part.ts";
 
 export type { BaseEntityApi, BaseScripts } from "../core/base_script.ts";
+
+/** A base entity as its script runs on it (a proxy, or a base-only entity). */
+export interface ScriptedBase {
+  readonly id: number;
+  readonly type: EntityType;
+  /** Its script object, or null when its type has none. */
+  readonly script: BaseScript | null;
+  readonly props: Record<string, unknown>;
+  readonly hasClient: boolean;
+  readonly loggingOut: boolean;
+  readonly cellState: CellState;
+  /** A request to the cellapp of its cell entity, in order with what went there before. */
+  routeRequest<A extends unknown[], R>(def: MessageDef<A, R>, ...args: A): Promise<R>;
+  callClient(method: string, ...args: unknown[]): void;
+  writeToDB(): Promise<void>;
+  logout(): Promise<void>;
+}
 
 /** What base scripts need of their baseapp. */
 export interface BaseScriptHost {
@@ -28,7 +45,7 @@ export interface BaseScriptHost {
   /** Milliseconds a call to another process may take before it is given up. */
   readonly callTimeoutMs: number;
   /** The base `id` if it is held here. */
-  local(id: number): Proxy | undefined;
+  local(id: number): ScriptedBase | undefined;
   /** The addresses of the other live baseapps. */
   others(): string[];
   peer(address: string): Promise<Channel>;
@@ -44,7 +61,7 @@ export class BaseScriptRuntime {
   constructor(readonly scripts: BaseScripts, readonly host: BaseScriptHost) {}
 
   /** The script of a new base entity, or null when its type has none (a failing constructor is logged). */
-  make(p: Proxy): BaseScript | null {
+  make(p: ScriptedBase): BaseScript | null {
     const cls = this.scripts[p.type.name];
     if (!cls) return null;
     try {
@@ -56,9 +73,9 @@ export class BaseScriptRuntime {
   }
 
   /** Runs callback `hook` of the script of `p`, if it has one; an exception is logged with the entity. */
-  fire(p: Proxy, hook: "onCreated" | "onClientConnected" | "onClientDisconnected" | "onDestroy"): void;
-  fire(p: Proxy, hook: "onGlobalData", key: string, value: unknown): void;
-  fire(p: Proxy, hook: keyof BaseScript, ...args: unknown[]): void {
+  fire(p: ScriptedBase, hook: "onCreated" | "onClientConnected" | "onClientDisconnected" | "onDestroy"): void;
+  fire(p: ScriptedBase, hook: "onGlobalData", key: string, value: unknown): void;
+  fire(p: ScriptedBase, hook: keyof BaseScript, ...args: unknown[]): void {
     const s = p.script as unknown as Record<string, ((...a: unknown[]) => unknown) | undefined> | null;
     const fn = s?.[hook];
     if (typeof fn !== "function") return;
@@ -70,7 +87,7 @@ export class BaseScriptRuntime {
     }
   }
 
-  #failed(p: Proxy, what: string, e: unknown): void {
+  #failed(p: ScriptedBase, what: string, e: unknown): void {
     this.host.log.error(`${p.type.name} ${p.id}.${what} failed: ${(e as Error).stack ?? e}`);
   }
 
@@ -79,7 +96,7 @@ export class BaseScriptRuntime {
    * what it returns. Throws naming the entity and method when either is unknown, the arguments do not match, or there
    * is no script for it.
    */
-  async invoke(p: Proxy, method: string, args: unknown[]): Promise<unknown> {
+  async invoke(p: ScriptedBase, method: string, args: unknown[]): Promise<unknown> {
     const who = `${p.type.name} ${p.id}`;
     const values = methodArgs(p.type, "base", method, args, who);
     const fn = (p.script as unknown as Record<string, unknown> | null)?.[method];
@@ -167,7 +184,7 @@ export class BaseScriptRuntime {
   }
 
   /** Calls cell method `method` of the cell entity of `p`. */
-  async callCell(p: Proxy, method: string, args: unknown[]): Promise<unknown> {
+  async callCell(p: ScriptedBase, method: string, args: unknown[]): Promise<unknown> {
     const who = `${p.type.name} ${p.id}`;
     if (!p.type.hasCell) throw new Error(`${who} has no cell part (its type has no cell)`);
     if (p.cellState !== "live") throw new Error(`${who}.cell.${method}: there is no cell entity now (${p.cellState})`);
@@ -184,7 +201,7 @@ export class BaseScriptRuntime {
 class BaseSelf implements BaseEntityApi {
   readonly cell: CellPart;
 
-  constructor(private readonly p: Proxy, private readonly rt: BaseScriptRuntime) {
+  constructor(private readonly p: ScriptedBase, private readonly rt: BaseScriptRuntime) {
     this.cell = {
       get exists() {
         return p.cellState === "live";
