@@ -35,6 +35,11 @@ export async function startCluster(
     ),
   );
   await waitFor("the default space", async () => (await api(admin, "/api/spaces/1")).status === 200, 30_000);
+  // A space made next is spread over the cellapps registered then: every one must be (a slow one may lag).
+  await waitFor(`${cellapps.length} cellapps registered`, async () => {
+    const { processes } = (await api(admin, "/api/cluster")).body as ClusterView;
+    return processes.filter((p) => p.role === "cellapp").length >= cellapps.length;
+  }, 30_000);
   return { mgr, admin, mgrAddress, cellapps };
 }
 
