@@ -1,7 +1,8 @@
 /**
- * An operator's control of single processes: a graceful shutdown (a cellapp
+ * An operator's control of processes: a graceful shutdown of one (a cellapp
  * first hands its cells to the others) or a forced one (the process exits at
- * once and fault tolerance brings back what it held).
+ * once and fault tolerance brings back what it held), and the stop of the
+ * whole cluster.
  */
 import { CellMsg, ProcMsg } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
@@ -81,6 +82,29 @@ async function stopWhenDrained(host: ControlHost, m: Member, reason: string): Pr
   } catch (e) {
     host.log.warn(`${m.role} ${m.id} did not acknowledge stop: ${(e as Error).message}`);
   }
+}
+
+/** POST /api/shutdown: stops every baseapp (they persist their entities), then every cellapp. */
+export async function stopCluster(registry: Registry, log: Logger): Promise<void> {
+  for (const role of ["baseapp", "cellapp"] as const) {
+    await Promise.all(registry.withRole(role).map((m) => stopMember(m, log)));
+  }
+  log.info("every process has stopped");
+}
+
+async function stopMember(m: Member, log: Logger): Promise<void> {
+  try {
+    await m.channel.requestWithin(STOP_TIMEOUT_MS, ProcMsg.stop, "cluster shutdown");
+  } catch (e) {
+    log.warn(`${m.role} ${m.id} did not acknowledge stop: ${(e as Error).message}`);
+  }
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const gone = await Promise.race([
+    m.channel.closed.then(() => true),
+    new Promise<false>((r) => (timer = setTimeout(() => r(false), STOP_TIMEOUT_MS))),
+  ]);
+  clearTimeout(timer);
+  if (!gone) log.warn(`${m.role} ${m.id} (pid ${m.pid}) still connected after stop`);
 }
 
 /** An entity and its cell properties: where it is (findEntity), then its real's cellapp asked for the properties. */

@@ -1,8 +1,9 @@
 /**
- * Spaces on the cellappmgr (seed 003): creation on the best cellapps, the BSP
- * tree of cells, the shutdown flow, and the default space that never ends.
+ * The spaces of the cluster on the cellappmgr (seed 003): creation on the best
+ * cellapps, spawning into them, their settings, the shutdown flow, and what
+ * their cells report. Tree changes are tree_changes.ts; the space itself is space.ts.
  */
-import { type BspNode, buildBsp, cellIndexAt, type CellRect, cellRects, removeCell } from "../core/geo/bsp.ts";
+import { type BspNode, buildBsp, cellIndexAt, cellRects } from "../core/geo/bsp.ts";
 import { type Rect, rectArea, rectFromArray, rectToArray } from "../core/geo/rect.ts";
 import { CellMsg, type CellReport, type SpaceGeometry, type SpawnRequest } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
@@ -15,9 +16,9 @@ import {
   spaceSettingsIn,
   type SpaceSettingsView,
 } from "../core/space_settings.ts";
-
-/** The id of the default space, as BigWorld's useDefaultSpace. */
-export const DEFAULT_SPACE_ID = 1;
+import { DEFAULT_SPACE_ID, Space } from "./space.ts";
+import { bestCellApps } from "./cell_placement.ts";
+import { dropCellApp, giveCellsToBareSpaces, PLACE_WAIT_MS, placed, setTree, type TreeHost } from "./tree_changes.ts";
 
 /** What to create a space with. */
 export interface SpaceSpec {
@@ -34,68 +35,6 @@ export interface SpaceSpec {
   settings?: SpaceSettings;
 }
 
-/** Loads are compared in steps of 1/LOAD_STEPS of a core. */
-const LOAD_STEPS = 10;
-
-/** A space as the cellappmgr knows it. */
-export class Space {
-  shuttingDown = false;
-  hasHadEntities = false;
-  /** Its only cellapp died: its tree still names that cell, which a new cell on a live cellapp replaces. */
-  bare = false;
-  /** A new cell is being made for it on a live cellapp. */
-  placing = false;
-  /** Whether its partitions follow the load (cells are added and retired); a drain goes on regardless. */
-  balance = true;
-  /** Balancing retires no idle cell below this many: the cells it was created with. */
-  minCells = 1;
-  /** Its own AoI and ghost radius; every cellapp of the space gets them with the geometry. */
-  settings: SpaceSettings = {};
-  readonly createdAt: number = Date.now();
-
-  constructor(
-    readonly id: number,
-    readonly bounds: Rect,
-    public tree: BspNode,
-    readonly isDefault: boolean,
-    readonly preferredHost: string | null,
-  ) {}
-
-  #cellsOf: { tree: BspNode; cells: CellRect[] } | null = null;
-
-  /** The cells with their rects (worked out once per tree: a tree is never changed, only replaced). */
-  cells(): CellRect[] {
-    if (this.#cellsOf?.tree !== this.tree) {
-      this.#cellsOf = { tree: this.tree, cells: cellRects(this.tree, this.bounds) };
-    }
-    return this.#cellsOf.cells;
-  }
-
-  /** The distinct cellapps running cells of the space, in tree order. */
-  cellapps(): number[] {
-    return [...new Set(this.cells().map((c) => c.cellapp))];
-  }
-
-  /** What every cellapp of the space is sent; `address` names each cellapp's listening address (once per cellapp). */
-  geometry(address: (cellapp: number) => string | undefined = () => undefined): SpaceGeometry {
-    const cellapps: [number, string][] = [];
-    for (const id of this.cellapps()) {
-      const a = address(id);
-      if (a) cellapps.push([id, a]);
-    }
-    const g: SpaceGeometry = {
-      spaceId: this.id,
-      bounds: rectToArray(this.bounds),
-      tree: this.tree,
-      isDefault: this.isDefault,
-      cellapps,
-    };
-    if (this.settings.aoiRadius !== undefined) g.aoiRadius = this.settings.aoiRadius;
-    if (this.settings.ghostRadius !== undefined) g.ghostRadius = this.settings.ghostRadius;
-    return g;
-  }
-}
-
 /** Every space of the cluster. */
 export class Spaces {
   readonly all: Map<number, Space> = new Map();
@@ -108,32 +47,31 @@ export class Spaces {
   #nextId = DEFAULT_SPACE_ID + 1;
   /** The cellapps' AoI and ghost radius (`--aoi-radius`, `--ghost-radius`): a space's unset settings are these. */
   settingsDefaults: SpaceSettingsView = SPACE_SETTINGS_DEFAULTS;
+  /** What the tree changes (tree_changes.ts) see of this table. */
+  readonly #trees: TreeHost;
 
   constructor(
     private readonly registry: Registry,
     private readonly log: Logger,
     /** Reserves `count` fresh entity ids as [start, end). */
     private readonly reserveIds: (count: number) => Promise<[number, number]>,
-  ) {}
+  ) {
+    this.#trees = {
+      all: this.all,
+      members: registry.members,
+      log,
+      geometryOf: (space) => this.geometryOf(space),
+      forgetCell: (spaceId, cellId) => this.#forgetCell(spaceId, cellId),
+      findBestCellApps: (n, preferredHost) => this.findBestCellApps(n, preferredHost),
+    };
+  }
 
   /**
    * findBestCellApp, `n` times: the least loaded cellapps (fewest cells on a
    * tie), with those on the preferred host first when one is asked for.
    */
   findBestCellApps(n: number, preferredHost: string | null = null): Member[] {
-    const cellsOf = new Map<number, number>();
-    for (const s of this.all.values()) {
-      for (const c of s.cells()) cellsOf.set(c.cellapp, (cellsOf.get(c.cellapp) ?? 0) + 1);
-    }
-    const score = (m: Member) => (preferredHost !== null && hostOf(m.address) === preferredHost ? 1 : 0);
-    // Loads are measured CPU shares: ones within about 10 % of a core are noise, and the cell count decides.
-    const level = (m: Member) => Math.floor(m.load * LOAD_STEPS);
-    const apps = this.registry.withRole("cellapp");
-    const staying = apps.filter((m) => !this.draining.has(m.id));
-    return (staying.length > 0 ? staying : apps).sort((a, b) =>
-      score(b) - score(a) || level(a) - level(b) || (cellsOf.get(a.id) ?? 0) - (cellsOf.get(b.id) ?? 0) ||
-      a.id - b.id
-    ).slice(0, n);
+    return bestCellApps(this.all.values(), this.registry.withRole("cellapp"), this.draining, n, preferredHost);
   }
 
   /** A space's geometry with the addresses of its cellapps. */
@@ -299,10 +237,7 @@ export class Spaces {
     this.log.info(`space ${id} shutting down: ${why}`);
     for (const a of space.cellapps()) this.registry.members.get(a)?.channel.send(CellMsg.shutDownSpace, id);
     this.all.delete(id);
-    for (const c of space.cells()) {
-      this.reports.delete(`${id}/${c.id}`);
-      this.#unreported.delete(`${id}/${c.id}`);
-    }
+    for (const c of space.cells()) this.#forgetCell(id, c.id);
   }
 
   /** Real entities in every space: as the cells last reported them, and those spawned since. */
@@ -395,142 +330,29 @@ export class Spaces {
     return merged;
   }
 
-  /**
-   * A cellapp is gone: all its cells go with it. Each is taken out of its
-   * space's tree (removeCell): only its neighbours across the partition grow,
-   * the other cells keep their rects. A space that lost its only cell keeps
-   * its id and its (dead) leaf, marked bare, until giveCellsToBareSpaces puts
-   * a new cell on a live cellapp. Returns the spaces left bare.
-   */
+  /** Forgets a gone cell's report and what was spawned into it since. */
+  #forgetCell(spaceId: number, cellId: number): void {
+    this.reports.delete(`${spaceId}/${cellId}`);
+    this.#unreported.delete(`${spaceId}/${cellId}`);
+  }
+
+  /** A cellapp is gone: its cells leave their trees (tree_changes.ts dropCellApp). Returns the spaces left bare. */
   onCellAppLeft(cellapp: number): Space[] {
-    const bare: Space[] = [];
-    for (const space of [...this.all.values()]) {
-      const gone = space.cells().filter((c) => c.cellapp === cellapp);
-      if (gone.length === 0) continue;
-      for (const c of gone) {
-        this.reports.delete(`${space.id}/${c.id}`);
-        this.#unreported.delete(`${space.id}/${c.id}`);
-      }
-      let tree: BspNode | null = space.tree;
-      for (const c of gone) tree = tree && removeCell(tree, c.id);
-      if (tree === null) {
-        space.bare = true;
-        bare.push(space);
-        this.log.warn(`space ${space.id} lost its only cellapp ${cellapp}; it gets a new cell on a live cellapp`);
-        continue;
-      }
-      space.tree = tree;
-      const g = this.geometryOf(space);
-      for (const a of space.cellapps()) this.registry.members.get(a)?.channel.send(CellMsg.updateGeometry, g);
-      this.log.warn(
-        `space ${space.id} lost ${gone.length} cell(s) with cellapp ${cellapp}; their neighbours took their area`,
-      );
-    }
-    return bare;
+    return dropCellApp(this.#trees, cellapp);
   }
 
-  /**
-   * Gives a space a new tree (load balancing moved a partition, added or
-   * removed a cell). A cellapp new to the space makes its cell first, so that
-   * no neighbour sends it a ghost or an entity before the cell exists; then
-   * every cellapp that runs or ran a cell of the space hears the new
-   * geometry (a cellapp whose cell left the tree hands its last entities
-   * over and drops the cell).
-   */
-  async setTree(space: Space, tree: BspNode): Promise<void> {
-    const before = space.cellapps();
-    space.tree = tree;
-    const after = space.cellapps();
-    const fresh = after.filter((a) => !before.includes(a));
-    const g = this.geometryOf(space);
-    let failed: Error | null = null;
-    if (fresh.length > 0) {
-      space.placing = true;
-      const made = await Promise.allSettled(fresh.map((a) => {
-        const m = this.registry.members.get(a);
-        if (!m) throw new Error(`cellapp ${a} is gone`);
-        return m.channel.request(CellMsg.createCell, g);
-      }));
-      space.placing = false;
-      if (this.all.get(space.id) !== space || space.tree !== tree) return;
-      // A cell that could not be made leaves the tree again (its zero-width leaf or, when it grew, its area goes back).
-      made.forEach((r, i) => {
-        if (r.status === "fulfilled") return;
-        failed = r.reason as Error;
-        for (const c of space.cells()) {
-          if (c.cellapp === fresh[i]) space.tree = removeCell(space.tree, c.id) ?? space.tree;
-        }
-      });
-    }
-    const geometry = space.tree === tree ? g : this.geometryOf(space);
-    const now = space.cellapps();
-    for (const a of new Set([...before, ...now])) {
-      // A new cellapp made its cell from this geometry already.
-      if (fresh.includes(a) && geometry === g) continue;
-      this.registry.members.get(a)?.channel.send(CellMsg.updateGeometry, geometry);
-    }
-    for (const c of before) if (!now.includes(c)) this.log.info(`space ${space.id} no longer uses cellapp ${c}`);
-    if (failed) throw new Error(`a new cell of space ${space.id} could not be made: ${(failed as Error).message}`);
+  /** Gives a space a new tree (tree_changes.ts setTree): load balancing moved a partition, added or removed a cell. */
+  setTree(space: Space, tree: BspNode): Promise<void> {
+    return setTree(this.#trees, space, tree);
   }
 
-  /**
-   * Seed 004: every space keeps at least one cell. Each bare space (see
-   * onCellAppLeft) gets one new cell covering it, with a fresh cell id, on
-   * the least loaded live cellapp; with no cellapp alive it stays bare until
-   * one registers (call again then). Resolves once the cellapps answered; a
-   * failure is logged and leaves the space bare for the next call.
-   */
-  async giveCellsToBareSpaces(): Promise<void> {
-    const jobs: Promise<void>[] = [];
-    for (const space of this.all.values()) {
-      if (!space.bare || space.placing) continue;
-      const [app] = this.findBestCellApps(1, space.preferredHost);
-      if (!app) {
-        this.log.warn(`space ${space.id} has no cell: no cellapp is alive to run one`);
-        continue;
-      }
-      const id = Math.max(...space.cells().map((c) => c.id)) + 1;
-      space.tree = { cell: { id, cellapp: app.id } };
-      space.bare = false;
-      space.placing = true;
-      jobs.push(
-        app.channel.request(CellMsg.createCell, this.geometryOf(space)).then(
-          () => {
-            space.placing = false;
-            this.log.info(`space ${space.id} has a new cell ${id} on cellapp ${app.id}`);
-          },
-          (e) => {
-            space.placing = false;
-            if (this.all.get(space.id) !== space) return;
-            space.bare = true;
-            this.log.error(
-              `space ${space.id}: creating its new cell ${id} on cellapp ${app.id} failed: ${(e as Error).message}`,
-            );
-            // That cellapp died meanwhile: try the next one now. One that refused is tried when a cellapp joins or leaves.
-            if (!this.registry.members.has(app.id)) return this.giveCellsToBareSpaces();
-          },
-        ),
-      );
-    }
-    await Promise.all(jobs);
+  /** Seed 004: each space that lost its only cell gets a new one on a live cellapp (tree_changes.ts). */
+  giveCellsToBareSpaces(): Promise<void> {
+    return giveCellsToBareSpaces(this.#trees);
   }
 
-  /**
-   * Resolves once `space` has a cell on a live cellapp again (placing one now if it is bare), or after `ms`: a
-   * restore or a login that arrives while its space lost its only cell waits for the new one rather than failing.
-   */
-  async placed(space: Space, ms: number = PLACE_WAIT_MS): Promise<void> {
-    const end = performance.now() + ms;
-    while ((space.bare || space.placing) && this.all.get(space.id) === space && performance.now() < end) {
-      if (space.bare && !space.placing) await this.giveCellsToBareSpaces();
-      if (space.bare || space.placing) await new Promise((r) => setTimeout(r, 50));
-    }
+  /** Resolves once `space` has a cell on a live cellapp again, or after `ms` (tree_changes.ts placed). */
+  placed(space: Space, ms: number = PLACE_WAIT_MS): Promise<void> {
+    return placed(this.#trees, space, ms);
   }
-}
-
-/** How long a request for a space that lost its only cell waits for the new one. */
-export const PLACE_WAIT_MS = 5000;
-
-function hostOf(address: string): string {
-  return address.replace(/:\d+$/, "").replace(/^\[|\]$/g, "");
 }

@@ -2,7 +2,7 @@
 import { rectToArray } from "../core/geo/rect.ts";
 import type { CellReport } from "../core/wire/mod.ts";
 import type { CellView, SpaceSummaryView } from "../core/views.ts";
-import type { Space } from "./spaces.ts";
+import type { Space } from "./space.ts";
 
 /** The cells of `s` with their latest reports. */
 export function cellViews(s: Space, reports: ReadonlyMap<string, CellReport>): CellView[] {

@@ -11,7 +11,7 @@ import type { Logger } from "../../core/log.ts";
 import type { CellReport } from "../../core/wire/mod.ts";
 import type { BalanceSampleView, BalanceView, PartitionView } from "../../core/views.ts";
 import type { Member } from "../registry.ts";
-import type { Space } from "../spaces.ts";
+import type { Space } from "../space.ts";
 import { type CellLoad, DEFAULT_BALANCE } from "./types.ts";
 import { addCell, type CellPlanOptions, DEFAULT_CELL_PLAN, planAdd, planRetire, readyToLeave } from "./cells.ts";
 import { SpaceBalancer } from "./partition.ts";

@@ -1,0 +1,66 @@
+/** Where a base's cell entity is made: the cellapp that holds its real already, else the cell covering its position. */
+import { type CellEntitySpec, CellMsg } from "../core/wire/mod.ts";
+import { cellIndexAt } from "../core/geo/bsp.ts";
+import type { Rect } from "../core/geo/rect.ts";
+import type { Logger } from "../core/log.ts";
+import type { SpaceEntities } from "../core/game.ts";
+import type { Registry } from "./registry.ts";
+import type { Spaces } from "./spaces.ts";
+import { DEFAULT_SPACE_ID } from "./space.ts";
+import { holderOf } from "./restore.ts";
+
+/** Where a cell entity was made. */
+export interface CellEntityPlace {
+  spaceId: number;
+  cellapp: number;
+  cellappAddress: string;
+}
+
+/** What making a cell entity needs of the cellappmgr. */
+export interface CellEntityHost {
+  readonly registry: Registry;
+  readonly spaces: Spaces;
+  /** Resolves once the rejoin window is closed (rejoin.ts). */
+  readonly rejoin: { wait(): Promise<void> };
+  readonly log: Logger;
+  /** Resolves once the default space exists (or could not be made). */
+  ensureDefaultSpace(): Promise<void>;
+  /** What the game puts in a new space (spawn_guard.ts gameEntities). */
+  gameEntities(bounds: Rect, isDefault: boolean, npcs: number): SpaceEntities[];
+}
+
+/**
+ * Makes a base's cell entity: in its space (or a new one, seed 003's
+ * createEntityInNewSpace), on the cellapp whose cell contains its position.
+ */
+export async function createCellEntity(host: CellEntityHost, spec: CellEntitySpec): Promise<CellEntityPlace> {
+  await host.rejoin.wait();
+  // Its real may live on (its baseapp died and came back, or lost the answer): that cellapp adopts it, wherever it
+  // walked since the base last knew, rather than a second real being made where the base thinks it is.
+  const holder = await holderOf(host.registry, spec.entityId, host.log);
+  if (holder) {
+    await holder.channel.request(CellMsg.createCellEntity, { ...spec, spaceId: holder.spaceId });
+    return { spaceId: holder.spaceId, cellapp: holder.id, cellappAddress: holder.address };
+  }
+  if (spec.spaceId === DEFAULT_SPACE_ID) await host.ensureDefaultSpace();
+  const [x, , z] = spec.position;
+  const around = { minX: x - 1000, minZ: z - 1000, maxX: x + 1000, maxZ: z + 1000 };
+  const space = spec.spaceId === 0
+    ? await host.spaces.create({ bounds: around, cells: 1, entities: host.gameEntities(around, false, 0) })
+    : host.spaces.all.get(spec.spaceId);
+  if (!space) {
+    throw new Error(
+      `no space ${spec.spaceId}${
+        spec.spaceId === DEFAULT_SPACE_ID ? " (the default space is made once a cellapp has registered)" : ""
+      }`,
+    );
+  }
+  if (space.shuttingDown) throw new Error(`space ${space.id} is shutting down`);
+  await host.spaces.placed(space);
+  const cell = space.cells()[cellIndexAt(space.tree, x, z)];
+  const m = host.registry.members.get(cell.cellapp);
+  if (!m) throw new Error(`the cellapp ${cell.cellapp} of space ${space.id} is gone`);
+  await m.channel.request(CellMsg.createCellEntity, { ...spec, spaceId: space.id });
+  space.hasHadEntities = true;
+  return { spaceId: space.id, cellapp: m.id, cellappAddress: m.address };
+}
