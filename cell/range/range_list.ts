@@ -153,7 +153,7 @@ export class RangeList {
     const kz = s.kz, lz = kz[t.lower.idx], uz = kz[t.upper.idx], up = t.upper.idx, ord = s.ord, nx = s.nx;
     for (let p = nx[t.lower.idx]; p !== up; p = nx[p]) {
       if (ord[p] === ORDER_ENTITY && (wants & (s.flags[p] >> 8)) !== 0 && p !== on.idx && kz[p] >= lz && kz[p] <= uz) {
-        t.enter(s.nodes[p]!);
+        t.enter(s.nodes[p]!, s.entities[p]!);
       }
     }
     if (circle) t.recheckAll();
@@ -368,8 +368,8 @@ export class RangeList {
       if (ord[p] !== ORDER_LOWER || (flags[p] & n.makes) === 0) continue;
       const t = s.nodes[p]!.trigger!;
       if (t.owner === n || x > kx[t.upper.idx] || z < kz[t.lower.idx] || z > kz[t.upper.idx]) continue;
-      if (entering) t.enter(n);
-      else t.leave(n);
+      if (entering) t.enter(n, n.entity!);
+      else t.leave(n, n.entity!);
     }
   }
 

@@ -7,7 +7,8 @@
  * and "before the upper bound" on X and on Z, so the square's inside state flips exactly when the other axis is
  * inside too, which is tested with the coordinates the nodes are sorted by on that axis.
  */
-import { ORDER_HEAD, ORDER_LOWER, ORDER_TAIL, type RangeNode } from "./range_node.ts";
+import { ORDER_HEAD, ORDER_LOWER, ORDER_TAIL, type RangeEntity, type RangeNode } from "./range_node.ts";
+import type { RangeTrigger } from "./range_trigger.ts";
 
 /** Slot of the head terminator (at -Infinity on both axes). */
 export const HEAD = 0;
@@ -35,6 +36,13 @@ export class RangeStore {
   sibling = new Int32Array(0);
   /** The node object of each slot (null for the terminators and free slots). */
   readonly nodes: (RangeNode | null)[] = [null, null];
+  /**
+   * Each slot's trigger (for a bound) and entity (for an entity node), so that an event reaches them without
+   * loading the node objects: each object on the way is a cache miss.
+   */
+  readonly triggers: (RangeTrigger | null)[] = [null, null];
+  /** See `triggers`. */
+  readonly entities: (RangeEntity | null)[] = [null, null];
   readonly #free: number[] = [];
   #used = 2;
 
@@ -66,6 +74,8 @@ export class RangeStore {
     this.flags[i] = n.wants | (n.makes << 8);
     this.owner[i] = this.sibling[i] = -1;
     this.nodes[i] = n;
+    this.triggers[i] = n.trigger;
+    this.entities[i] = n.entity;
     n.idx = i;
     n.store = this;
     return i;
@@ -79,7 +89,7 @@ export class RangeStore {
     px[nx[i]] = px[i];
     nz[pz[i]] = nz[i];
     pz[nz[i]] = pz[i];
-    this.nodes[i] = null;
+    this.nodes[i] = this.triggers[i] = this.entities[i] = null;
     this.#free.push(i);
     n.idx = -1;
     n.store = null;
@@ -111,9 +121,9 @@ function cross(s: RangeStore, other: Float64Array, b: number, e: number, entityA
   if (s.owner[b] === e) return;
   const v = other[e], lower = s.ord[b] === ORDER_LOWER, c = s.sibling[b];
   if (lower ? v < other[b] || v > other[c] : v < other[c] || v > other[b]) return;
-  const t = s.nodes[b]!.trigger!;
-  if (lower === entityAfter) t.enter(s.nodes[e]!);
-  else t.leave(s.nodes[e]!);
+  const t = s.triggers[b]!;
+  if (lower === entityAfter) t.enter(s.nodes[e]!, s.entities[e]!);
+  else t.leave(s.nodes[e]!, s.entities[e]!);
 }
 
 // Moves slot `i` along the axis of keys `K` and links `P`/`N` to where its key belongs, reporting crossings;

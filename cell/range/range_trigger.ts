@@ -118,15 +118,15 @@ export class RangeTrigger {
     this.#radius = radius;
   }
 
-  /** @internal An entity node came inside the square. */
-  enter(n: RangeNode): void {
+  /** @internal An entity node came inside the square; `e` is its entity, which the caller has at hand. */
+  enter(n: RangeNode, e: RangeEntity): void {
     if (this.implicit) {
-      this.list!.queueEvent(this, n.entity!, true);
+      this.list!.queueEvent(this, e, true);
       return;
     }
-    if (this.filter !== null && !this.filter(n.entity!)) return;
+    if (this.filter !== null && !this.filter(e)) return;
     if (this.inCircle === null) {
-      this.members.set(n, this.list!.queueEvent(this, n.entity!, true));
+      this.members.set(n, this.list!.queueEvent(this, e, true));
     } else {
       this.members.set(n, -1);
       if (n.circles === null) n.circles = [this];
@@ -134,12 +134,12 @@ export class RangeTrigger {
     }
   }
 
-  /** @internal An entity node went outside the square (or off the list). */
-  leave(n: RangeNode): void {
+  /** @internal An entity node went outside the square (or off the list); `e` is its entity. */
+  leave(n: RangeNode, e: RangeEntity): void {
     if (this.implicit) {
       // An enter and a leave of the same node in one batch cancel out, as in #left.
-      if (this.pendingEnters === 0 || !this.list!.cancelLatestEnter(this, n.entity!)) {
-        this.list!.queueEvent(this, n.entity!, false);
+      if (this.pendingEnters === 0 || !this.list!.cancelLatestEnter(this, e)) {
+        this.list!.queueEvent(this, e, false);
       }
       return;
     }
