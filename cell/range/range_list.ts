@@ -143,6 +143,8 @@ export class RangeList {
       b.list = this;
       this.#nodes++;
     }
+    t.lowerSlot = t.lower.idx;
+    t.upperSlot = t.upper.idx;
     s.owner[t.lower.idx] = s.owner[t.upper.idx] = on.idx;
     s.sibling[t.lower.idx] = t.upper.idx;
     s.sibling[t.upper.idx] = t.lower.idx;
@@ -296,7 +298,7 @@ export class RangeList {
   #moveBounds(owned: RangeTrigger[], x: number, z: number, ox: number, oz: number, leading: boolean): void {
     const s = this.#s, kx = s.kx, kz = s.kz, n = owned.length;
     for (let j = 0; j < n; j++) {
-      const t = owned[leading ? j : n - 1 - j], r = t.radius, up = t.upper.idx, lo = t.lower.idx;
+      const t = owned[leading ? j : n - 1 - j], r = t.rawRadius, up = t.upperSlot, lo = t.lowerSlot;
       if (x !== ox) {
         const b = (x > ox) === leading ? up : lo;
         kx[b] = b === up ? x + r : x - r;
@@ -341,6 +343,7 @@ export class RangeList {
     this.#s.release(t.lower);
     this.#s.release(t.upper);
     t.lower.list = t.upper.list = null;
+    t.lowerSlot = t.upperSlot = -1;
     this.#nodes -= 2;
     const owned = t.owner.owned!;
     owned.splice(owned.indexOf(t), 1);
