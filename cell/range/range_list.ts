@@ -107,25 +107,7 @@ export class RangeList {
     const ox = kx[i], oz = kz[i];
     if (x === ox && z === oz) return;
     const owned = n.owned;
-    if (owned !== null) {
-      for (let i = 0; i < owned.length; i++) {
-        const t = owned[i], r = t.radius;
-        if (x > ox) {
-          kx[t.upper.idx] = x + r;
-          shuffleX(s, t.upper.idx);
-        } else if (x < ox) {
-          kx[t.lower.idx] = x - r;
-          shuffleX(s, t.lower.idx);
-        }
-        if (z > oz) {
-          kz[t.upper.idx] = z + r;
-          shuffleZ(s, t.upper.idx);
-        } else if (z < oz) {
-          kz[t.lower.idx] = z - r;
-          shuffleZ(s, t.lower.idx);
-        }
-      }
-    }
+    if (owned !== null) this.#moveBounds(owned, x, z, ox, oz, true);
     if (x !== ox) {
       kx[i] = x;
       shuffleX(s, i);
@@ -135,24 +117,8 @@ export class RangeList {
       shuffleZ(s, i);
     }
     if (owned !== null) {
-      for (let i = owned.length - 1; i >= 0; i--) {
-        const t = owned[i], r = t.radius;
-        if (x > ox) {
-          kx[t.lower.idx] = x - r;
-          shuffleX(s, t.lower.idx);
-        } else if (x < ox) {
-          kx[t.upper.idx] = x + r;
-          shuffleX(s, t.upper.idx);
-        }
-        if (z > oz) {
-          kz[t.lower.idx] = z - r;
-          shuffleZ(s, t.lower.idx);
-        } else if (z < oz) {
-          kz[t.upper.idx] = z + r;
-          shuffleZ(s, t.upper.idx);
-        }
-      }
-      for (let i = 0; i < owned.length; i++) if (owned[i].inCircle !== null) owned[i].recheckAll();
+      this.#moveBounds(owned, x, z, ox, oz, false);
+      for (let k = 0; k < owned.length; k++) if (owned[k].inCircle !== null) owned[k].recheckAll();
     }
     const circles = n.circles;
     if (circles !== null) { for (let k = 0; k < circles.length; k++) circles[k].recheck(n); }
@@ -177,6 +143,8 @@ export class RangeList {
       b.list = this;
       this.#nodes++;
     }
+    t.lowerSlot = t.lower.idx;
+    t.upperSlot = t.upper.idx;
     s.owner[t.lower.idx] = s.owner[t.upper.idx] = on.idx;
     s.sibling[t.lower.idx] = t.upper.idx;
     s.sibling[t.upper.idx] = t.lower.idx;
@@ -187,7 +155,7 @@ export class RangeList {
     const kz = s.kz, lz = kz[t.lower.idx], uz = kz[t.upper.idx], up = t.upper.idx, ord = s.ord, nx = s.nx;
     for (let p = nx[t.lower.idx]; p !== up; p = nx[p]) {
       if (ord[p] === ORDER_ENTITY && (wants & (s.flags[p] >> 8)) !== 0 && p !== on.idx && kz[p] >= lz && kz[p] <= uz) {
-        t.enter(s.nodes[p]!);
+        t.enter(s.nodes[p]!, s.entities[p]!);
       }
     }
     if (circle) t.recheckAll();
@@ -323,6 +291,27 @@ export class RangeList {
     return out;
   }
 
+  /**
+   * Moves the bounds of an entity's triggers from its old position (ox, oz) to (x, z): the `leading` ones (those
+   * ahead of the move on each axis) in trigger order, else the trailing ones in reverse order.
+   */
+  #moveBounds(owned: RangeTrigger[], x: number, z: number, ox: number, oz: number, leading: boolean): void {
+    const s = this.#s, kx = s.kx, kz = s.kz, n = owned.length;
+    for (let j = 0; j < n; j++) {
+      const t = owned[leading ? j : n - 1 - j], r = t.rawRadius, up = t.upperSlot, lo = t.lowerSlot;
+      if (x !== ox) {
+        const b = (x > ox) === leading ? up : lo;
+        kx[b] = b === up ? x + r : x - r;
+        shuffleX(s, b);
+      }
+      if (z !== oz) {
+        const b = (z > oz) === leading ? up : lo;
+        kz[b] = b === up ? z + r : z - r;
+        shuffleZ(s, b);
+      }
+    }
+  }
+
   #deliver(): void {
     if (this.#delivering || this.#qHead === this.#qTail) return;
     this.#delivering = true;
@@ -354,6 +343,7 @@ export class RangeList {
     this.#s.release(t.lower);
     this.#s.release(t.upper);
     t.lower.list = t.upper.list = null;
+    t.lowerSlot = t.upperSlot = -1;
     this.#nodes -= 2;
     const owned = t.owner.owned!;
     owned.splice(owned.indexOf(t), 1);
@@ -381,8 +371,8 @@ export class RangeList {
       if (ord[p] !== ORDER_LOWER || (flags[p] & n.makes) === 0) continue;
       const t = s.nodes[p]!.trigger!;
       if (t.owner === n || x > kx[t.upper.idx] || z < kz[t.lower.idx] || z > kz[t.upper.idx]) continue;
-      if (entering) t.enter(n);
-      else t.leave(n);
+      if (entering) t.enter(n, n.entity!);
+      else t.leave(n, n.entity!);
     }
   }
 

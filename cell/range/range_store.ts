@@ -7,7 +7,8 @@
  * and "before the upper bound" on X and on Z, so the square's inside state flips exactly when the other axis is
  * inside too, which is tested with the coordinates the nodes are sorted by on that axis.
  */
-import { ORDER_HEAD, ORDER_LOWER, ORDER_TAIL, type RangeNode } from "./range_node.ts";
+import { ORDER_HEAD, ORDER_LOWER, ORDER_TAIL, type RangeEntity, type RangeNode } from "./range_node.ts";
+import type { RangeTrigger } from "./range_trigger.ts";
 
 /** Slot of the head terminator (at -Infinity on both axes). */
 export const HEAD = 0;
@@ -35,6 +36,13 @@ export class RangeStore {
   sibling = new Int32Array(0);
   /** The node object of each slot (null for the terminators and free slots). */
   readonly nodes: (RangeNode | null)[] = [null, null];
+  /**
+   * Each slot's trigger (for a bound) and entity (for an entity node), so that an event reaches them without
+   * loading the node objects: each object on the way is a cache miss.
+   */
+  readonly triggers: (RangeTrigger | null)[] = [null, null];
+  /** See `triggers`. */
+  readonly entities: (RangeEntity | null)[] = [null, null];
   readonly #free: number[] = [];
   #used = 2;
 
@@ -66,6 +74,8 @@ export class RangeStore {
     this.flags[i] = n.wants | (n.makes << 8);
     this.owner[i] = this.sibling[i] = -1;
     this.nodes[i] = n;
+    this.triggers[i] = n.trigger;
+    this.entities[i] = n.entity;
     n.idx = i;
     n.store = this;
     return i;
@@ -79,7 +89,7 @@ export class RangeStore {
     px[nx[i]] = px[i];
     nz[pz[i]] = nz[i];
     pz[nz[i]] = pz[i];
-    this.nodes[i] = null;
+    this.nodes[i] = this.triggers[i] = this.entities[i] = null;
     this.#free.push(i);
     n.idx = -1;
     n.store = null;
@@ -106,94 +116,73 @@ export class RangeStore {
 }
 
 // Only typed arrays until the crossing turns out to change the inside state: object loads are cache misses.
-function crossX(s: RangeStore, b: number, e: number, entityAfter: boolean): void {
+// Bound `b` and entity `e` crossed on one axis; `other` holds the keys of the other axis, where the square is tested.
+function cross(s: RangeStore, other: Float64Array, b: number, e: number, entityAfter: boolean): void {
   if (s.owner[b] === e) return;
-  const kz = s.kz, z = kz[e], lower = s.ord[b] === ORDER_LOWER, c = s.sibling[b];
-  if (lower ? z < kz[b] || z > kz[c] : z < kz[c] || z > kz[b]) return;
-  const t = s.nodes[b]!.trigger!;
-  if (lower === entityAfter) t.enter(s.nodes[e]!);
-  else t.leave(s.nodes[e]!);
+  const v = other[e], lower = s.ord[b] === ORDER_LOWER, c = s.sibling[b];
+  if (lower ? v < other[b] || v > other[c] : v < other[c] || v > other[b]) return;
+  const t = s.triggers[b]!;
+  if (lower === entityAfter) t.enter(s.nodes[e]!, s.entities[e]!);
+  else t.leave(s.nodes[e]!, s.entities[e]!);
 }
 
-function crossZ(s: RangeStore, b: number, e: number, entityAfter: boolean): void {
-  if (s.owner[b] === e) return;
-  const kx = s.kx, x = kx[e], lower = s.ord[b] === ORDER_LOWER, c = s.sibling[b];
-  if (lower ? x < kx[b] || x > kx[c] : x < kx[c] || x > kx[b]) return;
-  const t = s.nodes[b]!.trigger!;
-  if (lower === entityAfter) t.enter(s.nodes[e]!);
-  else t.leave(s.nodes[e]!);
+// Moves slot `i` along the axis of keys `K` and links `P`/`N` to where its key belongs, reporting crossings;
+// `other` is the other axis's keys.
+function shuffleOn(s: RangeStore, K: Float64Array, P: Int32Array, N: Int32Array, other: Float64Array, i: number): void {
+  const O = s.ord, FL = s.flags;
+  const k = K[i], o = O[i], wi = FL[i] & 0xff, mi = FL[i] >> 8;
+  const p0 = P[i], q0 = N[i];
+  let p = p0, q = q0;
+  // Walk without relinking what is passed (its order does not change), then move i once. An entity (wants
+  // nothing) crosses only bounds that want what it makes, a bound only entities that make what it wants: one
+  // test per node passed.
+  if (k < K[p] || (k === K[p] && o < O[p])) {
+    if (wi === 0) {
+      do {
+        if ((FL[p] & mi) !== 0) cross(s, other, p, i, false);
+        q = p;
+        p = P[p];
+      } while (k < K[p] || (k === K[p] && o < O[p]));
+    } else {
+      do {
+        if ((wi & (FL[p] >> 8)) !== 0) cross(s, other, i, p, true);
+        q = p;
+        p = P[p];
+      } while (k < K[p] || (k === K[p] && o < O[p]));
+    }
+  } else if (k > K[q] || (k === K[q] && o > O[q])) {
+    if (wi === 0) {
+      do {
+        if ((FL[q] & mi) !== 0) cross(s, other, q, i, true);
+        p = q;
+        q = N[q];
+      } while (k > K[q] || (k === K[q] && o > O[q]));
+    } else {
+      do {
+        if ((wi & (FL[q] >> 8)) !== 0) cross(s, other, i, q, false);
+        p = q;
+        q = N[q];
+      } while (k > K[q] || (k === K[q] && o > O[q]));
+    }
+  } else {
+    return;
+  }
+  N[p0] = q0;
+  P[q0] = p0;
+  P[i] = p;
+  N[p] = i;
+  N[i] = q;
+  P[q] = i;
 }
 
 /** Moves slot `i` along the X list to where its key belongs, reporting crossings. */
 export function shuffleX(s: RangeStore, i: number): void {
-  const K = s.kx, P = s.px, N = s.nx, O = s.ord, FL = s.flags;
-  const x = K[i], o = O[i], wi = FL[i] & 0xff, mi = FL[i] >> 8;
-  let p = P[i], q = N[i];
-  if (x < K[p] || (x === K[p] && o < O[p])) {
-    do {
-      const fp = FL[p];
-      if ((fp & mi) !== 0) crossX(s, p, i, false);
-      else if ((wi & (fp >> 8)) !== 0) crossX(s, i, p, true);
-      const pp = P[p];
-      N[p] = q;
-      P[q] = p;
-      q = p;
-      p = pp;
-    } while (x < K[p] || (x === K[p] && o < O[p]));
-  } else if (x > K[q] || (x === K[q] && o > O[q])) {
-    do {
-      const fq = FL[q];
-      if ((fq & mi) !== 0) crossX(s, q, i, true);
-      else if ((wi & (fq >> 8)) !== 0) crossX(s, i, q, false);
-      const qq = N[q];
-      P[q] = p;
-      N[p] = q;
-      p = q;
-      q = qq;
-    } while (x > K[q] || (x === K[q] && o > O[q]));
-  } else {
-    return;
-  }
-  P[i] = p;
-  N[p] = i;
-  N[i] = q;
-  P[q] = i;
+  shuffleOn(s, s.kx, s.px, s.nx, s.kz, i);
 }
 
 /** Moves slot `i` along the Z list to where its key belongs, reporting crossings. */
 export function shuffleZ(s: RangeStore, i: number): void {
-  const K = s.kz, P = s.pz, N = s.nz, O = s.ord, FL = s.flags;
-  const z = K[i], o = O[i], wi = FL[i] & 0xff, mi = FL[i] >> 8;
-  let p = P[i], q = N[i];
-  if (z < K[p] || (z === K[p] && o < O[p])) {
-    do {
-      const fp = FL[p];
-      if ((fp & mi) !== 0) crossZ(s, p, i, false);
-      else if ((wi & (fp >> 8)) !== 0) crossZ(s, i, p, true);
-      const pp = P[p];
-      N[p] = q;
-      P[q] = p;
-      q = p;
-      p = pp;
-    } while (z < K[p] || (z === K[p] && o < O[p]));
-  } else if (z > K[q] || (z === K[q] && o > O[q])) {
-    do {
-      const fq = FL[q];
-      if ((fq & mi) !== 0) crossZ(s, q, i, true);
-      else if ((wi & (fq >> 8)) !== 0) crossZ(s, i, q, false);
-      const qq = N[q];
-      P[q] = p;
-      N[p] = q;
-      p = q;
-      q = qq;
-    } while (z > K[q] || (z === K[q] && o > O[q]));
-  } else {
-    return;
-  }
-  P[i] = p;
-  N[p] = i;
-  N[i] = q;
-  P[q] = i;
+  shuffleOn(s, s.kz, s.pz, s.nz, s.kx, i);
 }
 
 /** Links slot `i` into one axis (X when `onX`) where it belongs, searching from linked slot `start`; no crossings. */

@@ -52,7 +52,15 @@ export class RangeTrigger {
   readonly lower: RangeNode;
   /** The upper bound node, at the owner's position plus the radius on both axes. */
   readonly upper: RangeNode;
-  #radius: number;
+  /**
+   * @internal The radius and the bounds' store slots (fixed while linked) as plain fields, which the owner's
+   * every move reads: one object load instead of three.
+   */
+  rawRadius: number;
+  /** @internal See `rawRadius`; set by the list once the bounds have slots. */
+  lowerSlot = -1;
+  /** @internal See `rawRadius`. */
+  upperSlot = -1;
 
   constructor(
     list: RangeList,
@@ -65,7 +73,7 @@ export class RangeTrigger {
     readonly filter: ((entity: RangeEntity) => boolean) | null,
   ) {
     this.list = list;
-    this.#radius = radius;
+    this.rawRadius = radius;
     this.inCircle = circle ? new Map() : null;
     this.implicit = !circle && filter === null;
     // Bounds make nothing, so they never fire on each other or on other triggers' bounds.
@@ -75,7 +83,7 @@ export class RangeTrigger {
 
   /** The half-side of the square, and the circle's radius. */
   get radius(): number {
-    return this.#radius;
+    return this.rawRadius;
   }
 
   /** The entity that owns the trigger. */
@@ -115,18 +123,18 @@ export class RangeTrigger {
 
   /** @internal Sets the radius field; only the list calls this, along with moving the bounds. */
   storeRadius(radius: number): void {
-    this.#radius = radius;
+    this.rawRadius = radius;
   }
 
-  /** @internal An entity node came inside the square. */
-  enter(n: RangeNode): void {
+  /** @internal An entity node came inside the square; `e` is its entity, which the caller has at hand. */
+  enter(n: RangeNode, e: RangeEntity): void {
     if (this.implicit) {
-      this.list!.queueEvent(this, n.entity!, true);
+      this.list!.queueEvent(this, e, true);
       return;
     }
-    if (this.filter !== null && !this.filter(n.entity!)) return;
+    if (this.filter !== null && !this.filter(e)) return;
     if (this.inCircle === null) {
-      this.members.set(n, this.list!.queueEvent(this, n.entity!, true));
+      this.members.set(n, this.list!.queueEvent(this, e, true));
     } else {
       this.members.set(n, -1);
       if (n.circles === null) n.circles = [this];
@@ -134,12 +142,12 @@ export class RangeTrigger {
     }
   }
 
-  /** @internal An entity node went outside the square (or off the list). */
-  leave(n: RangeNode): void {
+  /** @internal An entity node went outside the square (or off the list); `e` is its entity. */
+  leave(n: RangeNode, e: RangeEntity): void {
     if (this.implicit) {
       // An enter and a leave of the same node in one batch cancel out, as in #left.
-      if (this.pendingEnters === 0 || !this.list!.cancelLatestEnter(this, n.entity!)) {
-        this.list!.queueEvent(this, n.entity!, false);
+      if (this.pendingEnters === 0 || !this.list!.cancelLatestEnter(this, e)) {
+        this.list!.queueEvent(this, e, false);
       }
       return;
     }
@@ -162,7 +170,7 @@ export class RangeTrigger {
     const o = this.owner;
     const dx = n.x - o.x;
     const dz = n.z - o.z;
-    const r = this.#radius;
+    const r = this.rawRadius;
     const inCircle = this.inCircle!;
     const i = inCircle.get(n);
     if (dx * dx + dz * dz <= r * r) {
