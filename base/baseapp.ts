@@ -1,4 +1,4 @@
-import type { Config } from "../core/config.ts";
+import type { Config } from "../core/config/mod.ts";
 import type { Logger } from "../core/log.ts";
 import { type MemberProcess, startMember } from "../core/member_process.ts";
 import { openKv } from "../core/kv.ts";

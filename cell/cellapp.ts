@@ -1,4 +1,4 @@
-import type { Config } from "../core/config.ts";
+import type { Config } from "../core/config/mod.ts";
 import { moveTrace } from "../core/trace.ts";
 import { type Logger, Throttle } from "../core/log.ts";
 import { type MemberProcess, startMember } from "../core/member_process.ts";
@@ -29,7 +29,7 @@ import type { CellHost } from "./cell_host.ts";
 import type { Entity } from "./entity.ts";
 import { configureSpaceAoI, type WitnessOptions } from "./witness/mod.ts";
 import { GHOST_DEFAULTS } from "./borders/mod.ts";
-import { AOI_HYSTERESIS } from "../core/config.ts";
+import { AOI_HYSTERESIS } from "../core/config/mod.ts";
 import { cellRects } from "../core/geo/bsp.ts";
 import { rectFromArray } from "../core/geo/rect.ts";
 import { Loopback } from "./loopback.ts";

@@ -4,7 +4,7 @@
  * and stops them all on SIGINT or SIGTERM.
  */
 import { fileURLToPath as fromFileUrl } from "node:url";
-import type { Config } from "../core/config.ts";
+import type { Config } from "../core/config/mod.ts";
 import { createLogger, type Logger } from "../core/log.ts";
 import { announceReady, onStopSignal, PARENT_WATCH_ENV, type ReadyInfo } from "../core/process.ts";
 import { StartError } from "./roles.ts";

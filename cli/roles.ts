@@ -1,5 +1,5 @@
 /** Starts one role in this process: the glue between config, roles and the admin API. */
-import type { Config } from "../core/config.ts";
+import type { Config } from "../core/config/mod.ts";
 import { createLogger, type Logger } from "../core/log.ts";
 import { announceReady, onStopSignal, watchParent } from "../core/process.ts";
 import { formatAddress } from "../core/wire/mod.ts";

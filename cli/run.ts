@@ -5,7 +5,7 @@
  * framework's mod.ts.
  */
 import { fileURLToPath } from "node:url";
-import { ConfigError, parseCommand, USAGE } from "../core/config.ts";
+import { ConfigError, parseCommand, USAGE } from "../core/config/mod.ts";
 import { runLocalCluster } from "./local_cluster.ts";
 import { runRole, StartError } from "./roles.ts";
 import { GameLoadError, gamePath, loadGame } from "./game.ts";

@@ -1,4 +1,4 @@
-import type { Config } from "./config.ts";
+import type { Config } from "./config/mod.ts";
 import type { Logger } from "./log.ts";
 import { Handlers, MgrLink, Peers, ProcMsg, type SpaceGeometry, WireServer } from "./wire/mod.ts";
 

@@ -5,7 +5,7 @@
  * ghost radius >= AoI radius + AoI hysteresis + offload hysteresis, or a witness misses entities of the neighbour.
  * The cellappmgr, the cellapps, the admin API and scripts all check through here, so they say the same thing.
  */
-import { AOI_HYSTERESIS, OFFLOAD_HYSTERESIS } from "./config.ts";
+import { AOI_HYSTERESIS, OFFLOAD_HYSTERESIS } from "./config/mod.ts";
 
 /** What a space may set; unset ones are the cluster's (`--aoi-radius`, `--ghost-radius`). */
 export interface SpaceSettings {
@@ -21,7 +21,7 @@ export interface SpaceSettingsView {
   ghostRadius: number;
 }
 
-/** The cluster's defaults when none are configured (core/config.ts's). */
+/** The cluster's defaults when none are configured (core/config/defaults.ts's). */
 export const SPACE_SETTINGS_DEFAULTS: SpaceSettingsView = {
   aoiRadius: 500,
   ghostRadius: 500 + AOI_HYSTERESIS + OFFLOAD_HYSTERESIS,

@@ -5,7 +5,7 @@
  * between; ready once the admin API lists the processes a benchmark needs;
  * stopped through the admin API, or killed by pid if that fails.
  */
-import { parseCommand } from "../../core/config.ts";
+import { parseCommand } from "../../core/config/mod.ts";
 import { createLogger } from "../../core/log.ts";
 import type { ClusterView } from "../../core/views.ts";
 import {

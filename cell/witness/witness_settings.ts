@@ -6,7 +6,7 @@
  */
 import type { WitnessSettings } from "../../core/script.ts";
 import { GHOST_RULE, maxAoIRadius, type SpaceSettingsView } from "../../core/space_settings.ts";
-import { OFFLOAD_HYSTERESIS } from "../../core/config.ts";
+import { OFFLOAD_HYSTERESIS } from "../../core/config/mod.ts";
 import type { WitnessCell } from "./host.ts";
 import type { Witness } from "./witness.ts";
 import { cellWitnesses, spaceOptions, WITNESS_DEFAULTS } from "./witness_options.ts";

@@ -7,7 +7,7 @@ import { Account, Avatar, baseScripts, Guild, NPC } from "../../entities/mod.ts"
 import { BaseApp, type BaseAppOptions } from "../../base/mod.ts";
 import { clientPlacement } from "../../core/placement.ts";
 import { type Client, connect, type Credentials } from "../../client/mod.ts";
-import type { Config } from "../../core/config.ts";
+import type { Config } from "../../core/config/mod.ts";
 import { memoryLogger } from "../helpers/log.ts";
 import { Procs } from "../helpers/procs.ts";
 import { baseConfig, type LocalCluster, startCluster } from "../helpers/players.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ConfigError, parseCommand } from "../../core/config.ts";
+import { ConfigError, parseCommand } from "../../core/config/mod.ts";
 import { Procs } from "../helpers/procs.ts";
 
 const noFile = (p: string): string => {

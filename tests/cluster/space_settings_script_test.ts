@@ -4,7 +4,7 @@
  * cellappmgr's view and this cellapp's cell (whose ghost areas grow); a refusal rejects the script's promise.
  */
 import assert from "node:assert/strict";
-import { parseCommand } from "../../core/config.ts";
+import { parseCommand } from "../../core/config/mod.ts";
 import { CellScript } from "../../core/script.ts";
 import type { SpaceView } from "../../core/views.ts";
 import { CellApp } from "../../cell/cellapp.ts";

@@ -1,7 +1,7 @@
 /** Where the game comes from: --game, SEAMLESS_GAME or the config key, loaded and checked by cli/game.ts. */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { parseCommand } from "../../core/config.ts";
+import { parseCommand } from "../../core/config/mod.ts";
 import { GameLoadError, loadGame } from "../../cli/game.ts";
 
 const configOf = (args: string[], env: Record<string, string> = {}, file = "{}") => {

@@ -1,5 +1,5 @@
 /** A cellapp in the test's own process, joined to a cluster of real processes, for tests that look inside it. */
-import { parseCommand } from "../../core/config.ts";
+import { parseCommand } from "../../core/config/mod.ts";
 import type { ClusterView, ProcessView } from "../../core/views.ts";
 import { CellApp } from "../../cell/mod.ts";
 import { cellScripts, registry } from "../../entities/mod.ts";

@@ -4,7 +4,7 @@
  * in this process (BaseApp.start against the real cellappmgr), and small
  * helpers to look at what the admin API and SDK clients see.
  */
-import { type Config, parseCommand } from "../../core/config.ts";
+import { type Config, parseCommand } from "../../core/config/mod.ts";
 import type { CellEntityView, ClusterView, EntityView } from "../../core/views.ts";
 import type { Client, EntityView as ClientEntityView } from "../../client/mod.ts";
 import { api, type Proc, type Procs } from "./procs.ts";
