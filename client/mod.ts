@@ -3,15 +3,10 @@
  * logs in to a baseapp and gives a Client with the player, the entities in its
  * AOI (through the world model), events, exposed method calls and movement.
  */
-export {
-  Client,
-  type ClientStats,
-  connect,
-  type ConnectOptions,
-  type Credentials,
-  LoginError,
-  PlayerEntity,
-} from "./client.ts";
+export { Client, connect } from "./client.ts";
+export { type ConnectOptions, type Credentials, LoginError } from "./login.ts";
+export { PlayerEntity } from "./player.ts";
+export type { ClientStats } from "./transport.ts";
 export { type ClientEntity, ClientWorld } from "./world.ts";
 export type { ResumeOptions } from "./resume.ts";
 export { type ClientEvents, Emitter, type EntityView, type PropertyUpdate, type Vec3 } from "./events.ts";
