@@ -6,7 +6,7 @@ import { api, Procs } from "../helpers/procs.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
-const BOTS = fileURLToPath(new URL("../../client/bots.ts", import.meta.url));
+const BOTS = fileURLToPath(new URL("../../tools/bots.ts", import.meta.url));
 const CONFIG = fileURLToPath(new URL("../../deno.json", import.meta.url));
 
 Deno.test(
