@@ -13,6 +13,7 @@ import type { Buffer } from "node:buffer";
 import { RequestError } from "../core/views.ts";
 import { errorResponse } from "./errors.ts";
 import { type Feed, type FeedHost, openFeed, type WatchSource } from "./watch_feeds.ts";
+import { MAX_MESSAGES_PER_S, Watcher } from "./watcher.ts";
 
 export type { WatchSource } from "./watch_feeds.ts";
 
@@ -48,30 +49,8 @@ export interface NodeUpgrade {
 
 /** Largest message a watcher may send (bytes). */
 const MAX_MESSAGE = 4096;
-/** Most messages a watcher may send a second before it is closed. */
-const MAX_MESSAGES_PER_S = 50;
 /** Most unused tickets held at once. */
 const MAX_TICKETS = 256;
-
-/** One connected watcher. */
-export class Watcher {
-  readonly topics: Set<string> = new Set();
-  /** Topics whose state it missed (a message was dropped): it gets a whole snapshot next time. */
-  readonly stale: Set<string> = new Set();
-  /** Messages not sent to it because it was reading too slowly. */
-  dropped = 0;
-  /** When it went over its buffer bound, if it is over it. */
-  slowSince: number | null = null;
-  #window = { start: 0, count: 0 };
-
-  constructor(readonly ws: WebSocket, readonly id: number) {}
-
-  /** Counts one message it sent; false when it sends more than its share. */
-  allowMessage(now: number): boolean {
-    if (now - this.#window.start >= 1000) this.#window = { start: now, count: 0 };
-    return ++this.#window.count <= MAX_MESSAGES_PER_S;
-  }
-}
 
 /** The watchers, their tickets and the feeds they follow. */
 export class WatchHub implements FeedHost {

@@ -14,7 +14,7 @@ import {
   RequestError,
   type SpaceView,
 } from "../core/views.ts";
-import type { Watcher, WatchOptions } from "./watch.ts";
+import type { Watcher } from "./watcher.ts";
 
 /** What the watch socket needs of the cellappmgr (a part of AdminBackend). */
 export interface WatchSource {
@@ -26,10 +26,20 @@ export interface WatchSource {
   onProcessChange(listener: (change: ProcessChange) => void): () => void;
 }
 
+/** How feeds are paced: the watch options (`WatchOptions`) a feed reads, all resolved. */
+export interface FeedPacing {
+  /** How often positions and entities are sampled (ms). */
+  readonly sampleMs: number;
+  /** How often loads are sent (ms). */
+  readonly loadMs: number;
+  /** Reals in a cell past which its entities are sent as counts per square. */
+  readonly denseCell: number;
+}
+
 /** What a feed needs of the hub. */
 export interface FeedHost {
   readonly source: WatchSource;
-  readonly opts: Required<WatchOptions>;
+  readonly opts: FeedPacing;
   /** Sends to the feed's watchers (or `only` one); true when every one it was for got it. */
   publish(feed: Feed, msg: Record<string, unknown>, only?: Watcher): boolean;
   /** Ends the topic for its watchers, telling them why. */

@@ -7,7 +7,7 @@
  * listen, and exits when its stdin closes (or after ten minutes at most).
  */
 import { message } from "../core/wire/catalog.ts";
-import { Handlers } from "../core/wire/channel.ts";
+import { Handlers } from "../core/wire/handlers.ts";
 import { WireServer } from "../core/wire/endpoint.ts";
 import { bytes, tuple } from "../core/wire/check.ts";
 

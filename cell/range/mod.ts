@@ -4,4 +4,4 @@
  */
 export { RangeList } from "./range_list.ts";
 export { RANGE_FLAG_AOI, RANGE_FLAG_SCRIPT, RANGE_FLAGS_ENTITY, type RangeEntity, RangeNode } from "./range_node.ts";
-export { type RangeHandler, RangeTrigger, type RangeTriggerOptions } from "./range_trigger.ts";
+export { type RangeHandler, RangeTrigger, type RangeTriggerOptions } from "./range_node.ts";

@@ -1,10 +1,8 @@
 /**
  * The range list's debug check, for tests: O(nodes + the nodes in every trigger's X and Z strips).
  */
-import type { RangeList } from "./range_list.ts";
-import { ORDER_ENTITY, type RangeNode } from "./range_node.ts";
+import { ORDER_ENTITY, type RangeNode, type RangeTrigger, type TriggerList } from "./range_node.ts";
 import { HEAD, type RangeStore, TAIL } from "./range_store.ts";
-import type { RangeTrigger } from "./range_trigger.ts";
 
 function fail(msg: string): never {
   throw new Error(`range list check: ${msg}`);
@@ -20,7 +18,7 @@ function describe(s: RangeStore, i: number): string {
 /** Verifies both lists, their links and order, every trigger's bounds and contents; throws on the first fault. */
 export function checkRangeList(
   s: RangeStore,
-  list: RangeList,
+  list: TriggerList,
   nodes: number,
   entities: number,
   triggers: ReadonlySet<RangeTrigger>,

@@ -12,10 +12,13 @@ import {
   RANGE_FLAG_SCRIPT,
   RANGE_FLAGS_ENTITY,
   type RangeEntity,
+  type RangeHandler,
   RangeNode,
+  RangeTrigger,
+  type RangeTriggerOptions,
+  type TriggerList,
 } from "./range_node.ts";
 import { HEAD, place, RangeStore, shuffleX, shuffleZ, TAIL } from "./range_store.ts";
-import { type RangeHandler, RangeTrigger, type RangeTriggerOptions } from "./range_trigger.ts";
 import { checkRangeList } from "./range_check.ts";
 
 /** One anchor every this many nodes: where inserts and point queries start walking. */
@@ -25,7 +28,7 @@ const ANCHOR_STRIDE = 32;
  * The range list of one cell. Costs: `move` is O(nodes crossed); `add`, `remove` are O(nodes within the largest
  * trigger's diameter on X) plus finding the place from an anchor; `addTrigger` is O(nodes in its X strip).
  */
-export class RangeList {
+export class RangeList implements TriggerList {
   readonly #s = new RangeStore();
   #entities = 0;
   #nodes = 0;

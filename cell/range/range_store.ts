@@ -7,8 +7,15 @@
  * and "before the upper bound" on X and on Z, so the square's inside state flips exactly when the other axis is
  * inside too, which is tested with the coordinates the nodes are sorted by on that axis.
  */
-import { ORDER_HEAD, ORDER_LOWER, ORDER_TAIL, type RangeEntity, type RangeNode } from "./range_node.ts";
-import type { RangeTrigger } from "./range_trigger.ts";
+import {
+  type NodeStore,
+  ORDER_HEAD,
+  ORDER_LOWER,
+  ORDER_TAIL,
+  type RangeEntity,
+  type RangeNode,
+  type RangeTrigger,
+} from "./range_node.ts";
 
 /** Slot of the head terminator (at -Infinity on both axes). */
 export const HEAD = 0;
@@ -16,7 +23,7 @@ export const HEAD = 0;
 export const TAIL = 1;
 
 /** Typed-array storage of a range list's nodes. */
-export class RangeStore {
+export class RangeStore implements NodeStore {
   capacity = 0;
   kx = new Float64Array(0);
   kz = new Float64Array(0);

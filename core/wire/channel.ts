@@ -1,10 +1,8 @@
 import { DEFAULT_MAX_FRAME, FrameError, FrameReader, FrameWriter, NONE } from "./frame.ts";
 import { messageByKind, type MessageDef } from "./catalog.ts";
 import { ChannelClosedError, RemoteError, RequestTimeoutError } from "./errors.ts";
-import { Handlers } from "./handlers.ts";
 
 export { ChannelClosedError, RemoteError, RequestTimeoutError } from "./errors.ts";
-export { Handlers } from "./handlers.ts";
 import { ChannelMsg as C, type Role } from "./messages.ts";
 import { acceptStep, dialStep, type PeerInfo } from "./handshake.ts";
 import { deferFlush, inTick } from "./outbox.ts";
@@ -19,6 +17,15 @@ export type { PeerInfo } from "./handshake.ts";
  * message, so a stream of small messages (client moves, client frames) costs one encode and one decode per batch.
  */
 export type RecordsDef = MessageDef<[number, Uint8Array], unknown>;
+
+/** What a channel needs of its handler table (`Handlers`): the handler of a message kind, if served. */
+export interface HandlerTable {
+  // deno-lint-ignore no-explicit-any
+  get(kind: number): ((ch: Channel, ...args: any[]) => unknown) | undefined;
+}
+
+/** The table of a channel given none: it serves no kind. */
+const NO_HANDLERS: HandlerTable = { get: () => undefined };
 
 /** How a channel behaves; every field but the identity has a default. */
 export interface ChannelOptions {
@@ -36,7 +43,7 @@ export interface ChannelOptions {
   handshakeTimeoutMs?: number;
   /** Buffered bytes past which a write goes out before the tick ends. */
   flushThreshold?: number;
-  handlers?: Handlers;
+  handlers?: HandlerTable;
   /** Produces the payload of each heartbeat this side sends. */
   heartbeatPayload?: () => unknown;
   log?: Logger;
@@ -157,7 +164,7 @@ export class Channel {
       requestTimeoutMs: opts.requestTimeoutMs ?? 5000,
       handshakeTimeoutMs: opts.handshakeTimeoutMs ?? 5000,
       flushThreshold: opts.flushThreshold ?? 64 * 1024,
-      handlers: opts.handlers ?? new Handlers(),
+      handlers: opts.handlers ?? NO_HANDLERS,
       heartbeatPayload: opts.heartbeatPayload ?? null,
       log: opts.log ?? silentLogger,
       acceptRoles: opts.acceptRoles ?? null,

@@ -1,4 +1,5 @@
-import { type Channel, type ChannelOptions, type Handlers } from "./channel.ts";
+import { type Channel, type ChannelOptions } from "./channel.ts";
+import type { Handlers } from "./handlers.ts";
 import { dial } from "./endpoint.ts";
 import { MAX_LOAD, MgrMsg, type RegisterInfo, type RegisterReply } from "./mgr_interface.ts";
 import type { SpaceGeometry } from "./cell_interface.ts";

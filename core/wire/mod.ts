@@ -1,6 +1,7 @@
 /** Inter-process wire: frames, channels, the message catalog, request/reply. */
 export * from "./catalog.ts";
 export * from "./channel.ts";
+export * from "./handlers.ts";
 export * from "./client_records.ts";
 export * from "./endpoint.ts";
 export * from "./frame.ts";

@@ -6,8 +6,8 @@ import {
   RANGE_FLAGS_ENTITY,
   type RangeEntity,
   type RangeNode,
+  type RangeTrigger,
 } from "../../cell/range/range_node.ts";
-import type { RangeTrigger } from "../../cell/range/range_trigger.ts";
 import { seededRandom } from "../../core/random.ts";
 
 const rng = seededRandom;

@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { RangeList } from "../../cell/range/range_list.ts";
-import type { RangeEntity, RangeNode } from "../../cell/range/range_node.ts";
-import type { RangeTrigger } from "../../cell/range/range_trigger.ts";
+import type { RangeEntity, RangeNode, RangeTrigger } from "../../cell/range/range_node.ts";
 import { seededRandom } from "../../core/random.ts";
 
 // Handlers that move, create and destroy entities and add, resize and remove triggers while events are delivered.
