@@ -125,7 +125,7 @@ export class BaseApp implements SessionHost {
     this.#cellPeers = heldBackPeers(this.authority, peers);
     this.store = new EntityStore(kv);
     this.store.onCommit = (seconds) => this.metrics.commit(seconds);
-    // A grouped commit waits for the same confirmation as each save did before joining it (base/fence.ts).
+    // Nothing is written after a stall until the cellappmgr confirms this baseapp (base/fence.ts): every commit waits.
     this.store.gate = () => this.authority.confirmed();
     this.store.onGroupFailed = (why) => log.warn(`${why}; its saves were retried one by one`);
     this.autosave = new Autosave((opts.autosaveSec ?? DEFAULT_AUTOSAVE_SEC) * 1000, log);

@@ -84,10 +84,8 @@ export function confirmedRequests(
       await authority.confirmed();
       return await requestCellEntity(link, spec, signal, log);
     },
-    save: async (id, e) => {
-      await authority.confirmed();
-      await store.save(id, e);
-    },
+    // The store waits for the same confirmation before each commit (EntityStore.gate), grouped or alone.
+    save: (id, e) => store.save(id, e),
     restoreCellEntity: async (backup) => {
       await authority.confirmed();
       const ch = link.channel;

@@ -17,50 +17,35 @@ interface Variant {
   id: string;
   name: string;
   runtime: "Deno" | "Node";
+  /** What the load generator speaks. */
   proto: "tcp" | "ws";
-  args: (bytes: number) => string[];
+  /** Which server of its runtime's script: floor_server.ts --variant, or floor_node.mjs --proto. */
+  server: "tcp" | "ws" | "serve";
 }
 
 const here = new URL("./lib/", import.meta.url).pathname;
 const deno = Deno.execPath();
 
 const VARIANTS: Variant[] = [
-  {
-    id: "deno-tcp",
-    name: "raw TCP (Deno.listen / node:net)",
-    runtime: "Deno",
-    proto: "tcp",
-    args: (b) => [deno, "run", "-A", `${here}floor_server.ts`, "--variant=tcp", `--bytes=${b}`],
-  },
-  {
-    id: "node-tcp",
-    name: "raw TCP (Deno.listen / node:net)",
-    runtime: "Node",
-    proto: "tcp",
-    args: (b) => ["node", `${here}floor_node.mjs`, "server", "--proto=tcp", `--bytes=${b}`],
-  },
-  {
-    id: "deno-ws",
-    name: "WebSocket: the baseapp's own server (core/ws)",
-    runtime: "Deno",
-    proto: "ws",
-    args: (b) => [deno, "run", "-A", `${here}floor_server.ts`, "--variant=ws", `--bytes=${b}`],
-  },
+  { id: "deno-tcp", name: "raw TCP (Deno.listen / node:net)", runtime: "Deno", proto: "tcp", server: "tcp" },
+  { id: "node-tcp", name: "raw TCP (Deno.listen / node:net)", runtime: "Node", proto: "tcp", server: "tcp" },
+  { id: "deno-ws", name: "WebSocket: the baseapp's own server (core/ws)", runtime: "Deno", proto: "ws", server: "ws" },
   {
     id: "deno-serve",
     name: "WebSocket: Deno.serve + Deno.upgradeWebSocket",
     runtime: "Deno",
     proto: "ws",
-    args: (b) => [deno, "run", "-A", `${here}floor_server.ts`, "--variant=serve", `--bytes=${b}`],
+    server: "serve",
   },
-  {
-    id: "node-ws",
-    name: "WebSocket: a minimal server on node:net",
-    runtime: "Node",
-    proto: "ws",
-    args: (b) => ["node", `${here}floor_node.mjs`, "server", "--proto=ws", `--bytes=${b}`],
-  },
+  { id: "node-ws", name: "WebSocket: a minimal server on node:net", runtime: "Node", proto: "ws", server: "ws" },
 ];
+
+/** The command line of variant `v`'s server: bench/lib/floor_server.ts on Deno, bench/lib/floor_node.mjs on Node. */
+function serverArgs(v: Variant, bytes: number): string[] {
+  return v.runtime === "Deno"
+    ? [deno, "run", "-A", `${here}floor_server.ts`, `--variant=${v.server}`, `--bytes=${bytes}`]
+    : ["node", `${here}floor_node.mjs`, "server", `--proto=${v.server}`, `--bytes=${bytes}`];
+}
 
 /** What the load generator reports at the end of its window. */
 interface LoadReport {
@@ -112,7 +97,7 @@ function stop(child: Deno.ChildProcess): Promise<unknown> {
 }
 
 async function measure(v: Variant, clients: number, seconds: number, bytes: number): Promise<Measured> {
-  const server = start(v.args(bytes));
+  const server = start(serverArgs(v, bytes));
   try {
     const out = lines(server.stdout);
     const first = (await out.next()).value ?? "";
