@@ -62,7 +62,12 @@ Deno.test("a player crossing to another cellapp keeps its view and its order of 
     const e = await entityAt(cluster.admin, a.player.id);
     return e && e.cellapp !== start.cellapp ? e : null;
   });
-  assert.ok(moved.ghosts.includes(start.cellapp), "and a ghost where it was");
+  // Read mid-hand-over, the old copy may still be the fenced real, not yet the ghost it becomes.
+  const settled = await waitFor("A's old copy a ghost of the new real", async () => {
+    const e = await entityAt(cluster.admin, a.player.id);
+    return e && e.cellapp === moved.cellapp && e.ghosts.includes(start.cellapp) ? e : null;
+  });
+  assert.ok(settled.ghosts.includes(start.cellapp), "and a ghost where it was");
   // Its moves are still accepted where it is now.
   a.move({ x: border + 20, y: 0, z: 52 });
   await waitFor("A's last move applied", async () => {
