@@ -2,6 +2,12 @@
  * One server-side WebSocket connection after its handshake: a read loop that parses frames out of one growable
  * buffer and delivers messages, a write loop that writes everything queued in one socket write, the close
  * handshake, and pings for a connection that went quiet.
+ *
+ * A peer that does not read cannot make the server hold more than a bounded amount for it: only the latest pong is
+ * kept (RFC 6455 section 5.5.3 lets an endpoint answer only the most recent ping), reading pauses while the bytes
+ * waiting to be written are above a high-water mark or a pong waits behind an unfinished write, and a connection
+ * whose writes made no progress for `writeStallMs` while reading was paused, or whose waiting bytes pass
+ * `maxBuffered`, is dropped. A close frame is not sent then: it would wait behind the very bytes the peer does not read.
  */
 import { type Logger, silentLogger } from "../log.ts";
 import {
@@ -37,8 +43,22 @@ export interface WsConnOptions {
   maxMessage: number;
   /** A connection silent this long is pinged; silent twice as long, it is closed. */
   idleMs: number;
+  /** Bytes waiting to be written above which reading from the peer pauses until they drain (default 1 MiB). */
+  highWaterBytes?: number;
+  /** Bytes waiting to be written beyond which the connection is dropped, reported as 1008 (default 16 MiB). */
+  maxBuffered?: number;
+  /** While reading is paused, a connection none of whose bytes were written for this long is dropped, reported as
+   * 1008 (default 10,000). */
+  writeStallMs?: number;
   log?: Logger;
 }
+
+/** Default of WsConnOptions.highWaterBytes. */
+export const HIGH_WATER_BYTES = 1024 * 1024;
+/** Default of WsConnOptions.maxBuffered. */
+export const MAX_BUFFERED = 16 * 1024 * 1024;
+/** Default of WsConnOptions.writeStallMs. */
+export const WRITE_STALL_MS = 10_000;
 
 /** Counters of one connection's traffic. */
 export interface WsConnStats {
@@ -48,6 +68,12 @@ export interface WsConnStats {
   bytesOut: number;
   /** Socket writes; fewer than messagesOut when frames were coalesced. */
   writes: number;
+  /** Pings received. */
+  pingsIn: number;
+  /** Pongs sent; fewer than pingsIn when pings arrived faster than their pongs could be written. */
+  pongsOut: number;
+  /** Times reading paused because writes fell behind. */
+  readPauses: number;
 }
 
 const textEncoder = new TextEncoder();
@@ -63,7 +89,16 @@ export class WsConn {
   readonly remote: string;
   /** Resolves once the TCP connection ended. */
   readonly closed: Promise<WsCloseInfo>;
-  readonly stats: WsConnStats = { messagesIn: 0, bytesIn: 0, messagesOut: 0, bytesOut: 0, writes: 0 };
+  readonly stats: WsConnStats = {
+    messagesIn: 0,
+    bytesIn: 0,
+    messagesOut: 0,
+    bytesOut: 0,
+    writes: 0,
+    pingsIn: 0,
+    pongsOut: 0,
+    readPauses: 0,
+  };
 
   #conn: Deno.Conn;
   #reader: WsReader;
@@ -78,6 +113,18 @@ export class WsConn {
   #writeDone: Promise<void> = Promise.resolve();
   #flushQueued = false;
   #inFlight = 0;
+  /** The payload of the latest ping not answered yet (in the first `#pongLen` bytes), made at the first ping. */
+  #pong: Uint8Array = EMPTY;
+  /** -1 when no pong is waiting. */
+  #pongLen = -1;
+  #highWater: number;
+  #maxBuffered: number;
+  #writeStallMs: number;
+  /** When the current write started or last made progress. */
+  #lastWrite = 0;
+  /** Set while reading is paused: resumes the read loop. */
+  #resume: (() => void) | null = null;
+  #stallTimer: ReturnType<typeof setTimeout> | undefined;
   #idleMs: number;
   #lastHeard = performance.now();
   #pingedAt = -1;
@@ -87,6 +134,7 @@ export class WsConn {
   #resolveClosed!: (info: WsCloseInfo) => void;
   #flushTask = () => this.#flush();
   #idleTask = () => this.#checkIdle();
+  #stallTask = () => this.#checkStall();
 
   /** Wraps a connection whose handshake is done; `early` holds bytes that arrived after the request head. */
   constructor(conn: Deno.Conn, remote: string, opts: WsConnOptions, early: Uint8Array = EMPTY) {
@@ -95,6 +143,9 @@ export class WsConn {
     this.#reader = new WsReader(opts.maxMessage);
     if (early.length > 0) this.#reader.push(early);
     this.#idleMs = opts.idleMs;
+    this.#highWater = opts.highWaterBytes ?? HIGH_WATER_BYTES;
+    this.#maxBuffered = opts.maxBuffered ?? MAX_BUFFERED;
+    this.#writeStallMs = opts.writeStallMs ?? WRITE_STALL_MS;
     this.#log = (opts.log ?? silentLogger).child(`[ws ${remote}]`);
     this.closed = new Promise((r) => this.#resolveClosed = r);
   }
@@ -117,9 +168,14 @@ export class WsConn {
     return this.#state === "open";
   }
 
-  /** Bytes queued or being written that have not reached the socket yet. */
+  /** Bytes queued or being written that have not reached the socket yet, a waiting pong included. */
   get bufferedAmount(): number {
-    return this.#writer.length + this.#inFlight;
+    return this.#writer.length + this.#inFlight + (this.#pongLen >= 0 ? 2 + this.#pongLen : 0);
+  }
+
+  /** True while reading from the peer is paused until writes catch up. */
+  get readPaused(): boolean {
+    return this.#resume !== null;
   }
 
   /** Largest message accepted from now on, in bytes; may be changed at any time. */
@@ -135,6 +191,7 @@ export class WsConn {
   /** Sends `bytes` as one binary message; ignored once the connection is closing. */
   send(bytes: Uint8Array): void {
     if (this.#state !== "open") return;
+    this.#pongFirst();
     this.#writer.frame(Op.binary, bytes);
     this.#sent(bytes.length);
   }
@@ -142,6 +199,7 @@ export class WsConn {
   /** Sends `parts`, one after the other, as one binary message without joining them first. */
   sendParts(parts: readonly Uint8Array[]): void {
     if (this.#state !== "open") return;
+    this.#pongFirst();
     const before = this.#writer.length;
     this.#writer.frameParts(Op.binary, parts);
     this.#sent(this.#writer.length - before);
@@ -153,10 +211,12 @@ export class WsConn {
    */
   writeParts(parts: readonly Uint8Array[]): void {
     if (this.#state !== "open") return;
+    this.#pongFirst();
     const before = this.#writer.length;
     this.#writer.frameParts(Op.binary, parts);
     this.stats.messagesOut++;
     this.stats.bytesOut += this.#writer.length - before;
+    if (this.#overLimit()) return;
     if (!this.#flushQueued) this.#flush();
   }
 
@@ -164,6 +224,7 @@ export class WsConn {
   sendText(text: string): void {
     if (this.#state !== "open") return;
     const bytes = textEncoder.encode(text);
+    this.#pongFirst();
     this.#writer.frame(Op.text, bytes);
     this.#sent(bytes.length);
   }
@@ -182,7 +243,89 @@ export class WsConn {
   #sent(bytes: number): void {
     this.stats.messagesOut++;
     this.stats.bytesOut += bytes;
+    if (this.#overLimit()) return;
     this.#schedule();
+  }
+
+  /**
+   * True when the bytes waiting passed maxBuffered: the connection stops taking messages and is dropped at the end of
+   * the turn (not from inside the caller's send, which should not see onClose run under it).
+   */
+  #overLimit(): boolean {
+    const waiting = this.bufferedAmount;
+    if (waiting <= this.#maxBuffered) return false;
+    this.#log.debug(`dropping: ${waiting} bytes waiting to be written`);
+    this.#state = "closing";
+    this.#code = CloseCode.policy;
+    this.#reason = `${waiting} bytes waiting to be written, over the limit of ${this.#maxBuffered}`;
+    queueMicrotask(() => this.#end());
+    return true;
+  }
+
+  /** Keeps `payload` as the one pong to send, replacing any earlier one not written yet. */
+  #queuePong(payload: Uint8Array): void {
+    this.stats.pingsIn++;
+    if (this.#pong.length === 0) this.#pong = new Uint8Array(125);
+    this.#pong.set(payload);
+    this.#pongLen = payload.length;
+    this.#schedule();
+  }
+
+  /** Moves the waiting pong, if any, into the write buffer. */
+  #framePong(): void {
+    if (this.#pongLen < 0) return;
+    this.#writer.frame(Op.pong, this.#pong.subarray(0, this.#pongLen));
+    this.#pongLen = -1;
+    this.stats.pongsOut++;
+  }
+
+  /**
+   * Keeps a waiting pong ahead of a message sent after its ping. While a write is in flight it stays aside instead, so
+   * that later pings replace it, and goes out with the next write.
+   */
+  #pongFirst(): void {
+    if (!this.#writing) this.#framePong();
+  }
+
+  /**
+   * Whether reading must wait for writes: too many bytes waiting, or a pong waiting behind a write that has not
+   * finished (reading on would only replace it, at the cost of reading without bound from a peer that does not read).
+   */
+  #mustPause(): boolean {
+    return this.bufferedAmount > this.#highWater || (this.#writing && this.#pongLen >= 0);
+  }
+
+  /** Resolves when reading may go on, or the connection ended. */
+  #paused(): Promise<void> {
+    this.stats.readPauses++;
+    return new Promise((resolve) => {
+      this.#resume = resolve;
+      this.#stallTimer = setTimeout(this.#stallTask, this.#writeStallMs);
+    });
+  }
+
+  /** Resumes reading once the writes caught up (or the connection ended). */
+  #wake(): void {
+    const resume = this.#resume;
+    if (resume === null || (!this.#ended && this.#mustPause())) return;
+    this.#resume = null;
+    clearTimeout(this.#stallTimer);
+    resume();
+  }
+
+  /** Runs while reading is paused: drops the connection when its writes made no progress for writeStallMs. */
+  #checkStall(): void {
+    if (this.#resume === null || this.#ended) return;
+    const stuck = performance.now() - this.#lastWrite;
+    if (!this.#writing || stuck < this.#writeStallMs) {
+      this.#stallTimer = setTimeout(this.#stallTask, this.#writing ? this.#writeStallMs - stuck : this.#writeStallMs);
+      return;
+    }
+    this.#log.debug(`dropping: no byte written for ${Math.round(stuck)} ms`);
+    this.#end(
+      CloseCode.policy,
+      `the peer read none of ${this.bufferedAmount} bytes waiting for ${Math.round(stuck)} ms`,
+    );
   }
 
   /** Writes at the end of this turn, so everything sent in it goes out in one socket write. */
@@ -195,19 +338,28 @@ export class WsConn {
 
   #flush(): void {
     this.#flushQueued = false;
-    if (!this.#writing && !this.#ended && this.#writer.length > 0) this.#writeDone = this.#writeLoop();
+    if (!this.#writing && !this.#ended && (this.#writer.length > 0 || this.#pongLen >= 0)) {
+      this.#writeDone = this.#writeLoop();
+    }
   }
 
   async #writeLoop(): Promise<void> {
     this.#writing = true;
     try {
-      while (this.#writer.length > 0) {
+      for (;;) {
+        // A pong that came in during the last write goes out now, after what was queued before it.
+        this.#framePong();
+        if (this.#writer.length === 0) break;
         const bytes = this.#writer.take();
         let off = 0;
         this.#inFlight = bytes.length;
+        this.#lastWrite = performance.now();
+        this.#wake();
         while (off < bytes.length) {
           off += await this.#conn.write(bytes.subarray(off));
           this.#inFlight = bytes.length - off;
+          this.#lastWrite = performance.now();
+          this.#wake();
         }
         this.stats.writes++;
         this.#writer.recycle(bytes);
@@ -217,6 +369,7 @@ export class WsConn {
     } finally {
       this.#writing = false;
       this.#inFlight = 0;
+      this.#wake();
     }
   }
 
@@ -224,6 +377,7 @@ export class WsConn {
     this.#state = "closing";
     this.#code = code;
     this.#reason = reason;
+    this.#framePong();
     this.#writer.frame(Op.close, closePayload(code, reason));
     this.#flush();
     this.#endTimer = setTimeout(() => this.#end(), CLOSE_WAIT_MS);
@@ -259,6 +413,8 @@ export class WsConn {
     this.#state = "closed";
     clearTimeout(this.#endTimer);
     clearTimeout(this.#idleTimer);
+    this.#pongLen = -1;
+    this.#wake();
     try {
       this.#conn.close();
     } catch {
@@ -277,6 +433,10 @@ export class WsConn {
     const r = this.#reader;
     try {
       while (this.#parse()) {
+        if (this.#mustPause()) {
+          await this.#paused();
+          if (this.#ended) return;
+        }
         const n = await this.#conn.read(r.space());
         if (n === null) {
           if (this.#state === "open") this.#end(CloseCode.abnormal, "the peer ended the connection without a close");
@@ -332,10 +492,7 @@ export class WsConn {
           }
           continue;
         case Op.ping:
-          if (this.#state === "open") {
-            this.#writer.frame(Op.pong, r.payload);
-            this.#schedule();
-          }
+          if (this.#state === "open") this.#queuePong(r.payload);
           continue;
         case Op.pong:
           continue;
@@ -360,6 +517,7 @@ export class WsConn {
       this.#state = "closing";
       this.#code = got.code;
       this.#reason = got.reason;
+      this.#framePong();
       this.#writer.frame(Op.close, got.code === CloseCode.noStatus ? EMPTY : closePayload(got.code, ""));
       this.#endTimer = setTimeout(() => this.#end(), CLOSE_WAIT_MS);
     }

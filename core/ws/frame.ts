@@ -177,6 +177,10 @@ export class WsReader extends ReadBuffer {
         if (avail < 10) return NEED_MORE;
         const hi = ((b[s + 2] << 24) | (b[s + 3] << 16) | (b[s + 4] << 8) | b[s + 5]) >>> 0;
         const lo = ((b[s + 6] << 24) | (b[s + 7] << 16) | (b[s + 8] << 8) | b[s + 9]) >>> 0;
+        // RFC 6455 section 5.2: the most significant bit of a 64-bit length must be 0.
+        if (hi >= 0x80000000) {
+          throw new WsProtocolError(CloseCode.protocolError, "64-bit payload length with its most significant bit set");
+        }
         if (hi >= 0x200000) {
           throw new WsProtocolError(
             CloseCode.tooBig,

@@ -5,7 +5,7 @@
  */
 import { type Logger, silentLogger } from "../log.ts";
 import { formatAddress } from "../wire/address.ts";
-import { WsConn } from "./conn.ts";
+import { HIGH_WATER_BYTES, MAX_BUFFERED, WRITE_STALL_MS, WsConn } from "./conn.ts";
 import {
   acceptKey,
   findHeadEnd,
@@ -33,6 +33,18 @@ export interface WsServerOptions {
   maxMessage?: number;
   /** A connection silent this long is pinged, and closed when silent twice as long (default 30,000). */
   idleMs?: number;
+  /**
+   * Bytes waiting to be written to a connection above which the server stops reading from it until they drain
+   * (default 1 MiB). A pong waiting behind an unfinished write pauses reading as well.
+   */
+  highWaterBytes?: number;
+  /** Bytes waiting to be written to a connection beyond which it is dropped, reported as 1008 (default 16 MiB). */
+  maxBuffered?: number;
+  /**
+   * A connection whose reading is paused and none of whose bytes were written for this long is dropped, reported as
+   * 1008 (default 10,000).
+   */
+  writeStallMs?: number;
   /** Body of the 426 answer to a request that is no WebSocket upgrade. */
   notUpgradeText?: string;
   log?: Logger;
@@ -76,6 +88,9 @@ export class WsServer {
       maxPending: opts.maxPending ?? 1_000,
       maxMessage: opts.maxMessage ?? 64 * 1024,
       idleMs: opts.idleMs ?? 30_000,
+      highWaterBytes: opts.highWaterBytes ?? HIGH_WATER_BYTES,
+      maxBuffered: opts.maxBuffered ?? MAX_BUFFERED,
+      writeStallMs: opts.writeStallMs ?? WRITE_STALL_MS,
       notUpgradeText: opts.notUpgradeText ?? "this port speaks WebSocket only\n",
       log: opts.log ?? silentLogger,
     };
@@ -203,6 +218,9 @@ export class WsServer {
       const ws = new WsConn(conn, formatAddress(a.hostname, a.port), {
         maxMessage: this.#o.maxMessage,
         idleMs: this.#o.idleMs,
+        highWaterBytes: this.#o.highWaterBytes,
+        maxBuffered: this.#o.maxBuffered,
+        writeStallMs: this.#o.writeStallMs,
         log: this.#o.log,
       }, buf.subarray(end, len));
       this.#open.add(ws);

@@ -119,6 +119,14 @@ Deno.test("reader: the limit is checked on the header, before the payload arrive
   const h = new WsReader(1 << 30);
   h.push(huge);
   expectError(() => h.next(), 1009, /at least 2\^53 bytes/);
+  // The most significant bit of a 64-bit length must be 0: a protocol error, not a size.
+  for (const first of [0x80, 0xff]) {
+    const bad = new Uint8Array(14);
+    bad.set([0x82, 0xff, first, 0, 0, 0, 0, 0, 0, 5]);
+    const t = new WsReader(1 << 30);
+    t.push(bad);
+    expectError(() => t.next(), 1002, /most significant bit/, `first length byte ${first}`);
+  }
 });
 
 Deno.test("reader: protocol violations are 1002 (1007 for bad UTF-8)", () => {
