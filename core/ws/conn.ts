@@ -6,8 +6,8 @@
  * A peer that does not read cannot make the server hold more than a bounded amount for it: only the latest pong is
  * kept (RFC 6455 section 5.5.3 lets an endpoint answer only the most recent ping), reading pauses while the bytes
  * waiting to be written are above a high-water mark or a pong waits behind an unfinished write, and a connection
- * whose writes made no progress for `writeStallMs` while reading was paused, or whose waiting bytes pass
- * `maxBuffered`, is dropped. A close frame is not sent then: it would wait behind the very bytes the peer does not read.
+ * whose writes stay behind like that with no progress for `writeStallMs`, or whose waiting bytes pass `maxBuffered`,
+ * is dropped. A close frame is not sent then: it would wait behind the very bytes the peer does not read.
  */
 import { type Logger, silentLogger } from "../log.ts";
 import {
@@ -47,8 +47,10 @@ export interface WsConnOptions {
   highWaterBytes?: number;
   /** Bytes waiting to be written beyond which the connection is dropped, reported as 1008 (default 16 MiB). */
   maxBuffered?: number;
-  /** While reading is paused, a connection none of whose bytes were written for this long is dropped, reported as
-   * 1008 (default 10,000). */
+  /**
+   * A connection whose writes are behind (more than highWaterBytes waiting, or a pong waiting behind a write) and made
+   * no progress for this long is dropped, reported as 1008 (default 10,000).
+   */
   writeStallMs?: number;
   log?: Logger;
 }
@@ -216,7 +218,7 @@ export class WsConn {
     this.#writer.frameParts(Op.binary, parts);
     this.stats.messagesOut++;
     this.stats.bytesOut += this.#writer.length - before;
-    if (this.#overLimit()) return;
+    if (this.#checkBacklog()) return;
     if (!this.#flushQueued) this.#flush();
   }
 
@@ -243,17 +245,22 @@ export class WsConn {
   #sent(bytes: number): void {
     this.stats.messagesOut++;
     this.stats.bytesOut += bytes;
-    if (this.#overLimit()) return;
+    if (this.#checkBacklog()) return;
     this.#schedule();
   }
 
   /**
-   * True when the bytes waiting passed maxBuffered: the connection stops taking messages and is dropped at the end of
-   * the turn (not from inside the caller's send, which should not see onClose run under it).
+   * Watches for stalled writes once the bytes waiting pass the high-water mark. Returns true when they passed
+   * maxBuffered: the connection then stops taking messages and is dropped at the end of the turn (not from inside the
+   * caller's send, which should not see onClose run under it).
    */
-  #overLimit(): boolean {
+  #checkBacklog(): boolean {
     const waiting = this.bufferedAmount;
-    if (waiting <= this.#maxBuffered) return false;
+    if (waiting <= this.#highWater) return false;
+    if (waiting <= this.#maxBuffered) {
+      this.#watchStall();
+      return false;
+    }
     this.#log.debug(`dropping: ${waiting} bytes waiting to be written`);
     this.#state = "closing";
     this.#code = CloseCode.policy;
@@ -291,34 +298,37 @@ export class WsConn {
    * Whether reading must wait for writes: too many bytes waiting, or a pong waiting behind a write that has not
    * finished (reading on would only replace it, at the cost of reading without bound from a peer that does not read).
    */
-  #mustPause(): boolean {
+  #behind(): boolean {
     return this.bufferedAmount > this.#highWater || (this.#writing && this.#pongLen >= 0);
   }
 
   /** Resolves when reading may go on, or the connection ended. */
   #paused(): Promise<void> {
     this.stats.readPauses++;
-    return new Promise((resolve) => {
-      this.#resume = resolve;
-      this.#stallTimer = setTimeout(this.#stallTask, this.#writeStallMs);
-    });
+    this.#watchStall();
+    return new Promise((resolve) => this.#resume = resolve);
   }
 
   /** Resumes reading once the writes caught up (or the connection ended). */
   #wake(): void {
     const resume = this.#resume;
-    if (resume === null || (!this.#ended && this.#mustPause())) return;
+    if (resume === null || (!this.#ended && this.#behind())) return;
     this.#resume = null;
-    clearTimeout(this.#stallTimer);
     resume();
   }
 
-  /** Runs while reading is paused: drops the connection when its writes made no progress for writeStallMs. */
+  /** Checks in writeStallMs whether the writes are still behind without progress; one watch at a time. */
+  #watchStall(): void {
+    if (this.#stallTimer === undefined) this.#stallTimer = setTimeout(this.#stallTask, this.#writeStallMs);
+  }
+
+  /** Drops the connection when its writes are behind with no progress for writeStallMs; the watch ends once caught up. */
   #checkStall(): void {
-    if (this.#resume === null || this.#ended) return;
-    const stuck = performance.now() - this.#lastWrite;
-    if (!this.#writing || stuck < this.#writeStallMs) {
-      this.#stallTimer = setTimeout(this.#stallTask, this.#writing ? this.#writeStallMs - stuck : this.#writeStallMs);
+    this.#stallTimer = undefined;
+    if (this.#ended || !this.#behind()) return;
+    const stuck = this.#writing ? performance.now() - this.#lastWrite : 0;
+    if (stuck < this.#writeStallMs) {
+      this.#stallTimer = setTimeout(this.#stallTask, this.#writeStallMs - stuck);
       return;
     }
     this.#log.debug(`dropping: no byte written for ${Math.round(stuck)} ms`);
@@ -413,6 +423,7 @@ export class WsConn {
     this.#state = "closed";
     clearTimeout(this.#endTimer);
     clearTimeout(this.#idleTimer);
+    clearTimeout(this.#stallTimer);
     this.#pongLen = -1;
     this.#wake();
     try {
@@ -433,7 +444,7 @@ export class WsConn {
     const r = this.#reader;
     try {
       while (this.#parse()) {
-        if (this.#mustPause()) {
+        if (this.#behind()) {
           await this.#paused();
           if (this.#ended) return;
         }

@@ -41,8 +41,8 @@ export interface WsServerOptions {
   /** Bytes waiting to be written to a connection beyond which it is dropped, reported as 1008 (default 16 MiB). */
   maxBuffered?: number;
   /**
-   * A connection whose reading is paused and none of whose bytes were written for this long is dropped, reported as
-   * 1008 (default 10,000).
+   * A connection whose writes are behind (more than highWaterBytes waiting, or a pong waiting behind a write) and made
+   * no progress for this long is dropped, reported as 1008 (default 10,000).
    */
   writeStallMs?: number;
   /** Body of the 426 answer to a request that is no WebSocket upgrade. */
