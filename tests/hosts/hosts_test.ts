@@ -51,12 +51,6 @@ async function greeting(url: string, ms = 1500): Promise<string | null> {
   }
 }
 
-async function linkRx(host: Host): Promise<number> {
-  const out = new Deno.Command("ip", { args: ["-n", host.ns, "-j", "-s", "link", "show", "dev", host.link] })
-    .outputSync();
-  return JSON.parse(new TextDecoder().decode(out.stdout))[0].stats64.rx.packets;
-}
-
 Deno.test(
   "hosts: forwards arrive from the client host; a cut link and a blackhole route stop traffic",
   opts,
@@ -102,7 +96,6 @@ Deno.test(
       await sendBA.child.status;
       await hosts.unblock(a, b);
       await waitFor("a reaches b after unblock", async () => await greeting(aToB) === a.address, 15_000);
-      assert.ok(await linkRx(a) > 0);
     } finally {
       for (const p of [echoA, echoB, udpA]) p.child.kill("SIGKILL");
       await Promise.all([echoA, echoB, udpA].map((p) => p.child.status));
