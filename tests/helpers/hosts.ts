@@ -83,11 +83,28 @@ export async function hostsUnavailable(): Promise<string | null> {
   return null;
 }
 
+/** Sweeps take this file's lock, so that a test can hold off every other test file's sweep meanwhile. */
+const SWEEP_LOCK = `${Deno.env.get("TMPDIR") ?? "/tmp"}/seamless-test-hosts.lock`;
+
+/**
+ * Runs `fn` while no other sweep runs (in any process or thread); `fn` gets a sweep that does not take the lock
+ * again.
+ */
+export async function underSweepLock<T>(fn: (sweep: () => Promise<string[]>) => Promise<T>): Promise<T> {
+  using file = await Deno.open(SWEEP_LOCK, { create: true, write: true });
+  await file.lock(true);
+  return await fn(sweepUnlocked);
+}
+
 /**
  * Removes the namespaces and root-namespace links named after a process that is no longer running (left behind by
  * a killed test). Returns their names.
  */
 export async function sweepLeftovers(): Promise<string[]> {
+  return await underSweepLock((sweep) => sweep());
+}
+
+async function sweepUnlocked(): Promise<string[]> {
   const dead = (name: string): boolean => {
     const m = OWNED.exec(name);
     return m !== null && !isAlive(Number(m[1]));

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { type Host, Hosts, hostsUnavailable, namespaces, rootLinks, sweepLeftovers } from "../helpers/hosts.ts";
+import { type Host, Hosts, hostsUnavailable, namespaces, rootLinks, underSweepLock } from "../helpers/hosts.ts";
 import { splitLines } from "../../cli/local_cluster.ts";
 import { waitFor, within } from "../helpers/wait.ts";
 import { isAlive } from "../helpers/procs.ts";
@@ -141,15 +141,18 @@ Deno.test("hosts: SIGTERM removes a process's hosts; a SIGKILLed one's are swept
   try {
     const [t, k] = await within("both holders' hosts", Promise.all([termed.made, killed.made]), 20_000);
     assert.ok(t.every((n) => n.startsWith(`sl${termed.child.pid}x`)));
-    termed.child.kill("SIGTERM");
-    killed.child.kill("SIGKILL");
-    await Promise.all([termed.child.status, killed.child.status]);
-    assert.ok(!isAlive(killed.child.pid));
-    const listed = await namespaces();
-    assert.deepEqual(t.filter((n) => listed.includes(n)), [], "the SIGTERMed holder removed its own");
-    assert.deepEqual(k.filter((n) => !listed.includes(n)), [], "the SIGKILLed holder's are still there");
-    const swept = await sweepLeftovers();
-    assert.ok(k.every((n) => swept.includes(n)), `swept ${swept.join(" ")}`);
+    // Other test files sweep when they make hosts: none may take the SIGKILLed holder's before this test looks.
+    await underSweepLock(async (sweep) => {
+      termed.child.kill("SIGTERM");
+      killed.child.kill("SIGKILL");
+      await Promise.all([termed.child.status, killed.child.status]);
+      assert.ok(!isAlive(killed.child.pid));
+      const listed = await namespaces();
+      assert.deepEqual(t.filter((n) => listed.includes(n)), [], "the SIGTERMed holder removed its own");
+      assert.deepEqual(k.filter((n) => !listed.includes(n)), [], "the SIGKILLed holder's are still there");
+      const swept = await sweep();
+      assert.ok(k.every((n) => swept.includes(n)), `swept ${swept.join(" ")}`);
+    });
     const after = await namespaces();
     assert.deepEqual(k.filter((n) => after.includes(n)), []);
   } finally {
