@@ -11,7 +11,6 @@
  * the namespace's name.
  */
 import { Forwards } from "./hosts_forward.ts";
-import { isAlive } from "./procs.ts";
 
 /** Every name this helper makes starts with this, then the owning pid, then `x`. */
 export const HOST_PREFIX = "sl";
@@ -104,10 +103,20 @@ export async function sweepLeftovers(): Promise<string[]> {
   return await underSweepLock((sweep) => sweep());
 }
 
+/** Whether a process `pid` runs, without signalling it (it may be someone else's by now). */
+function running(pid: number): boolean {
+  try {
+    Deno.statSync(`/proc/${pid}`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function sweepUnlocked(): Promise<string[]> {
   const dead = (name: string): boolean => {
     const m = OWNED.exec(name);
-    return m !== null && !isAlive(Number(m[1]));
+    return m !== null && !running(Number(m[1]));
   };
   const removed: string[] = [];
   for (const ns of (await namespaces()).filter(dead)) {
