@@ -169,7 +169,6 @@ export class Hosts implements AsyncDisposable {
   readonly bridge: string;
   readonly #range: string;
   readonly #forwards: Forwards;
-  readonly #blocked = new Set<string>();
   #removed = false;
 
   private constructor(bridge: string, range: string) {
@@ -263,13 +262,11 @@ export class Hosts implements AsyncDisposable {
   /** `from` routes nothing to `to` (a blackhole route in `from`'s namespace); `to` still sends to `from`. */
   async block(from: Host, to: Host): Promise<void> {
     await ip(["-n", from.ns, "route", "add", "blackhole", `${to.address}/32`]);
-    this.#blocked.add(`${from.ns} ${to.address}`);
   }
 
   /** Removes the route `block(from, to)` added. */
   async unblock(from: Host, to: Host): Promise<void> {
     await ip(["-n", from.ns, "route", "del", "blackhole", `${to.address}/32`]);
-    this.#blocked.delete(`${from.ns} ${to.address}`);
   }
 
   /** Every namespace this group made (hosts and bridge). */
