@@ -58,7 +58,14 @@ Deno.test(
     await using hosts = await Hosts.create(["a", "b", "c"]);
     const [a, b, c] = hosts.hosts;
     assert.equal(new Set(hosts.hosts.map((h) => h.address)).size, 3);
-    assert.ok(hosts.hosts.every((h) => h.address.startsWith(hosts.subnet.replace(/\.0\/24$/, "."))));
+    const range = hosts.subnet.replace(/\.0\/24$/, ".");
+    assert.ok(hosts.hosts.every((h) => h.address.startsWith(range)));
+    const rootAddrs = new TextDecoder().decode(
+      (await new Deno.Command("ip", { args: ["-4", "-o", "addr", "show"], stdout: "piped" }).output()).stdout,
+    );
+    assert.ok(!rootAddrs.includes(range), "no address of the range in the root namespace");
+    const rootNames = await rootLinks();
+    assert.ok(hosts.namespaces.every((n) => !rootNames.some((l) => l.startsWith(n))), "no link in the root namespace");
     const echoA = probe(hosts, a, ["tcp", a.address]);
     const echoB = probe(hosts, b, ["tcp", b.address]);
     const udpA = probe(hosts, a, ["udp", a.address]);
