@@ -140,7 +140,9 @@ export class BaseApp implements SessionHost {
     });
     this.scripts = new BaseScriptRuntime(this.#opts.baseScripts, {
       log,
-      address: this.member.server.address,
+      get address() {
+        return link.address;
+      },
       globals,
       callTimeoutMs: opts.callTimeoutMs ?? 5000,
       local: (id) => this.proxies.get(id),
@@ -149,13 +151,15 @@ export class BaseApp implements SessionHost {
       mgr: () => link.channel,
     });
     this.#proxyHost = {
-      address: this.member.server.address,
+      get address() {
+        return link.address;
+      },
       log,
       maxSpeed: this.#opts.maxSpeed,
       moveRate: this.#opts.moveRate,
       disconnectGraceMs: this.#opts.disconnectGraceMs,
       scripts: this.scripts,
-      ...confirmedRequests(link, this.authority, this.store, this.member.server.address, log),
+      ...confirmedRequests(link, this.authority, this.store, log),
       removed: (p) => {
         this.autosave.remove(p);
         this.#liveBaseApps.dropBackup(p.id);
@@ -175,7 +179,9 @@ export class BaseApp implements SessionHost {
     this.#entry = new PlayerEntry({
       log,
       registry: this.registry,
-      address: this.member.server.address,
+      get address() {
+        return link.address;
+      },
       authority: this.authority,
       accounts: this.accounts,
       metrics: this.metrics,
@@ -257,9 +263,9 @@ export class BaseApp implements SessionHost {
     return app;
   }
 
-  /** The address other processes reach this baseapp on. */
+  /** The address other processes reach this baseapp on (as the cellappmgr lists it, once registered). */
   get address(): string {
-    return this.member.server.address;
+    return this.member.link.address;
   }
 
   /** The WebSocket URL clients connect to. */

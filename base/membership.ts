@@ -76,7 +76,6 @@ export function confirmedRequests(
   link: MgrLink,
   authority: Pick<BaseAuthority, "confirmed">,
   store: Pick<EntityStore, "save">,
-  address: string,
   log: Logger,
 ): Pick<ProxyHost, "createCellEntity" | "save" | "restoreCellEntity"> {
   return {
@@ -90,7 +89,7 @@ export function confirmedRequests(
       await authority.confirmed();
       const ch = link.channel;
       if (!ch) throw new Error("the cellappmgr is not reachable");
-      return await ch.request(RestoreMsg.restoreCellEntity, backup, address, true);
+      return await ch.request(RestoreMsg.restoreCellEntity, backup, link.address, true);
     },
   };
 }

@@ -114,6 +114,7 @@ export class CellApp {
       // Cell-to-cell handlers do not look at the channel.
       return handler(null as unknown as Channel, ...args);
     }, (e) => log.warn(`a message between cells of this cellapp failed: ${e.message}`));
+    const link = this.member.link;
     this.#host = {
       registry: game.registry,
       scripts: game.scripts,
@@ -157,7 +158,9 @@ export class CellApp {
       },
       ghosting: {
         config: { ...GHOST_DEFAULTS, ghostRadius: cfg.ghostRadius, restoreTimeoutMs: cfg.restoreTimeoutMs },
-        address: this.member.server.address,
+        get address() {
+          return link.address;
+        },
         send: (address, def, ...args) => this.#toPeer(address, def, ...args),
         // Synchronous when a channel is open, so a request keeps its place among messages sent after it.
         ask: (address, timeoutMs, def, ...args) => {
@@ -413,12 +416,12 @@ export class CellApp {
 
   /** Whether `address` is this cellapp's: messages to it go through the loopback. */
   #isSelf(address: string): boolean {
-    return address === this.address || this.#selfAddresses.has(address);
+    return address === this.address || address === this.member.server.address || this.#selfAddresses.has(address);
   }
 
-  /** The address other processes reach this cellapp on. */
+  /** The address other processes reach this cellapp on (as the cellappmgr lists it, once registered). */
   get address(): string {
-    return this.member.server.address;
+    return this.member.link.address;
   }
 
   #scheduleTick(): void {

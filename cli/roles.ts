@@ -42,7 +42,7 @@ export async function runRole(cfg: Config, game: Game): Promise<void> {
       () => new CellApp(cfg, log, { registry, scripts: game.cellScripts ?? {} }, cfg.tickHz),
     );
     member = app.member;
-    announceReady({ role, pid: Deno.pid, address: app.address, mgr: cfg.mgr });
+    announceReady({ role, pid: Deno.pid, address: app.member.server.address, mgr: cfg.mgr });
     return stopOn(app.member.stopRequested, (why) => app.close(why), log);
   }
   const { BaseApp } = await import("../base/mod.ts");
@@ -62,7 +62,14 @@ export async function runRole(cfg: Config, game: Game): Promise<void> {
       autosaveSec: cfg.autosaveSec,
     }));
   member = app.member;
-  announceReady({ role, pid: Deno.pid, address: app.address, mgr: cfg.mgr, kv: cfg.kv, clientUrl: app.clientUrl });
+  announceReady({
+    role,
+    pid: Deno.pid,
+    address: app.member.server.address,
+    mgr: cfg.mgr,
+    kv: cfg.kv,
+    clientUrl: app.clientUrl,
+  });
   return stopOn(app.member.stopRequested, (why) => app.close(why), log);
 }
 

@@ -84,6 +84,7 @@ export function mgrHandlers(host: WireHost): Handlers {
         deadAfterMs,
         fenced: null,
         deadGenerations: host.registry.deadGenerations(),
+        address: m.address,
       };
     })
     .on(MgrMsg.allocateIds, async (ch, count) => {

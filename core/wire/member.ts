@@ -48,6 +48,11 @@ export class MgrLink {
   generation = 0;
   /** How long the cellappmgr waits for this process's heartbeats before declaring it dead. */
   deadAfterMs = 2000;
+  /**
+   * Where the others reach this process: the announced address until the cellappmgr says how it lists it
+   * (RegisterReply.address), which differs when this process bound every interface (0.0.0.0 names no host).
+   */
+  address: string;
   /** Called after each successful (re-)registration. */
   onRegistered: ((id: number) => void) | null = null;
   /**
@@ -68,6 +73,7 @@ export class MgrLink {
 
   constructor(opts: MemberOptions) {
     this.#o = opts;
+    this.address = opts.address;
     this.#registered = new Promise((r) => (this.#resolveRegistered = r));
     this.#run();
   }
@@ -190,6 +196,10 @@ export class MgrLink {
         this.id = reply.id;
         this.generation = reply.generation ?? 0;
         this.deadAfterMs = reply.deadAfterMs ?? this.deadAfterMs;
+        if (reply.address && reply.address !== this.address) {
+          o.log.info(`the cellappmgr lists this ${o.role}, bound to ${o.address}, at ${reply.address}`);
+          this.address = reply.address;
+        }
         this.channel = ch;
         failures = 0;
         delay = 100;

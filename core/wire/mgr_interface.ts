@@ -61,6 +61,11 @@ export interface RegisterReply {
   fenced?: string | null;
   /** Generations declared dead so far (ProcMsg.fenced): what still comes from them is dropped. */
   deadGenerations?: number[];
+  /**
+   * The process's address as the cellappmgr lists it to the others: the one it announced, or, when it bound every
+   * interface, with the host its connection came from. What the process then tells others about itself.
+   */
+  address?: string;
 }
 
 /** What every registered process sends with each heartbeat. */

@@ -13,34 +13,68 @@ import { waitFor } from "./wait.ts";
 /** A cellappmgr with its cellapps, up and with the default space. */
 export interface LocalCluster {
   mgr: Proc;
-  /** Admin API base URL. */
+  /** Admin API base URL, as the test reaches it (a forward when the cellappmgr runs on a test host). */
   admin: string;
+  /** What every admin request adds (the bearer token, when the cellappmgr has `--admin-token`). */
+  adminInit: RequestInit;
   /** Where processes reach the cellappmgr (HOST:PORT). */
   mgrAddress: string;
   cellapps: Proc[];
 }
 
+/** Where a process runs: a command prefix (a test host's `ip netns exec NS`, hosts.ts) and flags (its `--host`). */
+export interface ProcPlace {
+  wrap?: string[];
+  flags?: string[];
+}
+
+/** How startCluster places and reaches the processes; every field has a loopback default. */
+export interface ClusterOptions {
+  cellapps?: number;
+  mgrFlags?: string[];
+  cellFlags?: string[];
+  /** Where the cellappmgr runs. */
+  mgrAt?: ProcPlace;
+  /** Where cellapp `i` (from 0) runs. */
+  cellAt?: (i: number) => ProcPlace;
+  /** The URL the test reaches the admin API by, from the one the cellappmgr announced (e.g. a forward). */
+  reachAdmin?: (announced: string) => Promise<string>;
+  /** The cellappmgr's `--admin-token`, sent with the helpers' admin requests. */
+  adminToken?: string;
+  /** Where the other processes reach the cellappmgr (default: the address it announced). */
+  mgrAddress?: string;
+}
+
 /** Starts a cellappmgr and `cellapps` cellapps (default 1) and waits for the default space. */
-export async function startCluster(
-  procs: Procs,
-  opts: { cellapps?: number; mgrFlags?: string[]; cellFlags?: string[] } = {},
-): Promise<LocalCluster> {
-  const mgr = await procs.start(["--role=mgr", "--port=0", "--admin-port=0", ...(opts.mgrFlags ?? [])]);
-  const admin = mgr.ready.admin!;
-  const mgrAddress = mgr.ready.address!;
-  const cellapps = await Promise.all(
-    Array.from(
-      { length: opts.cellapps ?? 1 },
-      () => procs.start(["--role=cell", "--port=0", `--mgr=${mgrAddress}`, ...(opts.cellFlags ?? [])]),
-    ),
+export async function startCluster(procs: Procs, opts: ClusterOptions = {}): Promise<LocalCluster> {
+  const at = opts.mgrAt ?? {};
+  const mgr = await procs.start(
+    ["--role=mgr", "--port=0", "--admin-port=0", ...(opts.mgrFlags ?? []), ...(at.flags ?? [])],
+    { wrap: at.wrap },
   );
-  await waitFor("the default space", async () => (await api(admin, "/api/spaces/1")).status === 200, 30_000);
+  const admin = opts.reachAdmin ? await opts.reachAdmin(mgr.ready.admin!) : mgr.ready.admin!;
+  const adminInit: RequestInit = opts.adminToken ? { headers: { authorization: `Bearer ${opts.adminToken}` } } : {};
+  const mgrAddress = opts.mgrAddress ?? mgr.ready.address!;
+  const cellapps = await Promise.all(
+    Array.from({ length: opts.cellapps ?? 1 }, (_, i) => {
+      const c = opts.cellAt?.(i) ?? {};
+      return procs.start(
+        ["--role=cell", "--port=0", `--mgr=${mgrAddress}`, ...(opts.cellFlags ?? []), ...(c.flags ?? [])],
+        { wrap: c.wrap },
+      );
+    }),
+  );
+  await waitFor(
+    "the default space",
+    async () => (await api(admin, "/api/spaces/1", adminInit)).status === 200,
+    30_000,
+  );
   // A space made next is spread over the cellapps registered then: every one must be (a slow one may lag).
   await waitFor(`${cellapps.length} cellapps registered`, async () => {
-    const { processes } = (await api(admin, "/api/cluster")).body as ClusterView;
+    const { processes } = (await api(admin, "/api/cluster", adminInit)).body as ClusterView;
     return processes.filter((p) => p.role === "cellapp").length >= cellapps.length;
   }, 30_000);
-  return { mgr, admin, mgrAddress, cellapps };
+  return { mgr, admin, adminInit, mgrAddress, cellapps };
 }
 
 /**
@@ -53,6 +87,7 @@ export async function startBaseProcess(
   flags: string[] = [],
   env: Record<string, string> = {},
   serverPlaced = false,
+  at: ProcPlace = {},
 ): Promise<{ proc: Proc; clientUrl: string }> {
   const proc = await procs.start(
     [
@@ -62,13 +97,15 @@ export async function startBaseProcess(
       `--mgr=${cluster.mgrAddress}`,
       ...(serverPlaced ? [] : ["--client-spawn"]),
       ...flags,
+      ...(at.flags ?? []),
     ],
-    { env },
+    { env, wrap: at.wrap },
   );
   const clientUrl = proc.ready.clientUrl as string;
   await waitFor("the baseapp registered with its clientUrl", async () => {
-    const c = (await api(cluster.admin, "/api/cluster")).body as ClusterView;
-    return c.processes.some((p) => p.role === "baseapp" && p.clientUrl === clientUrl);
+    const c = (await api(cluster.admin, "/api/cluster", cluster.adminInit)).body as ClusterView;
+    // One bound to every interface is listed under the address the cellappmgr saw it connect from.
+    return c.processes.some((p) => p.role === "baseapp" && p.pid === proc.pid && p.clientUrl);
   }, 30_000);
   return { proc, clientUrl };
 }
@@ -87,8 +124,8 @@ export function baseConfig(mgrAddress: string, over: Partial<Config> = {}): Conf
 }
 
 /** The admin API's view of an entity, or null when no cellapp holds it. */
-export async function entityAt(admin: string, id: number): Promise<EntityView | null> {
-  const r = await api(admin, `/api/entities/${id}`);
+export async function entityAt(admin: string, id: number, init: RequestInit = {}): Promise<EntityView | null> {
+  const r = await api(admin, `/api/entities/${id}`, init);
   if (r.status === 404) return null;
   if (r.status !== 200) throw new Error(`GET /api/entities/${id}: ${r.status} ${JSON.stringify(r.body)}`);
   return r.body as EntityView;

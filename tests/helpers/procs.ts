@@ -30,6 +30,11 @@ export interface StartOptions {
   readyTimeoutMs?: number;
   /** Resolve without a ready line (for processes expected to fail). */
   noReady?: boolean;
+  /**
+   * A command prefix the process runs under, e.g. `ip netns exec NS` (a test host, hosts.ts). It must exec the
+   * program, so that the pid is the process's own.
+   */
+  wrap?: string[];
 }
 
 /** A group of processes that are all killed when the group is disposed. */
@@ -38,8 +43,9 @@ export class Procs {
 
   /** Starts `main.ts` with `flags` and waits for its ready line. */
   async start(flags: string[], opts: StartOptions = {}): Promise<Proc> {
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "--config", CONFIG, MAIN, ...flags],
+    const [cmd, ...args] = [...opts.wrap ?? [], Deno.execPath(), "run", "-A", "--config", CONFIG, MAIN, ...flags];
+    const child = new Deno.Command(cmd, {
+      args,
       // Partitions hold still unless a test asks for balancing (--balance-period): most tests assert on cell rects.
       env: {
         SEAMLESS_LOG_LEVEL: "info",
