@@ -62,7 +62,7 @@ export class CellApp {
   /** The cells by `cellKey(spaceId, cellId)`. */
   readonly cells: Map<string, Cell> = new Map();
   /** Its figures for GET /metrics, read from the cells when the cellappmgr asks. */
-  readonly metrics: ProcessMetrics = cellAppMetrics(this.cells);
+  readonly metrics: ProcessMetrics = cellAppMetrics(this.cells, () => this.member.peers.traffic());
   readonly ids: EntityIdPool;
   readonly periodMs: number;
   #log: Logger;

@@ -4,11 +4,15 @@
  * cellappmgr asks; nothing is done for them on the tick.
  */
 import { type MetricSample, ProcessMetrics } from "../core/metrics.ts";
+import type { PeerTraffic } from "../core/wire/mod.ts";
 import type { Cell } from "./cell.ts";
 import { witnessesOf } from "./witness/mod.ts";
 
-/** The registry of a cellapp whose cells are `cells`. */
-export function cellAppMetrics(cells: ReadonlyMap<string, Cell>): ProcessMetrics {
+/** The registry of a cellapp whose cells are `cells` and whose channels to other cellapps and baseapps are `peers`. */
+export function cellAppMetrics(
+  cells: ReadonlyMap<string, Cell>,
+  peers: () => ReadonlyMap<string, PeerTraffic>,
+): ProcessMetrics {
   const m = new ProcessMetrics();
   const r = m.registry;
   const perCell = (value: (c: Cell) => number) => (): MetricSample[] => {
@@ -62,6 +66,19 @@ export function cellAppMetrics(cells: ReadonlyMap<string, Cell>): ProcessMetrics
     "Resyncs the ghosts of a cell asked their reals for (each after lost updates)",
     "counter",
     perCell((c) => c.ghostResyncs),
+  );
+  r.sampled(
+    "seamless_peer_bytes_total",
+    "Bytes exchanged with other cellapps and baseapps, by the peer's role and direction",
+    "counter",
+    () => {
+      const out: MetricSample[] = [];
+      for (const [role, t] of peers()) {
+        out.push({ labels: { peer_role: role, direction: "in" }, value: t.bytesIn });
+        out.push({ labels: { peer_role: role, direction: "out" }, value: t.bytesOut });
+      }
+      return out;
+    },
   );
   return m;
 }

@@ -15,6 +15,8 @@ import { type BotTotals, LatencyHistogram, MoveLog, Observer } from "./bot_stats
 export interface BotOptions {
   /** Admin API base URL, e.g. http://127.0.0.1:8080 */
   admin: string;
+  /** The cellappmgr's admin token, sent as a bearer token (a cellappmgr bound off loopback wants one). */
+  adminToken?: string;
   count: number;
   /** Seconds measured after the warm-up. */
   duration: number;
@@ -94,8 +96,8 @@ interface ClusterBody {
   processes: { role: string; clientUrl?: string }[];
 }
 
-async function getJson<T>(url: string): Promise<T> {
-  const res = await fetch(url);
+async function getJson<T>(url: string, token?: string): Promise<T> {
+  const res = await fetch(url, token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } });
   if (!res.ok) throw new Error(`GET ${url}: ${res.status} ${await res.text()}`);
   return await res.json() as T;
 }
@@ -109,10 +111,13 @@ export async function runBots(o: BotOptions): Promise<BotReport> {
   const space = o.space ?? 1, speed = o.speed ?? 5, moveHz = o.moveHz ?? 10;
   const propEvery = o.propEvery ?? 5, warmup = o.warmup ?? 5;
   const admin = o.admin.replace(/\/$/, "");
-  const urls = (await getJson<ClusterBody>(`${admin}/api/cluster`)).processes
+  const urls = (await getJson<ClusterBody>(`${admin}/api/cluster`, o.adminToken)).processes
     .filter((p) => p.role === "baseapp" && p.clientUrl).map((p) => p.clientUrl!);
   if (urls.length === 0) throw new Error(`${admin}/api/cluster lists no baseapp with a clientUrl`);
-  const { bounds } = await getJson<{ bounds: [number, number, number, number] }>(`${admin}/api/spaces/${space}`);
+  const { bounds } = await getJson<{ bounds: [number, number, number, number] }>(
+    `${admin}/api/spaces/${space}`,
+    o.adminToken,
+  );
   const cx = (bounds[0] + bounds[2]) / 2, cz = (bounds[1] + bounds[3]) / 2;
   const half = o.side === undefined ? null : o.side / 2;
   const area = {

@@ -13,6 +13,7 @@ import { type BotReport, runBots } from "../client/bot_runner.ts";
 const USAGE = `Usage: deno task bots --admin URL --count N --duration S [options]
 
   --admin URL        admin API of the cellappmgr, e.g. http://127.0.0.1:8080 (required)
+  --admin-token T    the cellappmgr's admin token [SEAMLESS_ADMIN_TOKEN, else none]
   --count N          bots to run, 1-5000 (required)
   --duration S       seconds to measure after the warm-up, 1-3600 (required)
   --space ID         space to enter [1]
@@ -54,6 +55,7 @@ export async function main(args: string[]): Promise<BotReport> {
     strict: true,
     options: {
       admin: { type: "string" },
+      "admin-token": { type: "string" },
       count: { type: "string" },
       duration: { type: "string" },
       space: { type: "string" },
@@ -75,6 +77,7 @@ export async function main(args: string[]): Promise<BotReport> {
   if (!values.admin) throw new Error("--admin is required (the cellappmgr's admin API URL)");
   const report = await runBots({
     admin: values.admin,
+    adminToken: values["admin-token"] ?? Deno.env.get("SEAMLESS_ADMIN_TOKEN"),
     count: num("count", values.count, 1, 5000),
     duration: num("duration", values.duration, 1, 3600),
     space: num("space", values.space, 1, 2 ** 32 - 1, 1),

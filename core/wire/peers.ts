@@ -1,6 +1,13 @@
 import type { Channel, ChannelOptions } from "./channel.ts";
 import { dial } from "./endpoint.ts";
 import { type Logger, Throttle } from "../log.ts";
+import type { Role } from "./messages.ts";
+
+/** Bytes a process exchanged with the peers of one role. */
+export interface PeerTraffic {
+  bytesIn: number;
+  bytesOut: number;
+}
 
 /** Failures to reach a peer, logged at most once per address per interval. */
 const unreachable = new Throttle(10_000);
@@ -12,7 +19,8 @@ const unreachable = new Throttle(10_000);
  */
 export class Peers {
   #open = new Map<string, Channel>();
-  #closedBytesOut = 0;
+  /** What closed channels carried, by the peer's role. */
+  #closed = new Map<Role, PeerTraffic>();
   #dialing = new Map<string, Promise<Channel>>();
 
   constructor(private readonly opts: ChannelOptions, private readonly log: Logger) {}
@@ -23,16 +31,32 @@ export class Peers {
     if (!address || this.#open.get(address)?.isOpen) return;
     this.#open.set(address, ch);
     ch.closed.then(() => {
-      this.#closedBytesOut += ch.stats.bytesOut;
+      const t = this.#closed.get(ch.peer.role) ?? { bytesIn: 0, bytesOut: 0 };
+      t.bytesIn += ch.stats.bytesIn;
+      t.bytesOut += ch.stats.bytesOut;
+      this.#closed.set(ch.peer.role, t);
       if (this.#open.get(address) === ch) this.#open.delete(address);
     });
   }
 
   /** Bytes sent to peers so far, over open and closed channels. */
   get bytesOut(): number {
-    let n = this.#closedBytesOut;
-    for (const ch of this.#open.values()) n += ch.stats.bytesOut;
+    let n = 0;
+    for (const t of this.traffic().values()) n += t.bytesOut;
     return n;
+  }
+
+  /** Bytes exchanged so far with the peers of each role, over open and closed channels. */
+  traffic(): Map<Role, PeerTraffic> {
+    const out = new Map<Role, PeerTraffic>();
+    for (const [role, t] of this.#closed) out.set(role, { ...t });
+    for (const ch of this.#open.values()) {
+      const t = out.get(ch.peer.role) ?? { bytesIn: 0, bytesOut: 0 };
+      t.bytesIn += ch.stats.bytesIn;
+      t.bytesOut += ch.stats.bytesOut;
+      out.set(ch.peer.role, t);
+    }
+    return out;
   }
 
   /**
