@@ -3,7 +3,7 @@ import { messageByKind, type MessageDef } from "./catalog.ts";
 import { ChannelClosedError, RemoteError, RequestTimeoutError } from "./errors.ts";
 
 export { ChannelClosedError, RemoteError, RequestTimeoutError } from "./errors.ts";
-import { ChannelMsg as C, type Role } from "./messages.ts";
+import { ChannelMsg as C, NONCE_BYTES, type Role } from "./messages.ts";
 import { acceptStep, dialStep, type PeerInfo } from "./handshake.ts";
 import { deferFlush, inTick } from "./outbox.ts";
 import { type Logger, silentLogger, Throttle } from "../log.ts";
@@ -59,6 +59,15 @@ export interface ChannelOptions {
    * For low-traffic channels, such as a member's link to the cellappmgr.
    */
   checkOutgoing?: boolean;
+  /** With it the listener serves TLS and the dialler checks the peer against its CA (endpoint.ts). */
+  tls?: WireTls | null;
+}
+
+/** The PEM material of process ports over TLS: this process's certificate and key, and the CA every peer's has. */
+export interface WireTls {
+  cert: string;
+  key: string;
+  ca: string;
 }
 
 /**
@@ -115,7 +124,10 @@ export class Channel {
   #side: "accept" | "connect";
   #o:
     & Required<
-      Omit<ChannelOptions, "secret" | "heartbeatPayload" | "acceptRoles" | "expectRoles" | "dialed" | "checkOutgoing">
+      Omit<
+        ChannelOptions,
+        "secret" | "heartbeatPayload" | "acceptRoles" | "expectRoles" | "dialed" | "checkOutgoing" | "tls"
+      >
     >
     & {
       secret: string | null;
@@ -194,7 +206,7 @@ export class Channel {
   /** Wraps an accepted connection: sends the challenge and awaits the peer's hello. */
   static accept(conn: Deno.Conn, opts: ChannelOptions): Channel {
     const ch = new Channel(conn, "accept", opts);
-    ch.#nonce = crypto.getRandomValues(new Uint8Array(16));
+    ch.#nonce = crypto.getRandomValues(new Uint8Array(NONCE_BYTES));
     ch.#startHandshake();
     ch.#push([C.challenge.kind, 0, {
       role: ch.#o.role,
@@ -208,6 +220,7 @@ export class Channel {
   /** Wraps a connection this side opened: answers the challenge with hello. */
   static connect(conn: Deno.Conn, opts: ChannelOptions): Channel {
     const ch = new Channel(conn, "connect", opts);
+    ch.#nonce = crypto.getRandomValues(new Uint8Array(NONCE_BYTES));
     ch.#startHandshake();
     return ch;
   }
@@ -521,7 +534,7 @@ export class Channel {
     const [kind] = msg;
     const args = msg.slice(2);
     const step = this.#side === "connect"
-      ? await dialStep(kind, args, this.#o, this.remote)
+      ? await dialStep(kind, args, this.#o, this.#nonce!, this.remote)
       : await acceptStep(kind, args, this.#o, this.#nonce!, this.remote);
     if ("violation" in step) return this.#violation(step.violation);
     if ("refuse" in step) return this.#refuse(step.refuse);
@@ -579,6 +592,10 @@ export class Channel {
       case C.bye.kind:
         this.#log.info(`peer is closing: ${String(msg[2])}`);
         return this.close(`peer closed: ${String(msg[2])}`, false);
+      case C.refuse.kind:
+        // The dialler refuses after this side's welcome when this side did not prove the secret to it.
+        this.#log.warn(`refused by peer: ${String(msg[2]).slice(0, 1000)}`);
+        return this.close(`refused by peer: ${String(msg[2]).slice(0, 1000)}`, false);
       case C.ping.kind:
         if (msg.length !== 2) return this.#violation("ping takes no arguments");
         if (reqId !== 0) this.#push([C.reply.kind, reqId, null]);

@@ -1,6 +1,6 @@
-import { Channel, type ChannelOptions } from "./channel.ts";
+import { Channel, type ChannelOptions, type WireTls } from "./channel.ts";
 import { formatAddress, parseAddress } from "./address.ts";
-import { type Logger, silentLogger } from "../log.ts";
+import { type Logger, silentLogger, Throttle } from "../log.ts";
 
 /** Options of a listening endpoint: the channel options plus where to listen. */
 export interface ListenOptions extends ChannelOptions {
@@ -17,7 +17,10 @@ export interface ListenOptions extends ChannelOptions {
 
 export { formatAddress, parseAddress, reachableAddress, reachableUrl, sameAddress } from "./address.ts";
 
-/** A TCP listener whose accepted connections become channels after the handshake. */
+/**
+ * A TCP listener (TLS with `opts.tls`) whose accepted connections become channels after the handshake. A TLS
+ * handshake that fails (a peer whose certificate or CA is not this cluster's) is logged and nothing of it is read.
+ */
 export class WireServer {
   readonly address: string;
   readonly channels: Set<Channel> = new Set();
@@ -26,12 +29,18 @@ export class WireServer {
   #pending = 0;
   #maxPending: number;
   #maxConnections: number;
-  #listener: Deno.TcpListener;
+  #listener: Deno.Listener;
   #log: Logger;
+  #handshakeMs: number;
+  /** TLS handshakes that failed, per peer host and reason: logged at most once a minute for each. */
+  #tlsFailures = new Throttle(60_000);
 
   constructor(opts: ListenOptions) {
-    this.#listener = Deno.listen({ hostname: opts.host, port: opts.port });
-    const a = this.#listener.addr;
+    this.#listener = opts.tls
+      ? Deno.listenTls({ hostname: opts.host, port: opts.port, cert: opts.tls.cert, key: opts.tls.key })
+      : Deno.listen({ hostname: opts.host, port: opts.port });
+    this.#handshakeMs = opts.handshakeTimeoutMs ?? 5000;
+    const a = this.#listener.addr as Deno.NetAddr;
     this.address = formatAddress(a.hostname, a.port);
     this.#log = opts.log ?? silentLogger;
     this.#maxPending = opts.maxPending ?? 256;
@@ -45,7 +54,7 @@ export class WireServer {
 
   /** The port actually bound. */
   get port(): number {
-    return this.#listener.addr.port;
+    return (this.#listener.addr as Deno.NetAddr).port;
   }
 
   async #accept(
@@ -65,28 +74,69 @@ export class WireServer {
           conn.close();
           continue;
         }
-        const ch = Channel.accept(conn, opts);
-        this.channels.add(ch);
-        this.#pending++;
-        let counted = true;
-        const settled = () => {
-          if (counted) this.#pending--;
-          counted = false;
-        };
-        ch.closed.then(() => {
-          settled();
-          this.channels.delete(ch);
-        });
-        ch.ready.then(() => {
-          settled();
-          onChannel?.(ch);
-        }, () => {});
+        if ("handshake" in conn) void this.#admitTls(conn as Deno.TlsConn, opts, onChannel);
+        else this.#admit(conn, opts, onChannel);
       }
     } catch (e) {
       if (!(e instanceof Deno.errors.BadResource)) {
         this.#log.error(`accept failed: ${(e as Error).message}`);
       }
     }
+  }
+
+  /** Completes the TLS handshake within the channel handshake's time, counted as pending; then admits the channel. */
+  async #admitTls(conn: Deno.TlsConn, opts: ChannelOptions, onChannel?: (ch: Channel) => void): Promise<void> {
+    this.#pending++;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      await Promise.race([
+        conn.handshake(),
+        new Promise((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`no TLS handshake within ${this.#handshakeMs} ms`)),
+            this.#handshakeMs,
+          );
+        }),
+      ]);
+    } catch (e) {
+      const host = (conn.remoteAddr as Deno.NetAddr).hostname;
+      const held = this.#tlsFailures.take(`${host} ${(e as Error).message}`);
+      if (held !== null) {
+        this.#log.warn(
+          `refusing peer ${formatAddress(host, (conn.remoteAddr as Deno.NetAddr).port)}: TLS handshake failed: ` +
+            `${(e as Error).message}${Throttle.note(held)}`,
+        );
+      }
+      try {
+        conn.close();
+      } catch {
+        // already closed
+      }
+      return;
+    } finally {
+      clearTimeout(timer);
+      this.#pending--;
+    }
+    this.#admit(conn, opts, onChannel);
+  }
+
+  #admit(conn: Deno.Conn, opts: ChannelOptions, onChannel?: (ch: Channel) => void): void {
+    const ch = Channel.accept(conn, opts);
+    this.channels.add(ch);
+    this.#pending++;
+    let counted = true;
+    const settled = () => {
+      if (counted) this.#pending--;
+      counted = false;
+    };
+    ch.closed.then(() => {
+      settled();
+      this.channels.delete(ch);
+    });
+    ch.ready.then(() => {
+      settled();
+      onChannel?.(ch);
+    }, () => {});
   }
 
   /** Stops listening and closes every channel with `reason`. */
@@ -100,14 +150,48 @@ export class WireServer {
   }
 }
 
-/** Connects to `address` and completes the handshake; rejects with the reason it failed. */
+/**
+ * Connects to `address` and completes the handshake; rejects with the reason it failed. With `opts.tls` the
+ * connection is TLS and the peer's certificate must chain to `opts.tls.ca` and name the host dialled.
+ */
 export async function dial(
   address: string,
   opts: ChannelOptions,
 ): Promise<Channel> {
   const { hostname, port } = parseAddress(address);
-  const conn = await Deno.connect({ hostname, port });
+  const conn = opts.tls
+    ? await dialTls(address, hostname, port, opts.tls, opts.handshakeTimeoutMs ?? 5000)
+    : await Deno.connect({ hostname, port });
   const ch = Channel.connect(conn, { dialed: address, ...opts });
   await ch.ready;
   return ch;
+}
+
+async function dialTls(
+  address: string,
+  hostname: string,
+  port: number,
+  tls: WireTls,
+  ms: number,
+): Promise<Deno.TlsConn> {
+  const conn = await Deno.connectTls({ hostname, port, caCerts: [tls.ca] });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await Promise.race([
+      conn.handshake(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+      }),
+    ]);
+    return conn;
+  } catch (e) {
+    try {
+      conn.close();
+    } catch {
+      // already closed
+    }
+    throw new Error(`TLS handshake with ${address} failed: ${(e as Error).message}`, { cause: e });
+  } finally {
+    clearTimeout(timer);
+  }
 }

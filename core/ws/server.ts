@@ -21,6 +21,8 @@ export interface WsServerOptions {
   hostname: string;
   /** 0 picks a free port. */
   port: number;
+  /** PEM certificate chain and key: serve wss:// (TLS) on the same code path; the handshake counts as the head's time. */
+  tls?: { cert: string; key: string } | null;
   /** Called with each upgraded connection; set its callbacks here, reading starts when this returns. */
   onConnection: (conn: WsConn, head: RequestHead) => void;
   /** A connection that has not sent a complete request head by then is closed (default 10,000). */
@@ -58,9 +60,9 @@ export class WsServer {
   /** The address it listens on. */
   readonly addr: Deno.NetAddr;
   readonly stats: WsServerStats = { accepted: 0, upgraded: 0, refused: 0, timedOut: 0, rejected: 0 };
-  #listener: Deno.Listener<Deno.TcpConn, Deno.NetAddr>;
-  #o: Required<Omit<WsServerOptions, "hostname" | "port">>;
-  #pending = new Set<Deno.TcpConn>();
+  #listener: Deno.Listener<Deno.TcpConn | Deno.TlsConn, Deno.NetAddr>;
+  #o: Required<Omit<WsServerOptions, "hostname" | "port" | "tls">>;
+  #pending = new Set<Deno.Conn>();
   #open = new Set<WsConn>();
   #tasks = new Set<Promise<void>>();
   #closing = false;
@@ -79,7 +81,9 @@ export class WsServer {
       notUpgradeText: opts.notUpgradeText ?? "this port speaks WebSocket only\n",
       log: opts.log ?? silentLogger,
     };
-    this.#listener = Deno.listen({ hostname: opts.hostname, port: opts.port, transport: "tcp" });
+    this.#listener = opts.tls
+      ? Deno.listenTls({ hostname: opts.hostname, port: opts.port, cert: opts.tls.cert, key: opts.tls.key })
+      : Deno.listen({ hostname: opts.hostname, port: opts.port, transport: "tcp" });
     this.addr = this.#listener.addr;
     this.#acceptDone = this.#acceptLoop();
   }
@@ -117,7 +121,7 @@ export class WsServer {
 
   async #acceptLoop(): Promise<void> {
     for (;;) {
-      let conn: Deno.TcpConn;
+      let conn: Deno.TcpConn | Deno.TlsConn;
       try {
         conn = await this.#listener.accept();
       } catch (e) {
@@ -157,7 +161,7 @@ export class WsServer {
     this.#refusedSinceWarning = 0;
   }
 
-  async #handshake(conn: Deno.TcpConn): Promise<void> {
+  async #handshake(conn: Deno.TcpConn | Deno.TlsConn): Promise<void> {
     this.#pending.add(conn);
     let expired = false, answered = false;
     const timer = setTimeout(() => {
@@ -198,7 +202,7 @@ export class WsServer {
       if (this.#closing || expired) return;
       clearTimeout(timer);
       this.#pending.delete(conn);
-      conn.setNoDelay(true);
+      if ("setNoDelay" in conn) conn.setNoDelay(true);
       const a = conn.remoteAddr;
       const ws = new WsConn(conn, formatAddress(a.hostname, a.port), {
         maxMessage: this.#o.maxMessage,
@@ -229,7 +233,7 @@ export class WsServer {
    * input would reset the connection and could lose the answer.
    */
   async #refuse(
-    conn: Deno.TcpConn,
+    conn: Deno.Conn,
     scratch: Uint8Array,
     status: number,
     body: string,
