@@ -105,6 +105,11 @@ export async function acceptStep(
 ): Promise<HandshakeStep> {
   if (kind === C.refuse.kind) return { refused: typeof args[0] === "string" ? args[0] : "no reason given" };
   if (kind !== C.hello.kind) return { violation: `bad handshake: expected hello, got kind ${kind}` };
+  // The version first: a peer of another version may well send another hello.
+  const version = (args[0] as { version?: unknown } | null)?.version;
+  if (typeof version === "number" && version !== PROTOCOL_VERSION) {
+    return { refuse: `protocol version mismatch: peer speaks ${version}, this process ${PROTOCOL_VERSION}` };
+  }
   const bad = C.hello.check(args);
   if (bad) return { refuse: `bad handshake: hello ${bad}` };
   const hello = args[0] as HelloInfo;
