@@ -4,67 +4,14 @@
  * CA the ports run over TLS: a peer whose certificate the CA did not sign is refused on both sides and logged.
  */
 import assert from "node:assert/strict";
-import {
-  ChannelMsg,
-  dial,
-  FrameReader,
-  FrameWriter,
-  type HelloInfo,
-  NONE,
-  WireServer,
-  type WireTls,
-} from "../../core/wire/mod.ts";
+import { dial, WireServer, type WireTls } from "../../core/wire/mod.ts";
 import { makeProof } from "../../core/wire/secret.ts";
-import { PROTOCOL_VERSION } from "../../core/version.ts";
+import { fakeListener, type Welcome } from "../helpers/fake_port.ts";
 import { memoryLogger } from "../helpers/log.ts";
 import { haveOpenssl, makeTestCerts, type TestCerts } from "../helpers/certs.ts";
 
 const openssl = await haveOpenssl();
 if (!openssl) console.log("tls handshake_test: TLS cases skipped: no openssl command (apt-get install openssl)");
-
-type Welcome = (hello: HelloInfo) => Promise<Uint8Array | null>;
-
-/**
- * A stranger's listener: sends a challenge, reads the hello, answers with a welcome whose proof `welcome` makes,
- * then at once a frame of an unknown kind that a peer decoding it would drop this one for.
- */
-async function fakeListener(welcome: Welcome): Promise<{ address: string; hello: Promise<HelloInfo>; close(): void }> {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  let resolveHello!: (h: HelloInfo) => void;
-  const hello = new Promise<HelloInfo>((r) => (resolveHello = r));
-  const conns: Deno.Conn[] = [];
-  (async () => {
-    for await (const conn of l) {
-      conns.push(conn);
-      const w = new FrameWriter();
-      const nonce = crypto.getRandomValues(new Uint8Array(16));
-      w.push([ChannelMsg.challenge.kind, 0, { role: "cellappmgr", version: PROTOCOL_VERSION, nonce }]);
-      await conn.write(w.take());
-      const r = new FrameReader(4096);
-      let frame: unknown = NONE;
-      while (frame === NONE) {
-        const n = await conn.read(r.space());
-        if (n === null) return;
-        r.commit(n);
-        frame = r.next();
-      }
-      const h = (frame as unknown[])[2] as HelloInfo;
-      resolveHello(h);
-      const proof = await welcome(h);
-      w.push([ChannelMsg.welcome.kind, 0, { role: "cellappmgr", pid: 1, address: "127.0.0.1:1", proof }]);
-      w.push([999, 0, "decode me"]);
-      await conn.write(w.take()).catch(() => {});
-    }
-  })().catch(() => {});
-  return {
-    address: `127.0.0.1:${l.addr.port}`,
-    hello,
-    close() {
-      l.close();
-      for (const c of conns) c.close();
-    },
-  };
-}
 
 Deno.test("a dialler refuses a listener that does not prove the cluster secret, decoding nothing after", async () => {
   const cases: [string, Welcome, RegExp][] = [
