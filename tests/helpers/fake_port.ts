@@ -9,9 +9,9 @@ export type Welcome = (hello: HelloInfo) => Promise<Uint8Array | null>;
  * A stranger's listener: sends a challenge, reads the hello, answers with a welcome whose proof `welcome` makes,
  * then at once a frame of an unknown kind that a peer decoding it would drop this one for.
  */
-export async function fakeListener(
+export function fakeListener(
   welcome: Welcome,
-): Promise<{ address: string; hello: Promise<HelloInfo>; close(): void }> {
+): { address: string; hello: Promise<HelloInfo>; close(): void } {
   const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   let resolveHello!: (h: HelloInfo) => void;
   const hello = new Promise<HelloInfo>((r) => (resolveHello = r));

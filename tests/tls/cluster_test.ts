@@ -110,7 +110,7 @@ Deno.test({
     assert.equal(c.processes.filter((p) => p.role === "cellapp").length, 1, "only the first cellapp joined");
 
     // A stranger's port that does not prove the secret: a cellapp dialling it refuses it and says why.
-    const fake = await fakeListener((h) => makeProof("guess", h.nonce, "welcome", "cellappmgr", 1, "127.0.0.1:1"));
+    const fake = fakeListener((h) => makeProof("guess", h.nonce, "welcome", "cellappmgr", 1, "127.0.0.1:1"));
     try {
       const fooled = await procs.start(["--role=cell", `--mgr=${fake.address}`, "--port=0"], { env });
       await logged(fooled, /refusing peer: the cellappmgr at .* does not know the cluster secret/);

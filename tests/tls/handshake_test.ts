@@ -29,7 +29,7 @@ Deno.test("a dialler refuses a listener that does not prove the cluster secret, 
     ],
   ];
   for (const [i, [what, welcome, reason]] of cases.entries()) {
-    const fake = await fakeListener(welcome);
+    const fake = fakeListener(welcome);
     const log = memoryLogger();
     try {
       await assert.rejects(
@@ -50,7 +50,7 @@ Deno.test("a dialler refuses a listener that does not prove the cluster secret, 
 });
 
 Deno.test("a listener with the secret proves it: the dialler opens, and the other way round refuses", async () => {
-  const ok = await fakeListener((h) => makeProof("s3cret", h.nonce, "welcome", "cellappmgr", 1, "127.0.0.1:1"));
+  const ok = fakeListener((h) => makeProof("s3cret", h.nonce, "welcome", "cellappmgr", 1, "127.0.0.1:1"));
   const log = memoryLogger();
   try {
     const ch = await dial(ok.address, { role: "cellapp", secret: "s3cret", address: "127.0.0.1:2", log });
