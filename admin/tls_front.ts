@@ -5,6 +5,7 @@
  * socket: Deno.upgradeWebSocket refuses node:https's TLS sockets).
  */
 import { formatAddress } from "../core/wire/address.ts";
+import { acceptTls, type ByteConn, serverContext } from "../core/tls/mod.ts";
 
 /** Where the front listens, with what, and where it relays to. */
 export interface TlsFrontOptions {
@@ -36,10 +37,11 @@ export interface TlsFront {
 
 /** Starts the front; throws as Deno.listenTls does when the address cannot be bound. */
 export function serveTlsFront(opts: TlsFrontOptions): TlsFront {
-  const listener = Deno.listenTls({ hostname: opts.hostname, port: opts.port, cert: opts.cert, key: opts.key });
-  const open = new Set<Deno.Conn>();
+  const context = serverContext(opts);
+  const listener = Deno.listen({ hostname: opts.hostname, port: opts.port });
+  const open = new Set<ByteConn>();
   let refused = 0, timedOut = 0;
-  const closeQuietly = (c: Deno.Conn) => {
+  const closeQuietly = (c: ByteConn) => {
     try {
       c.close();
     } catch {
@@ -47,44 +49,48 @@ export function serveTlsFront(opts: TlsFrontOptions): TlsFront {
     }
   };
 
-  const relay = async (conn: Deno.TlsConn): Promise<void> => {
-    const remote = formatAddress(conn.remoteAddr.hostname, conn.remoteAddr.port);
-    let timer: ReturnType<typeof setTimeout> | undefined;
+  const relay = async (tcp: Deno.TcpConn): Promise<void> => {
+    const remote = formatAddress(tcp.remoteAddr.hostname, tcp.remoteAddr.port);
+    // Closing the TCP connection ends a TLS handshake still running over it (core/tls).
+    const timer = setTimeout(() => {
+      timedOut++;
+      closeQuietly(tcp);
+    }, opts.handshakeTimeoutMs);
+    let conn: ByteConn | null = null;
     let inner: Deno.TcpConn | null = null;
     try {
-      await Promise.race([
-        conn.handshake(),
-        new Promise((_, reject) => {
-          timer = setTimeout(() => {
-            timedOut++;
-            reject(new Error(`no TLS handshake within ${opts.handshakeTimeoutMs} ms`));
-          }, opts.handshakeTimeoutMs);
-        }),
-      ]);
-      clearTimeout(timer);
+      try {
+        conn = await acceptTls(tcp, context);
+      } catch (e) {
+        opts.onHandshakeError(remote, e as Error);
+        return;
+      } finally {
+        clearTimeout(timer);
+      }
+      open.add(conn);
       inner = await Deno.connect(opts.target);
       open.add(inner);
       // The plain server decides when the connection ends (its deadlines, its lingering close): the relay lasts
       // as long as its side does; a client gone cuts the plain side off, which then ends too.
       const target = inner;
-      void conn.readable.pipeTo(target.writable).catch(() => closeQuietly(target));
-      await inner.readable.pipeTo(conn.writable).catch(() => {});
-    } catch (e) {
-      if (inner === null) opts.onHandshakeError(remote, e as Error);
+      void pump(conn, inner, () => closeQuietly(target));
+      await pump(inner, conn, () => {});
+    } catch {
+      // the plain server is gone (stopping)
     } finally {
-      clearTimeout(timer);
-      open.delete(conn);
-      closeQuietly(conn);
-      if (inner) {
-        open.delete(inner);
-        closeQuietly(inner);
+      open.delete(tcp);
+      closeQuietly(tcp);
+      for (const c of [conn, inner]) {
+        if (c === null) continue;
+        open.delete(c);
+        closeQuietly(c);
       }
     }
   };
 
   const accepting = (async () => {
     for (;;) {
-      let conn: Deno.TlsConn;
+      let conn: Deno.TcpConn;
       try {
         conn = await listener.accept();
       } catch {
@@ -119,4 +125,17 @@ export function serveTlsFront(opts: TlsFrontOptions): TlsFront {
       for (const c of open) closeQuietly(c);
     },
   };
+}
+
+/** Copies `from` to `to` until `from` ends, then half-closes `to`; `failed` runs if either side fails. */
+async function pump(from: ByteConn, to: ByteConn, failed: () => void): Promise<void> {
+  const buf = new Uint8Array(16 * 1024);
+  try {
+    for (let n; (n = await from.read(buf)) !== null;) {
+      for (let off = 0; off < n;) off += await to.write(buf.subarray(off, n));
+    }
+    await to.closeWrite().catch(() => {});
+  } catch {
+    failed();
+  }
 }

@@ -9,6 +9,7 @@ import { deferFlush, inTick } from "./outbox.ts";
 import { type Logger, silentLogger, Throttle } from "../log.ts";
 import { PROTOCOL_VERSION } from "../version.ts";
 import { ByteWriter } from "../def/bytes.ts";
+import type { ByteConn } from "../tls/mod.ts";
 
 export type { PeerInfo } from "./handshake.ts";
 
@@ -120,7 +121,7 @@ export class Channel {
   /** Called with each heartbeat payload the peer sends. */
   onHeartbeat: ((payload: unknown) => void) | null = null;
 
-  #conn: Deno.Conn;
+  #conn: ByteConn;
   #side: "accept" | "connect";
   #o:
     & Required<
@@ -159,7 +160,7 @@ export class Channel {
   #batch: ByteWriter | null = null;
 
   private constructor(
-    conn: Deno.Conn,
+    conn: ByteConn,
     side: "accept" | "connect",
     opts: ChannelOptions,
   ) {
@@ -204,7 +205,7 @@ export class Channel {
   readonly remote: string;
 
   /** Wraps an accepted connection: sends the challenge and awaits the peer's hello. */
-  static accept(conn: Deno.Conn, opts: ChannelOptions): Channel {
+  static accept(conn: ByteConn, opts: ChannelOptions): Channel {
     const ch = new Channel(conn, "accept", opts);
     ch.#nonce = crypto.getRandomValues(new Uint8Array(NONCE_BYTES));
     ch.#startHandshake();
@@ -218,7 +219,7 @@ export class Channel {
   }
 
   /** Wraps a connection this side opened: answers the challenge with hello. */
-  static connect(conn: Deno.Conn, opts: ChannelOptions): Channel {
+  static connect(conn: ByteConn, opts: ChannelOptions): Channel {
     const ch = new Channel(conn, "connect", opts);
     ch.#nonce = crypto.getRandomValues(new Uint8Array(NONCE_BYTES));
     ch.#startHandshake();

@@ -1,6 +1,8 @@
 import { Channel, type ChannelOptions, type WireTls } from "./channel.ts";
 import { formatAddress, parseAddress } from "./address.ts";
 import { type Logger, silentLogger, Throttle } from "../log.ts";
+import type { SecureContext } from "node:tls";
+import { acceptTls, type ByteConn, serverContext } from "../tls/mod.ts";
 
 /** Options of a listening endpoint: the channel options plus where to listen. */
 export interface ListenOptions extends ChannelOptions {
@@ -29,18 +31,18 @@ export class WireServer {
   #pending = 0;
   #maxPending: number;
   #maxConnections: number;
-  #listener: Deno.Listener;
+  #listener: Deno.TcpListener;
+  #tls: SecureContext | null;
   #log: Logger;
   #handshakeMs: number;
   /** TLS handshakes that failed, per peer host and reason: logged at most once a minute for each. */
   #tlsFailures = new Throttle(60_000);
 
   constructor(opts: ListenOptions) {
-    this.#listener = opts.tls
-      ? Deno.listenTls({ hostname: opts.host, port: opts.port, cert: opts.tls.cert, key: opts.tls.key })
-      : Deno.listen({ hostname: opts.host, port: opts.port });
+    this.#tls = opts.tls ? serverContext(opts.tls) : null;
+    this.#listener = Deno.listen({ hostname: opts.host, port: opts.port });
     this.#handshakeMs = opts.handshakeTimeoutMs ?? 5000;
-    const a = this.#listener.addr as Deno.NetAddr;
+    const a = this.#listener.addr;
     this.address = formatAddress(a.hostname, a.port);
     this.#log = opts.log ?? silentLogger;
     this.#maxPending = opts.maxPending ?? 256;
@@ -54,7 +56,7 @@ export class WireServer {
 
   /** The port actually bound. */
   get port(): number {
-    return (this.#listener.addr as Deno.NetAddr).port;
+    return this.#listener.addr.port;
   }
 
   async #accept(
@@ -74,7 +76,7 @@ export class WireServer {
           conn.close();
           continue;
         }
-        if ("handshake" in conn) void this.#admitTls(conn as Deno.TlsConn, opts, onChannel);
+        if (this.#tls) void this.#admitTls(conn, this.#tls, opts, onChannel);
         else this.#admit(conn, opts, onChannel);
       }
     } catch (e) {
@@ -85,13 +87,20 @@ export class WireServer {
   }
 
   /** Completes the TLS handshake within the channel handshake's time, counted as pending; then admits the channel. */
-  async #admitTls(conn: Deno.TlsConn, opts: ChannelOptions, onChannel?: (ch: Channel) => void): Promise<void> {
+  async #admitTls(
+    conn: Deno.TcpConn,
+    context: SecureContext,
+    opts: ChannelOptions,
+    onChannel?: (ch: Channel) => void,
+  ): Promise<void> {
     this.#pending++;
+    conn.setNoDelay(true);
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let tls: ByteConn;
     try {
-      await Promise.race([
-        conn.handshake(),
-        new Promise((_, reject) => {
+      tls = await Promise.race([
+        acceptTls(conn, context),
+        new Promise<never>((_, reject) => {
           timer = setTimeout(
             () => reject(new Error(`no TLS handshake within ${this.#handshakeMs} ms`)),
             this.#handshakeMs,
@@ -99,14 +108,15 @@ export class WireServer {
         }),
       ]);
     } catch (e) {
-      const host = (conn.remoteAddr as Deno.NetAddr).hostname;
-      const held = this.#tlsFailures.take(`${host} ${(e as Error).message}`);
+      const { hostname, port } = conn.remoteAddr;
+      const why = (e as Error).message;
+      const held = this.#tlsFailures.take(`${hostname} ${why}`);
       if (held !== null) {
         this.#log.warn(
-          `refusing peer ${formatAddress(host, (conn.remoteAddr as Deno.NetAddr).port)}: TLS handshake failed: ` +
-            `${(e as Error).message}${Throttle.note(held)}`,
+          `refusing peer ${formatAddress(hostname, port)}: TLS handshake failed: ${why}${Throttle.note(held)}`,
         );
       }
+      // Closing the TCP connection ends the TLS one over it, mid-handshake too (core/tls).
       try {
         conn.close();
       } catch {
@@ -117,10 +127,10 @@ export class WireServer {
       clearTimeout(timer);
       this.#pending--;
     }
-    this.#admit(conn, opts, onChannel);
+    this.#admit(tls, opts, onChannel);
   }
 
-  #admit(conn: Deno.Conn, opts: ChannelOptions, onChannel?: (ch: Channel) => void): void {
+  #admit(conn: ByteConn, opts: ChannelOptions, onChannel?: (ch: Channel) => void): void {
     const ch = Channel.accept(conn, opts);
     this.channels.add(ch);
     this.#pending++;

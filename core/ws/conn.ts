@@ -3,6 +3,7 @@
  * buffer and delivers messages, a write loop that writes everything queued in one socket write, the close
  * handshake, and pings for a connection that went quiet.
  */
+import type { ByteConn } from "../tls/mod.ts";
 import { type Logger, silentLogger } from "../log.ts";
 import {
   CloseCode,
@@ -65,7 +66,7 @@ export class WsConn {
   readonly closed: Promise<WsCloseInfo>;
   readonly stats: WsConnStats = { messagesIn: 0, bytesIn: 0, messagesOut: 0, bytesOut: 0, writes: 0 };
 
-  #conn: Deno.Conn;
+  #conn: ByteConn;
   #reader: WsReader;
   #writer = new WsWriter();
   #state: WsState = "open";
@@ -89,7 +90,7 @@ export class WsConn {
   #idleTask = () => this.#checkIdle();
 
   /** Wraps a connection whose handshake is done; `early` holds bytes that arrived after the request head. */
-  constructor(conn: Deno.Conn, remote: string, opts: WsConnOptions, early: Uint8Array = EMPTY) {
+  constructor(conn: ByteConn, remote: string, opts: WsConnOptions, early: Uint8Array = EMPTY) {
     this.#conn = conn;
     this.remote = remote;
     this.#reader = new WsReader(opts.maxMessage);

@@ -8,6 +8,7 @@ import { dial, WireServer, type WireTls } from "../../core/wire/mod.ts";
 import { makeProof } from "../../core/wire/secret.ts";
 import { fakeListener, type Welcome } from "../helpers/fake_port.ts";
 import { memoryLogger } from "../helpers/log.ts";
+import { within } from "../helpers/wait.ts";
 import { haveOpenssl, makeTestCerts, type TestCerts } from "../helpers/certs.ts";
 
 const openssl = await haveOpenssl();
@@ -86,6 +87,7 @@ Deno.test({
       role: "cellappmgr",
       secret: "s3cret",
       tls: tlsOf(c),
+      handshakeTimeoutMs: 500,
       log,
     });
     try {
@@ -102,6 +104,16 @@ Deno.test({
       );
       await log.waitFor(/refusing peer 127\.0\.0\.1:\d+: TLS handshake failed: .*(UnknownCA|alert)/i);
       assert.equal(server.channels.size, 0, "no channel for the stranger");
+
+      // A connection that never starts its TLS handshake is closed at the deadline, its socket with it.
+      const silent = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
+      const buf = new Uint8Array(64);
+      assert.equal(
+        await within("the listener closing a silent connection", silent.read(buf).catch(() => null), 3000),
+        null,
+      );
+      silent.close();
+      await log.waitFor(/refusing peer 127\.0\.0\.1:\d+: TLS handshake failed: no TLS handshake within 500 ms/);
 
       // A plain dialler gets nothing it can read as a challenge; a TLS dialler to a plain port fails its handshake.
       await assert.rejects(dial(server.address, { role: "cellapp", secret: "s3cret", handshakeTimeoutMs: 1000 }));
