@@ -84,7 +84,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "without TLS, a cellappmgr bound beyond loopback warns once that the admin token travels in clear",
+  name:
+    "without TLS, a cellappmgr or baseapp bound beyond loopback warns once that the token or passwords travel in clear",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
@@ -94,6 +95,17 @@ Deno.test({
     await waitFor("the running line", () => open.stderr.some((l) => /running game/.test(l)));
     const warned = open.stderr.filter((l) => /the admin token travels in clear/.test(l));
     assert.equal(warned.length, 1, open.stderr.join("\n"));
+    // A baseapp warns for its clients' passwords (it starts while its cellappmgr is still unreachable).
+    const base = await procs.start([
+      "--role=base",
+      "--host=0.0.0.0",
+      "--port=0",
+      "--client-port=0",
+      "--secret=s",
+      `--mgr=${open.ready.address!.replace(/^.*:/, "127.0.0.1:")}`,
+    ]);
+    await waitFor("the running line", () => base.stderr.some((l) => /running game/.test(l)));
+    assert.equal(base.stderr.filter((l) => /clients' passwords travel in clear over ws:\/\//.test(l)).length, 1);
     const local = await procs.start(["--role=mgr", "--port=0", "--admin-port=0"]);
     await waitFor("the running line", () => local.stderr.some((l) => /running game/.test(l)));
     assert.ok(!local.stderr.some((l) => /in clear/.test(l)), "no warning on loopback");
