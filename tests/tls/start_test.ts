@@ -53,6 +53,10 @@ Deno.test({
       [[`--tls-ca=${c.ca}`], /^error: --tls-ca: .*set --tls-cert and --tls-key/],
       [[`--tls-cert=${c.dir}/missing.pem`, `--tls-key=${c.key}`], /^error: --tls-cert: cannot read .*missing\.pem/],
       [[`--tls-cert=${c.key}`, `--tls-key=${c.key}`], /^error: --tls-cert: .*server\.key holds no PEM certificate/],
+      [
+        ["--client-url=http://play.example.com/"],
+        /^error: --client-url: "http:\/\/play\.example\.com\/" is not a WebSocket URL/,
+      ],
     ]; // deno-fmt-ignore
     const runs = await Promise.all(cases.map(([flags]) => runMain([...role, ...flags])));
     runs.forEach((r, i) => {
@@ -103,7 +107,9 @@ Deno.test({
       "--client-port=0",
       "--secret=s",
       `--mgr=${open.ready.address!.replace(/^.*:/, "127.0.0.1:")}`,
+      "--client-url=wss://play.example.com/b1/",
     ]);
+    assert.equal(base.ready.clientUrl, "wss://play.example.com/b1/", "a proxy's URL is announced as given");
     await waitFor("the running line", () => base.stderr.some((l) => /running game/.test(l)));
     assert.equal(base.stderr.filter((l) => /clients' passwords travel in clear over ws:\/\//.test(l)).length, 1);
     const local = await procs.start(["--role=mgr", "--port=0", "--admin-port=0"]);
