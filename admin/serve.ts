@@ -12,6 +12,7 @@ import type { Buffer } from "node:buffer";
 import { getRequestListener, RequestError } from "@hono/node-server";
 import { errorBody } from "./errors.ts";
 import { answerUpgrade } from "./watch_upgrade.ts";
+import { serveTlsFront } from "./tls_front.ts";
 import type { NodeUpgrade } from "./watch.ts";
 
 /** Where and how the admin API is served. */
@@ -32,6 +33,10 @@ export interface ServeOptions {
   closeGraceMs?: number;
   /** Told of server errors after it listens (accept failures); [console.error]. */
   onError?: (e: Error) => void;
+  /** PEM certificate chain and key: serve HTTPS (and wss:// for the watch socket) through tls_front.ts. */
+  tls?: { cert: string; key: string } | null;
+  /** Told of a TLS handshake that failed (a client that does not trust the certificate); [ignored]. */
+  onTlsError?: (remote: string, e: Error) => void;
 }
 
 /** A running admin HTTP server. */
@@ -67,11 +72,51 @@ interface Conn {
 }
 
 /**
- * Starts serving `fetch` on `opts.hostname:opts.port`. Rejects with
+ * Starts serving `fetch` on `opts.hostname:opts.port`, over HTTPS with `opts.tls`. Rejects with
  * Deno.errors.AddrInUse or Deno.errors.AddrNotAvailable, as Deno.listen
  * would, when the address cannot be bound.
  */
-export function serveAdmin(fetch: FetchHandler, opts: ServeOptions): Promise<AdminServer> {
+export async function serveAdmin(fetch: FetchHandler, opts: ServeOptions): Promise<AdminServer> {
+  if (!opts.tls) return await servePlain(fetch, opts, false);
+  // The plain server behind the front sees only the front's connections, each one the front's TLS connection.
+  const plain = await servePlain(fetch, { ...opts, hostname: "127.0.0.1", port: 0 }, true);
+  let front;
+  try {
+    front = serveTlsFront({
+      hostname: opts.hostname,
+      port: opts.port,
+      cert: opts.tls.cert,
+      key: opts.tls.key,
+      target: { hostname: plain.hostname, port: plain.port },
+      handshakeTimeoutMs: opts.headerTimeoutMs,
+      maxConnections: opts.maxConnections ?? 1000,
+      onHandshakeError: opts.onTlsError ?? (() => {}),
+    });
+  } catch (e) {
+    await plain.close();
+    throw e;
+  }
+  return {
+    hostname: front.hostname,
+    port: front.port,
+    get connections() {
+      return plain.connections;
+    },
+    get refused() {
+      return plain.refused + front.refused;
+    },
+    get timedOut() {
+      return plain.timedOut + front.timedOut;
+    },
+    async close() {
+      await front.close();
+      await plain.close();
+    },
+  };
+}
+
+/** Serves `fetch` in clear; `encrypted` marks every request as come in over TLS (its URL says https). */
+function servePlain(fetch: FetchHandler, opts: ServeOptions, encrypted: boolean): Promise<AdminServer> {
   const headerMs = opts.headerTimeoutMs;
   const idleMs = opts.idleTimeoutMs ?? 30_000;
   const bodyMs = opts.bodyTimeoutMs ?? 30_000;
@@ -104,6 +149,8 @@ export function serveAdmin(fetch: FetchHandler, opts: ServeOptions): Promise<Adm
       socket.destroy();
       return;
     }
+    // Read by the request adapter and by answerUpgrade for the request's scheme.
+    if (encrypted) (socket as Socket & { encrypted?: boolean }).encrypted = true;
     const conn: Conn = { socket, timer: undefined, inFlight: 0 };
     conns.set(socket, conn);
     deadline(conn, headerMs);

@@ -132,7 +132,8 @@ export class WatchHub implements FeedHost {
       return c.json({
         error: {
           code: "upgrade_required",
-          message: "GET /api/watch is a WebSocket: connect with ws:// and ?ticket= from POST /api/watch/ticket",
+          message:
+            "GET /api/watch is a WebSocket: connect with ws:// (wss:// when served over HTTPS) and ?ticket= from POST /api/watch/ticket",
         },
       }, 426);
     }

@@ -30,7 +30,9 @@ export async function answerUpgrade(
   let res: Response;
   try {
     // The Host header is checked by the app's guard; the URL only needs to parse.
-    const request = new Request(new URL(req.url ?? "/", "http://upgrade.invalid"), { headers });
+    // The scheme is the one the connection came in on: the Origin guard compares a page's origin with it.
+    const scheme = (socket as Socket & { encrypted?: boolean }).encrypted ? "https" : "http";
+    const request = new Request(new URL(req.url ?? "/", `${scheme}://upgrade.invalid`), { headers });
     res = await fetch(request, { upgrade: up });
   } catch (e) {
     res = Response.json({ error: { code: "bad_request", message: (e as Error).message } }, { status: 400 });

@@ -108,7 +108,13 @@ export class BaseApp implements SessionHost {
     if (!player.proxy) throw new Error(`playerType: ${player.name} is not a proxy (proxy: true in its definition)`);
     this.#endpoint = serveClients(cfg.host, opts.clientPort ?? 0, (ws, remote) => {
       this.sessions.add(new ClientSession(ws, remote, this));
-    }, { headerTimeoutMs: cfg.headerTimeoutMs, publicHost: cfg.publicHost, log });
+    }, {
+      headerTimeoutMs: cfg.headerTimeoutMs,
+      publicHost: cfg.publicHost,
+      tls: cfg.tls,
+      url: cfg.clientUrl ?? null,
+      log,
+    });
     this.ids = new EntityIdPool(() => this.member.link.channel, log, undefined, () => this.member.link.connected());
     // Ids this database holds are reported with the registration, so a cellappmgr never hands them out again.
     this.ids.noteHeld(heldIds);

@@ -5,7 +5,7 @@ import { serveWebSocket, type WsConn } from "../core/ws/mod.ts";
 
 /** A listening client endpoint. */
 export interface ClientEndpoint {
-  /** ws://HOST:PORT/ */
+  /** ws://HOST:PORT/, wss:// with TLS, or the URL given as is. */
   readonly url: string;
   readonly port: number;
   /** Stops listening and ends the connections still open (sessions close theirs first). */
@@ -24,6 +24,10 @@ export interface ClientEndpointOptions {
   idleMs?: number;
   /** The host clients reach this machine by, for the URL (default: the bound address). */
   publicHost?: string | null;
+  /** PEM certificate chain and key: serve wss://. */
+  tls?: { cert: string; key: string } | null;
+  /** The URL clients are told as is (a TLS-terminating proxy's), instead of one built from the bound port. */
+  url?: string | null;
   log?: Logger;
 }
 
@@ -43,6 +47,7 @@ export function serveClients(
   const server = serveWebSocket({
     hostname: host,
     port,
+    tls: opts.tls,
     onConnection: (ws) => onSocket(ws, ws.remote),
     headerTimeoutMs: opts.headerTimeoutMs,
     maxConnections: opts.maxConnections,
@@ -55,7 +60,7 @@ export function serveClients(
   // A wildcard bind stays in the URL: the cellappmgr puts the address it sees this process connect from instead.
   const shown = opts.publicHost ?? addr.hostname;
   return {
-    url: `ws://${formatAddress(shown, addr.port)}/`,
+    url: opts.url ?? `${opts.tls ? "wss" : "ws"}://${formatAddress(shown, addr.port)}/`,
     port: addr.port,
     close: () => server.close(),
   };

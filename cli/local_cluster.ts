@@ -247,6 +247,9 @@ function commonFlags(cfg: Config): string[] {
     `--ghost-radius=${cfg.ghostRadius}`,
     `--header-timeout=${cfg.headerTimeoutMs}`,
     ...(cfg.insecure ? ["--insecure"] : []),
+    ...(cfg.tlsCert !== null ? [`--tls-cert=${cfg.tlsCert}`] : []),
+    ...(cfg.tlsKey !== null ? [`--tls-key=${cfg.tlsKey}`] : []),
+    ...(cfg.tlsCa !== null ? [`--tls-ca=${cfg.tlsCa}`] : []),
     // Already made absolute (cli/run.ts): the children resolve it alike whatever their working directory.
     ...(cfg.game !== null ? [`--game=${cfg.game}`] : []),
   ];
@@ -297,6 +300,7 @@ export function baseappFlags(cfg: Config, mgr: string): string[] {
     `--login-rate=${cfg.loginRate}`,
     `--autosave=${cfg.autosaveSec}`,
     ...(cfg.publicHost ? [`--public-host=${cfg.publicHost}`] : []),
+    ...(cfg.clientUrl ? [`--client-url=${cfg.clientUrl}`] : []),
     ...(cfg.clientSpawn ? ["--client-spawn"] : []),
     ...commonFlags(cfg),
   ];

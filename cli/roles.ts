@@ -1,5 +1,5 @@
 /** Starts one role in this process: the glue between config, roles and the admin API. */
-import type { Config } from "../core/config/mod.ts";
+import { type Config, isLoopbackHost, wireTls } from "../core/config/mod.ts";
 import { createLogger, type Logger } from "../core/log.ts";
 import { announceReady, onStopSignal, watchParent } from "../core/process.ts";
 import { formatAddress } from "../core/wire/mod.ts";
@@ -31,6 +31,7 @@ export async function runRole(cfg: Config, game: Game): Promise<void> {
   if (cfg.secret === null) {
     log.warn("no --secret: any process that reaches this one's ports can join the cluster (fine on a dev machine)");
   }
+  warnCleartext(cfg, log);
   log.info(`running game ${game.name}${cfg.game ? ` from ${cfg.game}` : ""}`);
   traceFromEnv(role); // only benchmarks set SEAMLESS_TRACE_DIR
   if (role === "cellappmgr") return await runMgr(cfg, log, game);
@@ -83,6 +84,7 @@ async function runMgr(cfg: Config, log: Logger, game: Game): Promise<void> {
   const mgr = await bind("--port", cfg, () =>
     CellAppMgr.start({
       ...cfg,
+      tls: wireTls(cfg.tls),
       log,
       kv,
       registry,
@@ -105,9 +107,16 @@ async function runMgr(cfg: Config, log: Logger, game: Game): Promise<void> {
   const http = await bind(
     "--admin-port",
     { ...cfg, port: cfg.adminPort },
-    () => serveAdmin(app.fetch, { hostname: cfg.host, port: cfg.adminPort, headerTimeoutMs: cfg.headerTimeoutMs }),
+    () =>
+      serveAdmin(app.fetch, {
+        hostname: cfg.host,
+        port: cfg.adminPort,
+        headerTimeoutMs: cfg.headerTimeoutMs,
+        tls: cfg.tls,
+        onTlsError: (remote, e) => log.debug(`admin API: TLS handshake with ${remote} failed: ${e.message}`),
+      }),
   );
-  const admin = `http://${formatAddress(http.hostname, http.port)}`;
+  const admin = `${cfg.tls ? "https" : "http"}://${formatAddress(http.hostname, http.port)}`;
   log.info(`listening for processes on ${mgr.address}; admin API at ${admin}`);
   announceReady({
     role: "cellappmgr",
@@ -168,5 +177,20 @@ function bind<T>(flag: string, cfg: Config, start: () => T): T {
     return r;
   } catch (e) {
     throw explain(e);
+  }
+}
+
+/**
+ * Warns once when what this role serves outside the cluster travels in clear to other machines: the baseapp's
+ * clients' passwords and the cellappmgr's admin token.
+ */
+function warnCleartext(cfg: Config, log: Logger): void {
+  if (isLoopbackHost(cfg.host)) return;
+  const fix = "set --tls-cert and --tls-key, or serve it only through a TLS-terminating proxy";
+  if (cfg.role === "baseapp" && cfg.tls === null) {
+    log.warn(`--host=${cfg.host} without TLS: clients' passwords travel in clear over ws://; ${fix}`);
+  }
+  if (cfg.role === "cellappmgr" && cfg.tls === null) {
+    log.warn(`--host=${cfg.host} without TLS: the admin token travels in clear over http://; ${fix}`);
   }
 }

@@ -1,4 +1,4 @@
-import type { Config } from "./config/mod.ts";
+import { type Config, wireTls } from "./config/mod.ts";
 import type { Logger } from "./log.ts";
 import { Handlers, MgrLink, Peers, ProcMsg, type SpaceGeometry, WireServer } from "./wire/mod.ts";
 
@@ -44,6 +44,7 @@ export function startMember(
   const common = {
     role,
     secret: cfg.secret,
+    tls: wireTls(cfg.tls),
     maxFrame: cfg.maxFrame,
     handlers,
     log,

@@ -3,7 +3,7 @@
  * failure handling and the wire server together, and answers the admin API
  * (admin/app.ts AdminBackend) through AdminOps.
  */
-import { type CellEntitySpec, WireServer } from "../core/wire/mod.ts";
+import { type CellEntitySpec, WireServer, type WireTls } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { Rect } from "../core/geo/rect.ts";
 import type {
@@ -51,6 +51,8 @@ export interface CellAppMgrOptions {
   host: string;
   port: number;
   secret: string | null;
+  /** Process ports over TLS (--tls-ca); null: plain TCP. */
+  tls?: WireTls | null;
   maxFrame: number;
   log: Logger;
   /** Database for the entity id high-water mark; null keeps it in memory. */
@@ -213,6 +215,7 @@ export class CellAppMgr {
       role: "cellappmgr",
       acceptRoles: ["cellapp", "baseapp"],
       secret: opts.secret,
+      tls: opts.tls ?? null,
       maxFrame: opts.maxFrame,
       heartbeatMs: opts.heartbeatMs ?? 500,
       deadAfterMs: opts.deadAfterMs ?? DEAD_AFTER_MS,

@@ -1,5 +1,6 @@
 /** The resolved configuration every process runs with, and the error a bad value raises. */
 import type { LogFormat, LogLevel } from "../log.ts";
+import type { TlsMaterial } from "./tls.ts";
 
 /** The three server roles; null in a Config means "run the whole local cluster". */
 export type ServerRole = "cellappmgr" | "cellapp" | "baseapp";
@@ -76,6 +77,15 @@ export interface Config {
   orphanTimeoutSec: number;
   /** The game module every role runs (cli/game.ts); null runs the sample game in entities/. */
   game: string | null;
+  /** PEM certificate chain and private key: TLS on what this role serves (client WebSocket, admin API). */
+  tlsCert: string | null;
+  tlsKey: string | null;
+  /** PEM CA that signed every process's certificate: with it, process ports run over TLS checked against it. */
+  tlsCa: string | null;
+  /** Baseapps: the URL clients are told, as is (a TLS-terminating proxy's); null = built from the bound port. */
+  clientUrl: string | null;
+  /** The files of tlsCert, tlsKey and tlsCa, read and checked when the command line is (tls.ts); null without. */
+  tls: TlsMaterial | null;
 }
 
 /** A configuration value that cannot be used; the message names where it came from. */

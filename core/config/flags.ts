@@ -4,7 +4,7 @@
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../log.ts";
 import { parseAddress } from "../wire/endpoint.ts";
 import type { Config, ServerRole } from "./config.ts";
-import { bool, hostName, integer, list, origin, text } from "./values.ts";
+import { bool, clientUrl, hostName, integer, list, origin, text } from "./values.ts";
 
 const ROLE_ALIASES: Record<string, ServerRole> = {
   cellappmgr: "cellappmgr",
@@ -109,6 +109,10 @@ export const SPECS: Record<string, Spec> = {
   autosave: { env: "SEAMLESS_AUTOSAVE", parse: integer(1, 86_400, "a period in seconds") },
   "orphan-timeout": { env: "SEAMLESS_ORPHAN_TIMEOUT", parse: integer(1, 86_400, "a time in seconds") },
   game: { env: "SEAMLESS_GAME", parse: text },
+  "tls-cert": { env: "SEAMLESS_TLS_CERT", parse: text },
+  "tls-key": { env: "SEAMLESS_TLS_KEY", parse: text },
+  "tls-ca": { env: "SEAMLESS_TLS_CA", parse: text },
+  "client-url": { env: "SEAMLESS_CLIENT_URL", parse: clientUrl },
   "aoi-radius": { env: "SEAMLESS_AOI_RADIUS", parse: integer(1, 100_000, "a radius in metres") },
   "ghost-radius": { env: "SEAMLESS_GHOST_RADIUS", parse: integer(1, 100_000, "a radius in metres") },
   "restore-timeout": { env: "SEAMLESS_RESTORE_TIMEOUT", parse: integer(100, 600_000, "a time in milliseconds") },
@@ -161,4 +165,8 @@ export const KEY_OF: Record<string, keyof Config> = {
   autosave: "autosaveSec",
   "orphan-timeout": "orphanTimeoutSec",
   game: "game",
+  "tls-cert": "tlsCert",
+  "tls-key": "tlsKey",
+  "tls-ca": "tlsCa",
+  "client-url": "clientUrl",
 };

@@ -6,4 +6,5 @@ export { type Config, ConfigError, DEFAULT_MGR_PORT, type ServerRole } from "./c
 export { AOI_HYSTERESIS, OFFLOAD_HYSTERESIS } from "./hysteresis.ts";
 export { parseCommand, type ParsedCommand } from "./parse_command.ts";
 export { isLoopbackHost } from "./secrets.ts";
+export { readTls, type TlsMaterial, wireTls } from "./tls.ts";
 export { USAGE } from "./usage.ts";

@@ -8,6 +8,7 @@ import { camel, readConfigFile } from "./config_file.ts";
 import { withDefaults } from "./defaults.ts";
 import { KEY_OF, SPECS } from "./flags.ts";
 import { requireSecrets } from "./secrets.ts";
+import { readTls } from "./tls.ts";
 
 /** The result of reading the command line: a config, or a request for help. */
 export type ParsedCommand = { help: true } | { help: false; config: Config };
@@ -67,6 +68,7 @@ export function parseCommand(
   }
   const config = withDefaults(got);
   requireSecrets(config);
+  config.tls = readTls(config, readFile);
   return { help: false, config };
 }
 

@@ -62,6 +62,13 @@ Flags (each also read from the environment variable shown):
                        waits to be adopted before it is destroyed [60]
   --game=PATH          the game module to run (exports a defineGame game)   SEAMLESS_GAME
                        [the sample game in entities/]
+  --tls-cert=FILE      PEM certificate (chain): baseapp serves wss://,       SEAMLESS_TLS_CERT
+                       cellappmgr serves its admin API over HTTPS
+  --tls-key=FILE       PEM private key of --tls-cert                        SEAMLESS_TLS_KEY
+  --tls-ca=FILE        PEM CA of every process's --tls-cert: process ports  SEAMLESS_TLS_CA
+                       run over TLS, each peer checked against it
+  --client-url=URL     baseapp: the URL clients are told, as is (behind a   SEAMLESS_CLIENT_URL
+                       TLS-terminating proxy: wss://play.example.com/)
   --config=FILE        JSON file with any of the above (camelCase keys)     SEAMLESS_CONFIG
   --help               this text
 `;

@@ -52,6 +52,20 @@ export const origin = (v: unknown): string[] => {
   return out.map((o) => o.replace(/\/$/, ""));
 };
 
+/** A ws:// or wss:// URL clients connect to, as a proxy in front of the baseapp serves it. */
+export const clientUrl = (v: unknown): string => {
+  let u: URL | null = null;
+  try {
+    u = new URL(text(v).trim());
+  } catch {
+    // reported below
+  }
+  if (!u || (u.protocol !== "ws:" && u.protocol !== "wss:") || u.username || u.password || u.search || u.hash) {
+    throw new Error(`${JSON.stringify(v)} is not a WebSocket URL like wss://play.example.com/ (ws:// or wss://)`);
+  }
+  return u.href;
+};
+
 /** A host name or address clients can reach: no scheme, no port, no wildcard. */
 export const hostName = (v: unknown): string => {
   const t = text(v).trim();

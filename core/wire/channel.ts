@@ -3,12 +3,13 @@ import { messageByKind, type MessageDef } from "./catalog.ts";
 import { ChannelClosedError, RemoteError, RequestTimeoutError } from "./errors.ts";
 
 export { ChannelClosedError, RemoteError, RequestTimeoutError } from "./errors.ts";
-import { ChannelMsg as C, type Role } from "./messages.ts";
+import { ChannelMsg as C, NONCE_BYTES, type Role } from "./messages.ts";
 import { acceptStep, dialStep, type PeerInfo } from "./handshake.ts";
 import { deferFlush, inTick } from "./outbox.ts";
 import { type Logger, silentLogger, Throttle } from "../log.ts";
 import { PROTOCOL_VERSION } from "../version.ts";
 import { ByteWriter } from "../def/bytes.ts";
+import type { ByteConn } from "../tls/mod.ts";
 
 export type { PeerInfo } from "./handshake.ts";
 
@@ -59,6 +60,15 @@ export interface ChannelOptions {
    * For low-traffic channels, such as a member's link to the cellappmgr.
    */
   checkOutgoing?: boolean;
+  /** With it the listener serves TLS and the dialler checks the peer against its CA (endpoint.ts). */
+  tls?: WireTls | null;
+}
+
+/** The PEM material of process ports over TLS: this process's certificate and key, and the CA every peer's has. */
+export interface WireTls {
+  cert: string;
+  key: string;
+  ca: string;
 }
 
 /**
@@ -111,11 +121,14 @@ export class Channel {
   /** Called with each heartbeat payload the peer sends. */
   onHeartbeat: ((payload: unknown) => void) | null = null;
 
-  #conn: Deno.Conn;
+  #conn: ByteConn;
   #side: "accept" | "connect";
   #o:
     & Required<
-      Omit<ChannelOptions, "secret" | "heartbeatPayload" | "acceptRoles" | "expectRoles" | "dialed" | "checkOutgoing">
+      Omit<
+        ChannelOptions,
+        "secret" | "heartbeatPayload" | "acceptRoles" | "expectRoles" | "dialed" | "checkOutgoing" | "tls"
+      >
     >
     & {
       secret: string | null;
@@ -147,7 +160,7 @@ export class Channel {
   #batch: ByteWriter | null = null;
 
   private constructor(
-    conn: Deno.Conn,
+    conn: ByteConn,
     side: "accept" | "connect",
     opts: ChannelOptions,
   ) {
@@ -192,9 +205,9 @@ export class Channel {
   readonly remote: string;
 
   /** Wraps an accepted connection: sends the challenge and awaits the peer's hello. */
-  static accept(conn: Deno.Conn, opts: ChannelOptions): Channel {
+  static accept(conn: ByteConn, opts: ChannelOptions): Channel {
     const ch = new Channel(conn, "accept", opts);
-    ch.#nonce = crypto.getRandomValues(new Uint8Array(16));
+    ch.#nonce = crypto.getRandomValues(new Uint8Array(NONCE_BYTES));
     ch.#startHandshake();
     ch.#push([C.challenge.kind, 0, {
       role: ch.#o.role,
@@ -206,8 +219,9 @@ export class Channel {
   }
 
   /** Wraps a connection this side opened: answers the challenge with hello. */
-  static connect(conn: Deno.Conn, opts: ChannelOptions): Channel {
+  static connect(conn: ByteConn, opts: ChannelOptions): Channel {
     const ch = new Channel(conn, "connect", opts);
+    ch.#nonce = crypto.getRandomValues(new Uint8Array(NONCE_BYTES));
     ch.#startHandshake();
     return ch;
   }
@@ -521,7 +535,7 @@ export class Channel {
     const [kind] = msg;
     const args = msg.slice(2);
     const step = this.#side === "connect"
-      ? await dialStep(kind, args, this.#o, this.remote)
+      ? await dialStep(kind, args, this.#o, this.#nonce!, this.remote)
       : await acceptStep(kind, args, this.#o, this.#nonce!, this.remote);
     if ("violation" in step) return this.#violation(step.violation);
     if ("refuse" in step) return this.#refuse(step.refuse);
@@ -579,6 +593,10 @@ export class Channel {
       case C.bye.kind:
         this.#log.info(`peer is closing: ${String(msg[2])}`);
         return this.close(`peer closed: ${String(msg[2])}`, false);
+      case C.refuse.kind:
+        // The dialler refuses after this side's welcome when this side did not prove the secret to it.
+        this.#log.warn(`refused by peer: ${String(msg[2]).slice(0, 1000)}`);
+        return this.close(`refused by peer: ${String(msg[2]).slice(0, 1000)}`, false);
       case C.ping.kind:
         if (msg.length !== 2) return this.#violation("ping takes no arguments");
         if (reqId !== 0) this.#push([C.reply.kind, reqId, null]);

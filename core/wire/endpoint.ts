@@ -1,6 +1,8 @@
-import { Channel, type ChannelOptions } from "./channel.ts";
+import { Channel, type ChannelOptions, type WireTls } from "./channel.ts";
 import { formatAddress, parseAddress } from "./address.ts";
-import { type Logger, silentLogger } from "../log.ts";
+import { type Logger, silentLogger, Throttle } from "../log.ts";
+import type { SecureContext } from "node:tls";
+import { acceptTls, type ByteConn, serverContext } from "../tls/mod.ts";
 
 /** Options of a listening endpoint: the channel options plus where to listen. */
 export interface ListenOptions extends ChannelOptions {
@@ -17,7 +19,10 @@ export interface ListenOptions extends ChannelOptions {
 
 export { formatAddress, parseAddress, reachableAddress, reachableUrl, sameAddress } from "./address.ts";
 
-/** A TCP listener whose accepted connections become channels after the handshake. */
+/**
+ * A TCP listener (TLS with `opts.tls`) whose accepted connections become channels after the handshake. A TLS
+ * handshake that fails (a peer whose certificate or CA is not this cluster's) is logged and nothing of it is read.
+ */
 export class WireServer {
   readonly address: string;
   readonly channels: Set<Channel> = new Set();
@@ -27,10 +32,16 @@ export class WireServer {
   #maxPending: number;
   #maxConnections: number;
   #listener: Deno.TcpListener;
+  #tls: SecureContext | null;
   #log: Logger;
+  #handshakeMs: number;
+  /** TLS handshakes that failed, per peer host and reason: logged at most once a minute for each. */
+  #tlsFailures = new Throttle(60_000);
 
   constructor(opts: ListenOptions) {
+    this.#tls = opts.tls ? serverContext(opts.tls) : null;
     this.#listener = Deno.listen({ hostname: opts.host, port: opts.port });
+    this.#handshakeMs = opts.handshakeTimeoutMs ?? 5000;
     const a = this.#listener.addr;
     this.address = formatAddress(a.hostname, a.port);
     this.#log = opts.log ?? silentLogger;
@@ -65,28 +76,77 @@ export class WireServer {
           conn.close();
           continue;
         }
-        const ch = Channel.accept(conn, opts);
-        this.channels.add(ch);
-        this.#pending++;
-        let counted = true;
-        const settled = () => {
-          if (counted) this.#pending--;
-          counted = false;
-        };
-        ch.closed.then(() => {
-          settled();
-          this.channels.delete(ch);
-        });
-        ch.ready.then(() => {
-          settled();
-          onChannel?.(ch);
-        }, () => {});
+        if (this.#tls) void this.#admitTls(conn, this.#tls, opts, onChannel);
+        else this.#admit(conn, opts, onChannel);
       }
     } catch (e) {
       if (!(e instanceof Deno.errors.BadResource)) {
         this.#log.error(`accept failed: ${(e as Error).message}`);
       }
     }
+  }
+
+  /** Completes the TLS handshake within the channel handshake's time, counted as pending; then admits the channel. */
+  async #admitTls(
+    conn: Deno.TcpConn,
+    context: SecureContext,
+    opts: ChannelOptions,
+    onChannel?: (ch: Channel) => void,
+  ): Promise<void> {
+    this.#pending++;
+    conn.setNoDelay(true);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let tls: ByteConn;
+    try {
+      tls = await Promise.race([
+        acceptTls(conn, context),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`no TLS handshake within ${this.#handshakeMs} ms`)),
+            this.#handshakeMs,
+          );
+        }),
+      ]);
+    } catch (e) {
+      const { hostname, port } = conn.remoteAddr;
+      const why = (e as Error).message;
+      const held = this.#tlsFailures.take(`${hostname} ${why}`);
+      if (held !== null) {
+        this.#log.warn(
+          `refusing peer ${formatAddress(hostname, port)}: TLS handshake failed: ${why}${Throttle.note(held)}`,
+        );
+      }
+      // Closing the TCP connection ends the TLS one over it, mid-handshake too (core/tls).
+      try {
+        conn.close();
+      } catch {
+        // already closed
+      }
+      return;
+    } finally {
+      clearTimeout(timer);
+      this.#pending--;
+    }
+    this.#admit(tls, opts, onChannel);
+  }
+
+  #admit(conn: ByteConn, opts: ChannelOptions, onChannel?: (ch: Channel) => void): void {
+    const ch = Channel.accept(conn, opts);
+    this.channels.add(ch);
+    this.#pending++;
+    let counted = true;
+    const settled = () => {
+      if (counted) this.#pending--;
+      counted = false;
+    };
+    ch.closed.then(() => {
+      settled();
+      this.channels.delete(ch);
+    });
+    ch.ready.then(() => {
+      settled();
+      onChannel?.(ch);
+    }, () => {});
   }
 
   /** Stops listening and closes every channel with `reason`. */
@@ -100,14 +160,48 @@ export class WireServer {
   }
 }
 
-/** Connects to `address` and completes the handshake; rejects with the reason it failed. */
+/**
+ * Connects to `address` and completes the handshake; rejects with the reason it failed. With `opts.tls` the
+ * connection is TLS and the peer's certificate must chain to `opts.tls.ca` and name the host dialled.
+ */
 export async function dial(
   address: string,
   opts: ChannelOptions,
 ): Promise<Channel> {
   const { hostname, port } = parseAddress(address);
-  const conn = await Deno.connect({ hostname, port });
+  const conn = opts.tls
+    ? await dialTls(address, hostname, port, opts.tls, opts.handshakeTimeoutMs ?? 5000)
+    : await Deno.connect({ hostname, port });
   const ch = Channel.connect(conn, { dialed: address, ...opts });
   await ch.ready;
   return ch;
+}
+
+async function dialTls(
+  address: string,
+  hostname: string,
+  port: number,
+  tls: WireTls,
+  ms: number,
+): Promise<Deno.TlsConn> {
+  const conn = await Deno.connectTls({ hostname, port, caCerts: [tls.ca] });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await Promise.race([
+      conn.handshake(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+      }),
+    ]);
+    return conn;
+  } catch (e) {
+    try {
+      conn.close();
+    } catch {
+      // already closed
+    }
+    throw new Error(`TLS handshake with ${address} failed: ${(e as Error).message}`, { cause: e });
+  } finally {
+    clearTimeout(timer);
+  }
 }

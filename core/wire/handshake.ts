@@ -1,8 +1,10 @@
 /**
  * The channel handshake's decisions (DESIGN.md's wire section): the dialling
- * side answers a challenge with a hello carrying its proof of the secret and
- * opens on the welcome; the accepting side checks the hello's role, version
- * and proof before anything else of the peer is read.
+ * side answers a challenge with a hello carrying its proof of the secret and a
+ * nonce of its own; the accepting side checks the hello's role, version and
+ * proof before anything else of the peer is read, and answers with a welcome
+ * proving the secret over the dialler's nonce, which the dialler checks before
+ * it opens. Either side refuses a peer that does not prove the secret.
  */
 import { ChannelMsg as C, type HelloInfo, type Role, type WelcomeInfo } from "./messages.ts";
 import { reachableAddress } from "./address.ts";
@@ -43,11 +45,12 @@ export type HandshakeStep =
   | { refuse: string }
   | { refused: string };
 
-/** The dialling side's step for the frame `[kind, _, ...args]`. */
+/** The dialling side's step for the frame `[kind, _, ...args]`, its hello carrying `nonce`. */
 export async function dialStep(
   kind: number,
   args: unknown[],
   me: HandshakeSide,
+  nonce: Uint8Array,
   remote: string,
 ): Promise<HandshakeStep> {
   if (kind === C.refuse.kind) return { refused: typeof args[0] === "string" ? args[0] : "no reason given" };
@@ -58,8 +61,17 @@ export async function dialStep(
     if (ch.version !== PROTOCOL_VERSION) {
       return { violation: `protocol version mismatch: peer speaks ${ch.version}, this process ${PROTOCOL_VERSION}` };
     }
-    const proof = me.secret === null ? null : await makeProof(me.secret, ch.nonce, me.role, me.pid, me.address);
-    const hello: HelloInfo = { role: me.role, pid: me.pid, address: me.address, version: PROTOCOL_VERSION, proof };
+    const proof = me.secret === null
+      ? null
+      : await makeProof(me.secret, ch.nonce, "hello", me.role, me.pid, me.address);
+    const hello: HelloInfo = {
+      role: me.role,
+      pid: me.pid,
+      address: me.address,
+      version: PROTOCOL_VERSION,
+      proof,
+      nonce,
+    };
     return { reply: [C.hello.kind, 0, hello] };
   }
   if (kind === C.welcome.kind) {
@@ -68,6 +80,15 @@ export async function dialStep(
     const w = args[0] as WelcomeInfo;
     if (me.expectRoles && !me.expectRoles.includes(w.role)) {
       return { violation: `expected a ${me.expectRoles.join(" or ")} at ${remote}, found a ${w.role}` };
+    }
+    if (me.secret !== null && w.proof === null) {
+      return { refuse: `the ${w.role} at ${remote} did not prove the cluster secret` };
+    }
+    if (me.secret === null && w.proof !== null) {
+      return { refuse: `the ${w.role} at ${remote} has a cluster secret and this process none` };
+    }
+    if (me.secret !== null && !(await verifyProof(me.secret, nonce, "welcome", w.role, w.pid, w.address, w.proof!))) {
+      return { refuse: `the ${w.role} at ${remote} does not know the cluster secret` };
     }
     return { open: { role: w.role, pid: w.pid, address: me.dialed ?? w.address } };
   }
@@ -84,6 +105,11 @@ export async function acceptStep(
 ): Promise<HandshakeStep> {
   if (kind === C.refuse.kind) return { refused: typeof args[0] === "string" ? args[0] : "no reason given" };
   if (kind !== C.hello.kind) return { violation: `bad handshake: expected hello, got kind ${kind}` };
+  // The version first: a peer of another version may well send another hello.
+  const version = (args[0] as { version?: unknown } | null)?.version;
+  if (typeof version === "number" && version !== PROTOCOL_VERSION) {
+    return { refuse: `protocol version mismatch: peer speaks ${version}, this process ${PROTOCOL_VERSION}` };
+  }
   const bad = C.hello.check(args);
   if (bad) return { refuse: `bad handshake: hello ${bad}` };
   const hello = args[0] as HelloInfo;
@@ -99,11 +125,14 @@ export async function acceptStep(
   if (me.secret === null && hello.proof !== null) return { refuse: "this cluster has no secret but the peer sent one" };
   if (
     me.secret !== null &&
-    !(await verifyProof(me.secret, nonce, hello.role, hello.pid, hello.address, hello.proof!))
+    !(await verifyProof(me.secret, nonce, "hello", hello.role, hello.pid, hello.address, hello.proof!))
   ) {
     return { refuse: "wrong cluster secret" };
   }
-  const welcome: WelcomeInfo = { role: me.role, pid: me.pid, address: me.address };
+  const proof = me.secret === null
+    ? null
+    : await makeProof(me.secret, hello.nonce, "welcome", me.role, me.pid, me.address);
+  const welcome: WelcomeInfo = { role: me.role, pid: me.pid, address: me.address, proof };
   return {
     reply: [C.welcome.kind, 0, welcome],
     open: { role: hello.role, pid: hello.pid, address: reachableAddress(hello.address, remote) },

@@ -17,25 +17,36 @@ export interface ChallengeInfo {
   nonce: Uint8Array;
 }
 
-/** What the connecting side answers: who it is and, with a cluster secret, a proof. */
+/**
+ * What the connecting side answers: who it is, with a cluster secret its proof over the challenge's nonce, and a
+ * nonce of its own that the accepting side proves the secret over in turn.
+ */
 export interface HelloInfo {
   role: Role;
   pid: number;
   address: string;
   version: number;
   proof: Uint8Array | null;
+  nonce: Uint8Array;
 }
 
-/** The accepting side's identity, sent once the handshake succeeded. */
+/** The accepting side's identity and, with a cluster secret, its proof over the hello's nonce. */
 export interface WelcomeInfo {
   role: Role;
   pid: number;
   address: string;
+  proof: Uint8Array | null;
 }
+
+/** Bytes in each side's handshake nonce. */
+export const NONCE_BYTES = 16;
 
 const role = oneOf(...ROLES);
 /** A process may listen nowhere yet (a tool): an empty address, or HOST:PORT. */
 const address = (v: unknown) => v === "" ? null : addressCheck(v);
+/** A handshake nonce: exactly NONCE_BYTES random bytes. */
+const nonce = (v: unknown) =>
+  v instanceof Uint8Array && v.length === NONCE_BYTES ? null : `expected a nonce of ${NONCE_BYTES} bytes`;
 /** Channel messages are the channel's own business: any role sends them. */
 const anyone = ROLES;
 
@@ -57,6 +68,7 @@ export const ChannelMsg = {
         address,
         version: int(0),
         proof: optional(bytes(64)),
+        nonce: nonce,
       }),
     ),
     anyone,
@@ -64,7 +76,7 @@ export const ChannelMsg = {
   welcome: message<[WelcomeInfo]>(
     3,
     "welcome",
-    tuple(obj({ role, pid: int(0), address })),
+    tuple(obj({ role, pid: int(0), address, proof: optional(bytes(64)) })),
     anyone,
   ),
   refuse: message<[string]>(4, "refuse", tuple(str(1000)), anyone),

@@ -1,8 +1,13 @@
 /**
- * The cluster secret never crosses the wire: the accepting side sends a random
- * nonce and the connecting side answers with HMAC-SHA256(secret, nonce and
- * its identity), which the acceptor verifies in constant time.
+ * The cluster secret never crosses the wire: each side sends a random nonce
+ * and the other answers with HMAC-SHA256(secret, nonce, which message carries
+ * the proof, and the prover's identity), verified in constant time. The
+ * message name keeps a proof made for a hello from passing as a welcome's (a
+ * stranger relaying one process's hello as its own welcome).
  */
+
+/** The handshake message a proof travels in: the dialler's hello or the acceptor's welcome. */
+export type ProofIn = "hello" | "welcome";
 
 const keys = new Map<string, Promise<CryptoKey>>();
 const enc = new TextEncoder();
@@ -27,21 +32,23 @@ function keyFor(secret: string): Promise<CryptoKey> {
 
 function material(
   nonce: Uint8Array,
+  carrier: ProofIn,
   role: string,
   pid: number,
   address: string,
 ): Uint8Array<ArrayBuffer> {
-  const id = enc.encode(`\n${role}\n${pid}\n${address}`);
+  const id = enc.encode(`\n${carrier}\n${role}\n${pid}\n${address}`);
   const out = new Uint8Array(nonce.length + id.length);
   out.set(nonce);
   out.set(id, nonce.length);
   return out;
 }
 
-/** The proof that a connecting process knows the cluster secret. */
+/** The proof, sent in `carrier`, that a process knows the cluster secret. */
 export async function makeProof(
   secret: string,
   nonce: Uint8Array,
+  carrier: ProofIn,
   role: string,
   pid: number,
   address: string,
@@ -49,15 +56,16 @@ export async function makeProof(
   const sig = await crypto.subtle.sign(
     "HMAC",
     await keyFor(secret),
-    material(nonce, role, pid, address),
+    material(nonce, carrier, role, pid, address),
   );
   return new Uint8Array(sig);
 }
 
-/** Checks a proof made by `makeProof` with the same secret, nonce and identity. */
+/** Checks a proof made by `makeProof` with the same secret, nonce, carrier and identity. */
 export async function verifyProof(
   secret: string,
   nonce: Uint8Array,
+  carrier: ProofIn,
   role: string,
   pid: number,
   address: string,
@@ -67,6 +75,6 @@ export async function verifyProof(
     "HMAC",
     await keyFor(secret),
     new Uint8Array(proof),
-    material(nonce, role, pid, address),
+    material(nonce, carrier, role, pid, address),
   );
 }

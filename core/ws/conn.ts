@@ -9,6 +9,7 @@
  * whose writes stay behind like that with no progress for `writeStallMs`, or whose waiting bytes pass `maxBuffered`,
  * is dropped. A close frame is not sent then: it would wait behind the very bytes the peer does not read.
  */
+import type { ByteConn } from "../tls/mod.ts";
 import { type Logger, silentLogger } from "../log.ts";
 import {
   CloseCode,
@@ -102,7 +103,7 @@ export class WsConn {
     readPauses: 0,
   };
 
-  #conn: Deno.Conn;
+  #conn: ByteConn;
   #reader: WsReader;
   #writer = new WsWriter();
   #state: WsState = "open";
@@ -139,7 +140,7 @@ export class WsConn {
   #stallTask = () => this.#checkStall();
 
   /** Wraps a connection whose handshake is done; `early` holds bytes that arrived after the request head. */
-  constructor(conn: Deno.Conn, remote: string, opts: WsConnOptions, early: Uint8Array = EMPTY) {
+  constructor(conn: ByteConn, remote: string, opts: WsConnOptions, early: Uint8Array = EMPTY) {
     this.#conn = conn;
     this.remote = remote;
     this.#reader = new WsReader(opts.maxMessage);

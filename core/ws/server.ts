@@ -6,6 +6,8 @@
 import { type Logger, silentLogger } from "../log.ts";
 import { formatAddress } from "../wire/address.ts";
 import { HIGH_WATER_BYTES, MAX_BUFFERED, WRITE_STALL_MS, WsConn } from "./conn.ts";
+import type { SecureContext } from "node:tls";
+import { acceptTls, type ByteConn, serverContext, type TlsKeyPair } from "../tls/mod.ts";
 import {
   acceptKey,
   findHeadEnd,
@@ -21,6 +23,8 @@ export interface WsServerOptions {
   hostname: string;
   /** 0 picks a free port. */
   port: number;
+  /** PEM certificate chain and key: serve wss:// (TLS) on the same code path; the handshake counts as the head's time. */
+  tls?: TlsKeyPair | null;
   /** Called with each upgraded connection; set its callbacks here, reading starts when this returns. */
   onConnection: (conn: WsConn, head: RequestHead) => void;
   /** A connection that has not sent a complete request head by then is closed (default 10,000). */
@@ -71,7 +75,8 @@ export class WsServer {
   readonly addr: Deno.NetAddr;
   readonly stats: WsServerStats = { accepted: 0, upgraded: 0, refused: 0, timedOut: 0, rejected: 0 };
   #listener: Deno.Listener<Deno.TcpConn, Deno.NetAddr>;
-  #o: Required<Omit<WsServerOptions, "hostname" | "port">>;
+  #tls: SecureContext | null;
+  #o: Required<Omit<WsServerOptions, "hostname" | "port" | "tls">>;
   #pending = new Set<Deno.TcpConn>();
   #open = new Set<WsConn>();
   #tasks = new Set<Promise<void>>();
@@ -94,6 +99,7 @@ export class WsServer {
       notUpgradeText: opts.notUpgradeText ?? "this port speaks WebSocket only\n",
       log: opts.log ?? silentLogger,
     };
+    this.#tls = opts.tls ? serverContext(opts.tls) : null;
     this.#listener = Deno.listen({ hostname: opts.hostname, port: opts.port, transport: "tcp" });
     this.addr = this.#listener.addr;
     this.#acceptDone = this.#acceptLoop();
@@ -172,15 +178,19 @@ export class WsServer {
     this.#refusedSinceWarning = 0;
   }
 
-  async #handshake(conn: Deno.TcpConn): Promise<void> {
-    this.#pending.add(conn);
+  async #handshake(tcp: Deno.TcpConn): Promise<void> {
+    this.#pending.add(tcp);
+    tcp.setNoDelay(true);
     let expired = false, answered = false;
+    let conn: ByteConn = tcp;
+    // Closing the TCP connection ends a TLS one over it too, in its handshake or not (core/tls).
     const timer = setTimeout(() => {
       expired = true;
       if (!answered) this.stats.timedOut++;
-      closeQuietly(conn);
+      closeQuietly(tcp);
     }, this.#o.headerTimeoutMs);
     try {
+      if (this.#tls) conn = await acceptTls(tcp, this.#tls);
       let buf = new Uint8Array(1024);
       let len = 0;
       let end = -1;
@@ -212,9 +222,8 @@ export class WsServer {
       await writeAll(conn, switchingProtocols(await acceptKey(verdict.key)));
       if (this.#closing || expired) return;
       clearTimeout(timer);
-      this.#pending.delete(conn);
-      conn.setNoDelay(true);
-      const a = conn.remoteAddr;
+      this.#pending.delete(tcp);
+      const a = tcp.remoteAddr;
       const ws = new WsConn(conn, formatAddress(a.hostname, a.port), {
         maxMessage: this.#o.maxMessage,
         idleMs: this.#o.idleMs,
@@ -238,7 +247,10 @@ export class WsServer {
       closeQuietly(conn);
     } finally {
       clearTimeout(timer);
-      if (this.#pending.delete(conn)) closeQuietly(conn);
+      if (this.#pending.delete(tcp)) {
+        closeQuietly(conn);
+        closeQuietly(tcp);
+      }
     }
   }
 
@@ -247,7 +259,7 @@ export class WsServer {
    * input would reset the connection and could lose the answer.
    */
   async #refuse(
-    conn: Deno.TcpConn,
+    conn: ByteConn,
     scratch: Uint8Array,
     status: number,
     body: string,
@@ -271,12 +283,12 @@ export function serveWebSocket(opts: WsServerOptions): WsServer {
   return new WsServer(opts);
 }
 
-async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
+async function writeAll(conn: ByteConn, bytes: Uint8Array): Promise<void> {
   let off = 0;
   while (off < bytes.length) off += await conn.write(bytes.subarray(off));
 }
 
-function closeQuietly(conn: Deno.Conn): void {
+function closeQuietly(conn: ByteConn): void {
   try {
     conn.close();
   } catch {

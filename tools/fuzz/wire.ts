@@ -15,6 +15,7 @@ import {
   FrameReader,
   type MessageDef,
   MgrMsg,
+  NONCE_BYTES,
   NONE,
   type Role,
   wireCodec,
@@ -253,7 +254,14 @@ function hostileInput(r: Rng, c: Ctx, reqId: () => number): Uint8Array {
 function preInput(r: Rng, c: Ctx): Uint8Array {
   const roll = r();
   if (roll < 0.4) {
-    const hello = { role: "cellapp", pid: 1, address: c.self, version: PROTOCOL_VERSION, proof: randomBytes(r, 32) };
+    const hello = {
+      role: "cellapp",
+      pid: 1,
+      address: c.self,
+      version: PROTOCOL_VERSION,
+      proof: randomBytes(r, 32),
+      nonce: randomBytes(r, NONCE_BYTES),
+    };
     return encodeFrame(mutateValue(r, [ChannelMsg.hello.kind, 0, hello]));
   }
   if (roll < 0.7) return encodeFrame(randomValue(r, 5));
@@ -335,9 +343,17 @@ async function handshake(raw: Raw, role: Role, self: string, secret: string | nu
   if (!Array.isArray(challenge) || challenge[0] !== ChannelMsg.challenge.kind) return false;
   const nonce = (challenge[2] as { nonce: Uint8Array }).nonce;
   raw.peerRole = (challenge[2] as { role: Role }).role;
-  const proof = secret === null ? null : await makeProof(secret, nonce, role, Deno.pid, self);
+  const proof = secret === null ? null : await makeProof(secret, nonce, "hello", role, Deno.pid, self);
+  const mine = crypto.getRandomValues(new Uint8Array(NONCE_BYTES));
   await raw.write(
-    encodeFrame([ChannelMsg.hello.kind, 0, { role, pid: Deno.pid, address: self, version: PROTOCOL_VERSION, proof }]),
+    encodeFrame([ChannelMsg.hello.kind, 0, {
+      role,
+      pid: Deno.pid,
+      address: self,
+      version: PROTOCOL_VERSION,
+      proof,
+      nonce: mine,
+    }]),
   );
   const welcome = await raw.next(5000);
   return Array.isArray(welcome) && welcome[0] === ChannelMsg.welcome.kind;
