@@ -3,7 +3,7 @@ import type { Config } from "../core/config/mod.ts";
 import { createLogger, type Logger } from "../core/log.ts";
 import { announceReady, onStopSignal, watchParent } from "../core/process.ts";
 import { formatAddress } from "../core/wire/mod.ts";
-import { openKv } from "../core/kv.ts";
+import { openDb } from "../core/db/mod.ts";
 import { clientPlacement, serverPlacement } from "../core/placement.ts";
 import type { Game } from "../core/game.ts";
 import type { BaseScripts } from "../base/mod.ts";
@@ -72,7 +72,7 @@ async function runMgr(cfg: Config, log: Logger, game: Game): Promise<void> {
     import("../mgr/mod.ts"),
     import("../admin/mod.ts"),
   ]);
-  const kv = await openKv(cfg.kv);
+  const kv = await openDb(cfg, { log });
   const mgr = await bind("--port", cfg, () =>
     CellAppMgr.start({
       ...cfg,
@@ -112,7 +112,7 @@ async function runMgr(cfg: Config, log: Logger, game: Game): Promise<void> {
     log.info(`stopping: ${why}`);
     mgr.close();
     await http.close();
-    kv.close();
+    await kv.close();
     Deno.exit(0);
   };
   onStopSignal(stop);

@@ -43,7 +43,7 @@ class KvAtomic implements DbAtomic {
 
 /** A Deno KV database behind the Db interface. */
 export class DenoKvDb implements Db {
-  constructor(readonly kv: Deno.Kv, readonly description: string) {}
+  constructor(readonly kv: Deno.Kv, readonly description: string = "Deno KV") {}
 
   async get<T = unknown>(key: DbKey): Promise<DbEntry<T>> {
     return entry<T>(await this.kv.get(key as Deno.KvKey));
@@ -73,6 +73,10 @@ export class DenoKvDb implements Db {
   close(): Promise<void> {
     this.kv.close();
     return Promise.resolve();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
   }
 }
 

@@ -311,6 +311,10 @@ export class PostgresDb implements Db {
     clearInterval(this.#sweep);
     await this.#sql.end({ timeout: 1 }).catch(() => {});
   }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
 }
 
 /** JSON.stringify replacer for keys: bigints and byte strings printed readably. */

@@ -41,7 +41,7 @@ export interface DbAtomic {
 }
 
 /** A database. Values are structured data: objects, arrays, strings, numbers, booleans, null and Uint8Array. */
-export interface Db {
+export interface Db extends AsyncDisposable {
   /** Which backend, and where (a URL without its password): for log lines and errors. */
   readonly description: string;
   get<T = unknown>(key: DbKey): Promise<DbEntry<T>>;
@@ -53,6 +53,8 @@ export interface Db {
   list<T = unknown>(prefix: DbKey): AsyncIterableIterator<DbEntry<T>>;
   atomic(): DbAtomic;
   close(): Promise<void>;
+  /** close(), for `await using`. */
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 /**
