@@ -3,7 +3,7 @@ import type { Config } from "../core/config/mod.ts";
 import { createLogger, type Logger } from "../core/log.ts";
 import { announceReady, onStopSignal, watchParent } from "../core/process.ts";
 import { formatAddress } from "../core/wire/mod.ts";
-import { openDb } from "../core/db/mod.ts";
+import { openDb, redactUrl } from "../core/db/mod.ts";
 import { clientPlacement, serverPlacement } from "../core/placement.ts";
 import type { Game } from "../core/game.ts";
 import type { BaseScripts } from "../base/mod.ts";
@@ -62,7 +62,9 @@ export async function runRole(cfg: Config, game: Game): Promise<void> {
       autosaveSec: cfg.autosaveSec,
     }));
   member = app.member;
-  announceReady({ role, pid: Deno.pid, address: app.address, mgr: cfg.mgr, kv: cfg.kv, clientUrl: app.clientUrl });
+  // The database it uses: its Deno KV, or its PostgreSQL URL without the password.
+  const db = cfg.db !== null ? { db: redactUrl(cfg.db) } : { kv: cfg.kv };
+  announceReady({ role, pid: Deno.pid, address: app.address, mgr: cfg.mgr, ...db, clientUrl: app.clientUrl });
   return stopOn(app.member.stopRequested, (why) => app.close(why), log);
 }
 

@@ -1,11 +1,27 @@
 /**
- * A real PostgreSQL 15 server for tests: `initdb` into a temporary folder owned by the `postgres` user, then
+ * A real PostgreSQL server (Debian's, version 15 here) for tests: `initdb` into a temporary folder owned by the `postgres` user, then
  * `postgres` on a free loopback port with its unix socket in that folder. It can be stopped and started again on the
  * same port and data (an outage), and is stopped by pid and its folder removed when disposed.
  */
 
-/** Where Debian's postgresql-15 package puts the server binaries. */
-export const PG_BIN = "/usr/lib/postgresql/15/bin";
+/** Where Debian's postgresql package puts the server binaries: version 15, else the newest installed. */
+export const PG_BIN: string = (() => {
+  const root = "/usr/lib/postgresql";
+  try {
+    Deno.statSync(`${root}/15/bin/postgres`);
+    return `${root}/15/bin`;
+  } catch {
+    try {
+      const versions = [...Deno.readDirSync(root)].map((e) => Number(e.name)).filter((n) => n > 0).sort((a, b) =>
+        b - a
+      );
+      if (versions.length) return `${root}/${versions[0]}/bin`;
+    } catch {
+      // not installed: postgresMissing says so
+    }
+    return `${root}/15/bin`;
+  }
+})();
 
 /** Why a PostgreSQL server cannot be started here, or null when it can. */
 export function postgresMissing(): string | null {
@@ -13,7 +29,7 @@ export function postgresMissing(): string | null {
     Deno.statSync(`${PG_BIN}/postgres`);
     Deno.statSync(`${PG_BIN}/initdb`);
   } catch {
-    return `PostgreSQL 15 is not installed (${PG_BIN}); apt-get install postgresql`;
+    return `PostgreSQL is not installed (${PG_BIN}); apt-get install postgresql`;
   }
   if (Deno.uid() !== 0) return "starting PostgreSQL as the postgres user needs root";
   if (idOf("-u") === null) return "there is no postgres user";
