@@ -128,6 +128,9 @@ export class PostgresDb implements Db {
     const sql = postgres(url, {
       max: 4,
       connect_timeout: 5,
+      // Reconnects at most a second apart (postgres.js's own back-off grows to 20 s): a database back after an
+      // outage is used again within about a second, and the saves waiting for it land.
+      backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
       idle_timeout: 60,
       onnotice: () => {},
       connection: { application_name: "seamless" },
