@@ -128,3 +128,32 @@ Deno.test(
     );
   },
 );
+
+Deno.test("the local cluster with --db puts its cellappmgr and its baseapp on PostgreSQL", opts, async () => {
+  await using pg = await PgServer.start();
+  await using procs = new Procs();
+  const parent = await procs.start(["--port=0", "--admin-port=0", "--npcs=5", `--db=${pg.url}`], {
+    readyTimeoutMs: 60_000,
+  });
+  for (const c of parent.ready.children as { pid: number }[]) procs.adopt(c.pid);
+  await using db = await openDb({ kv: "", db: pg.url });
+  // The cellappmgr stored its id mark there when it handed out the NPCs' ids; the baseapp its resume-token key.
+  const mark = await waitFor(
+    "the cellappmgr's id mark",
+    async () => (await db.get(["cellappmgr", "entityIdHighWater"])).value,
+  );
+  assert.equal(typeof mark, "bigint");
+  assert.ok((mark as bigint) >= 5n);
+  const ann = await player(
+    await waitFor("the baseapp's client URL", async () => {
+      const r = await fetch(`${parent.ready.admin}/api/cluster`);
+      const v = await r.json() as { processes: { role: string; clientUrl?: string }[] };
+      return v.processes.find((p) => p.role === "baseapp")?.clientUrl;
+    }, 30_000),
+    "ann",
+  );
+  assert.ok((await db.get(["account", "ann"])).value, "the account is in PostgreSQL");
+  ann.close();
+  parent.kill("SIGTERM");
+  assert.equal((await within("the local cluster stopped", parent.status, 15_000)).code, 0);
+});
