@@ -32,9 +32,11 @@ export class BaseGlobals implements GlobalData {
   /** Opens the store with what the database holds. */
   static async open(kv: Db, host: GlobalsHost): Promise<BaseGlobals> {
     const g = new BaseGlobals(kv, host);
-    for await (const e of kv.list<{ json: string; seq: number }>([...PREFIX])) {
-      g.#values.set(e.key[1] as string, e.value!);
-    }
+    // Read whole, again if the database went away meanwhile.
+    const stored = await withKvRetry(() => Array.fromAsync(kv.list<{ json: string; seq: number }>([...PREFIX])), {
+      waitWhileUnavailable: true,
+    });
+    for (const e of stored) g.#values.set(e.key[1] as string, e.value!);
     return g;
   }
 
