@@ -191,7 +191,11 @@ export class EntityStore {
           top = Math.max(top, p.id);
         });
         holdId(op, top);
-        const res = await withKvRetry(() => this.#commit(op), this.#waiting);
+        // The gate again before each try: a save that waited out an outage writes nothing if this baseapp was fenced.
+        const res = await withKvRetry(async () => {
+          await this.gate?.();
+          return await this.#commit(op);
+        }, this.#waiting);
         if (res.ok) {
           this.stats.grouped++;
           for (const p of group) p.done.resolve();
@@ -205,8 +209,10 @@ export class EntityStore {
     // Alone, or after the group failed: each save is retried on its own and reports its own error.
     await Promise.all(group.map((p) =>
       (async () => {
-        await this.gate?.();
-        await withKvRetry(() => this.#saveOne(p.id, p.e), this.#waiting);
+        await withKvRetry(async () => {
+          await this.gate?.();
+          await this.#saveOne(p.id, p.e);
+        }, this.#waiting);
       })().then(p.done.resolve, p.done.reject)
     ));
   }

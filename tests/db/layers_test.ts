@@ -166,3 +166,26 @@ Deno.test({
     assert.ok((await accounts.login({ name: "ann", password: "pw", remote: "t2" })).ok, "logins work again");
   },
 });
+
+Deno.test({
+  name: "PostgreSQL: a save that waited out an outage writes nothing if its baseapp was fenced meanwhile",
+  ignore: skipWithoutPostgres(),
+  fn: async () => {
+    await using pg = await PgServer.start();
+    await using db = await openDb({ kv: "", db: pg.url });
+    const store = new EntityStore(db);
+    await store.save(1, entity(1));
+    let fenced = false;
+    store.gate = () => fenced ? Promise.reject(new Error("this baseapp was fenced: test")) : Promise.resolve();
+    let waited = 0;
+    store.onUnavailable = () => waited++;
+    await pg.stop();
+    const saving = store.save(1, entity(2));
+    saving.catch(() => {});
+    await waitFor("the save waiting for the database", () => waited >= 1, 10_000);
+    fenced = true;
+    await pg.resume();
+    await assert.rejects(saving, /fenced/);
+    assert.deepEqual(await store.load(1), entity(1), "the restored copy's state stands");
+  },
+});
