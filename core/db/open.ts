@@ -19,6 +19,8 @@ export interface OpenDbOptions {
   maxDelayMs?: number;
   /** Stops waiting (the returned promise rejects). */
   signal?: AbortSignal;
+  /** PostgreSQL: how long a step waits for an answer before it counts as unreachable (default 15 s). */
+  answerTimeoutMs?: number;
 }
 
 /** `url` without its password, for log lines. */
@@ -44,7 +46,7 @@ export async function openDb(choice: DbChoice, opts: OpenDbOptions = {}): Promis
   for (let attempt = 1;; attempt++) {
     opts.signal?.throwIfAborted();
     try {
-      const db = await PostgresDb.open(choice.db, where);
+      const db = await PostgresDb.open(choice.db, where, opts.answerTimeoutMs);
       if (attempt > 1) opts.log?.info(`${where} answered after ${attempt} attempts`);
       return db;
     } catch (e) {

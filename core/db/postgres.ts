@@ -30,6 +30,11 @@ const SCHEMA_LOCK = 0x5ea1e55n;
 /** Rows read per round trip of a list. */
 const LIST_BATCH = 500;
 const SWEEP_MS = 5 * 60_000;
+/**
+ * How long a step may wait for the server's answer before it counts as unreachable. A server whose link is cut (no
+ * reset, packets dropped) leaves a query waiting for TCP to give up, many minutes: a login is refused long before.
+ */
+export const ANSWER_TIMEOUT_MS = 15_000;
 const U64_MAX = 2n ** 64n - 1n;
 
 const encoder = new Encoder({ useBigInt64: true });
@@ -113,9 +118,11 @@ class PgAtomic implements DbAtomic {
 export class PostgresDb implements Db {
   readonly #sql: Sql;
   readonly #sweep: number;
+  readonly #answerMs: number;
 
-  private constructor(sql: Sql, readonly description: string) {
+  private constructor(sql: Sql, readonly description: string, answerMs: number) {
     this.#sql = sql;
+    this.#answerMs = answerMs;
     this.#sweep = setInterval(() => void this.#sweepExpired(), SWEEP_MS) as unknown as number;
     Deno.unrefTimer(this.#sweep);
   }
@@ -124,7 +131,7 @@ export class PostgresDb implements Db {
    * Connects to `url` and makes the table and sequence when missing. Throws DbUnavailableError when the server cannot
    * be reached (openDb waits and tries again), another Error for anything else.
    */
-  static async open(url: string, description: string): Promise<PostgresDb> {
+  static async open(url: string, description: string, answerTimeoutMs = ANSWER_TIMEOUT_MS): Promise<PostgresDb> {
     const sql = postgres(url, {
       max: 4,
       connect_timeout: 5,
@@ -135,7 +142,7 @@ export class PostgresDb implements Db {
       onnotice: () => {},
       connection: { application_name: "seamless" },
     });
-    const db = new PostgresDb(sql, description);
+    const db = new PostgresDb(sql, description, answerTimeoutMs);
     try {
       await db.#run("creating its table", () =>
         sql.begin(async (tx) => {
@@ -154,10 +161,23 @@ export class PostgresDb implements Db {
     return db;
   }
 
-  /** Runs one database step; errors name the database and what was being done, and keep their cause. */
+  /**
+   * Runs one database step; errors name the database and what was being done, and keep their cause. A step without
+   * an answer in time is unreachable too (it may still complete later, as a step whose connection broke may have).
+   */
   async #run<T>(what: string, step: () => Promise<T>): Promise<T> {
+    const running = step();
+    running.catch(() => {}); // its failure after a timeout is no one's to handle
+    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      return await step();
+      return await Promise.race([
+        running,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            reject(new DbUnavailableError(`${this.description} is unreachable: no answer within ${this.#answerMs} ms`));
+          }, this.#answerMs);
+        }),
+      ]);
     } catch (e) {
       if (e instanceof DbUnavailableError) throw e;
       const msg = (e as Error)?.message ?? String(e);
@@ -165,6 +185,8 @@ export class PostgresDb implements Db {
         throw new DbUnavailableError(`${this.description} is unreachable: ${msg}`, { cause: e });
       }
       throw new Error(`${this.description}: ${what} failed: ${msg}`, { cause: e });
+    } finally {
+      clearTimeout(timer);
     }
   }
 

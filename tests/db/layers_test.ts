@@ -189,3 +189,30 @@ Deno.test({
     assert.deepEqual(await store.load(1), entity(1), "the restored copy's state stands");
   },
 });
+
+Deno.test({
+  name: "PostgreSQL that answers nothing (as behind a cut link): logins are refused in time, a save waits and lands",
+  ignore: skipWithoutPostgres(),
+  fn: async () => {
+    await using pg = await PgServer.start();
+    await using db = await openDb({ kv: "", db: pg.url }, { answerTimeoutMs: 1000 });
+    const store = new EntityStore(db);
+    const accounts = accountsOn(db);
+    assert.ok((await accounts.login({ name: "ann", password: "pw", remote: "t" })).ok);
+    await store.save(1, entity(1));
+    pg.freeze(true);
+    try {
+      const saving = store.save(1, entity(3));
+      const start = performance.now();
+      const refused = await accounts.login({ name: "ann", password: "pw", remote: "t" });
+      assert.deepEqual(refused, { ok: false, reason: UNAVAILABLE });
+      assert.ok(performance.now() - start < 5000, `refused after ${Math.round(performance.now() - start)} ms`);
+      pg.freeze(false);
+      await saving;
+    } finally {
+      pg.freeze(false);
+    }
+    assert.deepEqual(await store.load(1), entity(3));
+    assert.ok((await accounts.login({ name: "ann", password: "pw", remote: "t2" })).ok);
+  },
+});

@@ -52,6 +52,24 @@ function idOf(flag: "-u" | "-g"): number | null {
   }
 }
 
+/** `pid` and every process below it (from /proc), parents first. */
+function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const e of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(e.name)) continue;
+    try {
+      const stat = Deno.readTextFileSync(`/proc/${e.name}/stat`);
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      children.set(ppid, [...children.get(ppid) ?? [], Number(e.name)]);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) out.push(...children.get(out[i]) ?? []);
+  return out;
+}
+
 function freePort(): number {
   const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (l.addr as Deno.NetAddr).port;
@@ -209,6 +227,22 @@ export class PgServer implements AsyncDisposable {
     ).output();
     if (!out.success) throw new Error(`create database ${name}: ${new TextDecoder().decode(out.stderr).trim()}`);
     return `postgres://postgres@127.0.0.1:${this.port}/${name}`;
+  }
+
+  /**
+   * Stops (SIGSTOP) or continues (SIGCONT) the server and its backends, by pid: a server that holds its connections
+   * and answers nothing, as behind a cut link.
+   */
+  freeze(frozen: boolean): void {
+    if (!this.#child) throw new Error("the server is not running");
+    const pids = descendants(this.#child.pid);
+    for (const pid of frozen ? pids : pids.reverse()) {
+      try {
+        Deno.kill(pid, frozen ? "SIGSTOP" : "SIGCONT");
+      } catch {
+        // exited meanwhile
+      }
+    }
   }
 
   /** Stops the server by pid (a fast shutdown: open connections are ended) and waits for it to exit. */
