@@ -1,5 +1,5 @@
 /**
- * Accounts in Deno KV: `["account", name]` holds a salted PBKDF2-SHA256 hash
+ * Accounts in the database (core/db): `["account", name]` holds a salted PBKDF2-SHA256 hash
  * of the password, the id and type of the account's entity. An account is
  * created on its first login unless configuration forbids it; a custom check
  * can refuse a login before the password is looked at. Every attempt passes
@@ -7,6 +7,7 @@
  * before it costs a KV read, and every hash goes through one bounded queue.
  */
 
+import { type Db, isDbUnavailable } from "../core/db/mod.ts";
 import { withKvRetry } from "./kv_retry.ts";
 import { holdId } from "./held_ids.ts";
 import { HashQueue, QueueFullError } from "./hash_queue.ts";
@@ -63,6 +64,9 @@ export type LoginResult =
   | { ok: true; entityId: number; type: string; created: boolean }
   | { ok: false; reason: string; retryAfterMs?: number };
 
+/** Why a login is refused while the account database cannot be reached. */
+export const UNAVAILABLE = "the account database is unreachable; try again in a moment";
+
 const NAME_RE = /^[\p{L}\p{N}_.\-@]{1,64}$/u;
 const MAX_PASSWORD = 256;
 const encoder = new TextEncoder();
@@ -92,10 +96,10 @@ export class Accounts {
   readonly guard: LoginGuard;
   /** Every password hash of a login runs through this queue. */
   readonly hashes: HashQueue;
-  readonly #kv: Deno.Kv;
+  readonly #kv: Db;
   readonly #o: Required<Omit<AccountOptions, "limits" | "now">>;
 
-  constructor(kv: Deno.Kv, opts: AccountOptions) {
+  constructor(kv: Db, opts: AccountOptions) {
     this.#kv = kv;
     const { limits, now, ...rest } = opts;
     this.#o = { autoCreate: true, check: null, iterations: 100_000, ...rest };
@@ -126,6 +130,10 @@ export class Accounts {
       const [result, how] = await this.#check(attempt, ticket);
       outcome = how;
       return result;
+    } catch (e) {
+      if (!isDbUnavailable(e)) throw e;
+      // Refused, not waited for: the client can try again, and no login holds a hash slot through an outage.
+      return { ok: false, reason: UNAVAILABLE };
     } finally {
       this.guard.settle(ticket, outcome);
     }

@@ -1,7 +1,7 @@
 import type { Config } from "../core/config/mod.ts";
 import type { Logger } from "../core/log.ts";
 import { type MemberProcess, startMember } from "../core/member_process.ts";
-import { openKv } from "../core/kv.ts";
+import { type Db, openDb } from "../core/db/mod.ts";
 import { EntityIdPool } from "../core/id_pool.ts";
 import { BusyMeter } from "../core/busy.ts";
 import { BaseBackupMsg } from "../core/wire/mod.ts";
@@ -32,13 +32,13 @@ import { serveBaseApp } from "./baseapp_handlers.ts";
 /**
  * A baseapp process: joins the cluster, serves game clients over WebSocket,
  * holds their proxies, routes between client, base and cell, and persists
- * entities in Deno KV. This puts its parts together: login and resume
+ * entities in its database (Deno KV or PostgreSQL). This puts its parts together: login and resume
  * (player_entry.ts), its wire handlers (baseapp_handlers.ts), its membership
  * of the cluster (membership.ts).
  */
 export class BaseApp implements SessionHost {
   readonly member: MemberProcess;
-  readonly kv: Deno.Kv;
+  readonly kv: Db;
   readonly registry: EntityRegistry;
   readonly log: Logger;
   readonly limits: SessionLimits;
@@ -91,7 +91,7 @@ export class BaseApp implements SessionHost {
   private constructor(
     cfg: Config,
     log: Logger,
-    kv: Deno.Kv,
+    kv: Db,
     opts: BaseAppOptions,
     heldIds: number,
     tokens: ResumeTokens,
@@ -134,6 +134,13 @@ export class BaseApp implements SessionHost {
     // Nothing is written after a stall until the cellappmgr confirms this baseapp (base/fence.ts): every commit waits.
     this.store.gate = () => this.authority.confirmed();
     this.store.onGroupFailed = (why) => log.warn(`${why}; its saves were retried one by one`);
+    let toldAt = -Infinity;
+    this.store.onUnavailable = (e) => {
+      // One line per 5 s of an outage, not one per waiting save.
+      if (performance.now() - toldAt < 5000) return;
+      toldAt = performance.now();
+      log.warn(`saves wait for the database: ${e.message}`);
+    };
     this.autosave = new Autosave((opts.autosaveSec ?? DEFAULT_AUTOSAVE_SEC) * 1000, log);
     this.accounts = new Accounts(kv, {
       autoCreate: this.#opts.autoCreateAccounts,
@@ -246,8 +253,9 @@ export class BaseApp implements SessionHost {
 
   /** Opens the database, starts the client endpoint, then joins the cluster. */
   static async start(cfg: Config, log: Logger, opts: BaseAppOptions): Promise<BaseApp> {
-    const kv = await openKv(cfg.kv);
-    log.info(`Deno KV open at ${cfg.kv}`);
+    // A PostgreSQL server that is not up yet is waited for, one line per attempt.
+    const kv = await openDb(cfg, { log });
+    log.info(`${kv.description} open`);
     let app: BaseApp | null = null;
     const globals = await BaseGlobals.open(kv, {
       log,
@@ -342,6 +350,6 @@ export class BaseApp implements SessionHost {
     await this.#endpoint.close();
     await this.member.close(reason);
     this.metrics.close();
-    this.kv.close();
+    await this.kv.close();
   }
 }

@@ -2,7 +2,7 @@
  * Fencing on the baseapp side (issue 12). The cellappmgr declares a baseapp
  * dead after a silence (a stall, a SIGSTOP, a partition) and the holders of
  * its backups restore its bases; the baseapp may not know. After a stall of
- * its own it therefore holds back everything that acts for its bases (Deno KV
+ * its own it therefore holds back everything that acts for its bases (database
  * writes, messages to cells, base backups, logins) until the cellappmgr
  * confirms it, and when the cellappmgr says it was fenced it drops them all,
  * writing nothing: the restored copies are the live ones.

@@ -1,12 +1,14 @@
 /**
  * The global store as one baseapp holds it (KBEngine's globalData, issue 15). The cellappmgr orders every change
  * (mgr/base_scripts.ts) and sends it to every baseapp; each keeps the whole store in memory for reads, writes it to
- * its own Deno KV (so baseapps with separate databases each have it, and a cellappmgr that restarted takes it back
+ * its database (so baseapps with separate databases each have it, and a cellappmgr that restarted takes it back
  * from them), and tells the scripts of its bases.
  */
 import { checkGlobalEntry, type GlobalData } from "../core/base_script.ts";
 import { BaseScriptMsg, type Channel, type GlobalEntry } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
+import type { Db } from "../core/db/mod.ts";
+import { withKvRetry } from "./kv_retry.ts";
 
 const PREFIX = ["globalData"] as const;
 
@@ -25,14 +27,16 @@ export class BaseGlobals implements GlobalData {
   /** KV writes in the order the changes came. */
   #writing: Promise<void> = Promise.resolve();
 
-  private constructor(private readonly kv: Deno.Kv, private readonly host: GlobalsHost) {}
+  private constructor(private readonly kv: Db, private readonly host: GlobalsHost) {}
 
   /** Opens the store with what the database holds. */
-  static async open(kv: Deno.Kv, host: GlobalsHost): Promise<BaseGlobals> {
+  static async open(kv: Db, host: GlobalsHost): Promise<BaseGlobals> {
     const g = new BaseGlobals(kv, host);
-    for await (const e of kv.list<{ json: string; seq: number }>({ prefix: [...PREFIX] })) {
-      g.#values.set(e.key[1] as string, e.value);
-    }
+    // Read whole, again if the database went away meanwhile.
+    const stored = await withKvRetry(() => Array.fromAsync(kv.list<{ json: string; seq: number }>([...PREFIX])), {
+      waitWhileUnavailable: true,
+    });
+    for (const e of stored) g.#values.set(e.key[1] as string, e.value!);
     return g;
   }
 
@@ -98,8 +102,10 @@ export class BaseGlobals implements GlobalData {
   #persist(key: string, v: { json: string; seq: number } | null): void {
     this.#writing = this.#writing.then(async () => {
       try {
-        if (v === null) await this.kv.delete([...PREFIX, key]);
-        else await this.kv.set([...PREFIX, key], v);
+        // Waits out an unreachable database: the writes after it queue behind it, in order.
+        const wait = { waitWhileUnavailable: true };
+        if (v === null) await withKvRetry(() => this.kv.delete([...PREFIX, key]), wait);
+        else await withKvRetry(() => this.kv.set([...PREFIX, key], v), wait);
       } catch (e) {
         this.host.log.error(`global "${key}" was not written to the database: ${(e as Error).message}`);
       }

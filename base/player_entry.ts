@@ -15,7 +15,8 @@ import { C2S, type ClientMessage, S2C } from "../core/def/client_protocol.ts";
 import { placeLogin, type Placement, type PlacementHook } from "../core/placement.ts";
 import type { Logger } from "../core/log.ts";
 import { sameAddress } from "../core/wire/mod.ts";
-import type { Accounts } from "./accounts.ts";
+import { type Accounts, UNAVAILABLE } from "./accounts.ts";
+import { isDbUnavailable } from "../core/db/mod.ts";
 import type { BaseAuthority } from "./fence.ts";
 import type { BaseAppMetrics } from "./metrics.ts";
 import { loginFailure } from "./metrics.ts";
@@ -80,9 +81,9 @@ export class PlayerEntry {
       host.metrics.login(loginFailure(res));
       return res.reason;
     }
-    await this.#enter(session, res.entityId, res.type, m, res.created ? " (new account)" : "");
-    host.metrics.login(null);
-    return null;
+    const refused = await this.#enterOrRefuse(session, res.entityId, res.type, m, res.created ? " (new account)" : "");
+    if (refused === null) host.metrics.login(null);
+    return refused;
   }
 
   /**
@@ -114,8 +115,25 @@ export class PlayerEntry {
     if (!res.ok) return res.reason;
     const { entityId, type, account } = res.claim;
     const login = { id: C2S.login, name: account, password: "", spaceId: null, position: null } as const;
-    await this.#enter(session, entityId, type, login, " (resumed)");
-    return null;
+    return await this.#enterOrRefuse(session, entityId, type, login, " (resumed)");
+  }
+
+  /** #enter, or the reason it was refused: the entity could not be loaded while the database is unreachable. */
+  async #enterOrRefuse(
+    session: ClientSession,
+    entityId: number,
+    typeName: string,
+    m: LoginMessage,
+    note: string,
+  ): Promise<string | null> {
+    try {
+      await this.#enter(session, entityId, typeName, m, note);
+      return null;
+    } catch (e) {
+      if (!isDbUnavailable(e)) throw e;
+      this.host.log.warn(`login of "${m.name}" refused: ${e.message}`);
+      return UNAVAILABLE;
+    }
   }
 
   /** Whether the base of `id` is here: a proxy, or one loading. */

@@ -3,7 +3,7 @@
  * died, the network dropped) take its player back without its password. A
  * token names the entity, its type and account, expires soon, and is signed
  * with HMAC-SHA256 (Web Crypto) under a key derived from the cluster secret,
- * or, without one, a random key kept in the baseapp's Deno KV (so a baseapp
+ * or, without one, a random key kept in the baseapp's database (so a baseapp
  * restarted on the same database still accepts the tokens it gave). Each
  * token is single-use: its nonce is recorded in KV, in one atomic commit
  * that fails for a nonce seen before, so a replayed token is refused.
@@ -13,6 +13,7 @@
  * Resuming on another baseapp (its own died; base_backup.ts) needs the cluster `--secret`: without one each
  * database has its own key, and another baseapp's tokens do not verify.
  */
+import { type Db, type DbKey, isDbUnavailable } from "../core/db/mod.ts";
 import { withKvRetry } from "./kv_retry.ts";
 
 /** Whose token it is. */
@@ -52,7 +53,7 @@ export function tokenNonce(token: string): string | null {
 /** How long a token is good for unless configured; a new one is sent before it runs out. */
 export const TOKEN_TTL_MS = 10 * 60_000;
 
-const KEY_OF_SECRET: Deno.KvKey = ["resume", "secret"];
+const KEY_OF_SECRET: DbKey = ["resume", "secret"];
 const enc = new TextEncoder();
 
 function b64url(bytes: Uint8Array): string {
@@ -72,23 +73,25 @@ function hex(bytes: Uint8Array): string {
 
 /** Issues and checks the resume tokens of one baseapp. */
 export class ResumeTokens {
-  private constructor(private readonly kv: Deno.Kv, private readonly key: CryptoKey, readonly ttlMs: number) {}
+  private constructor(private readonly kv: Db, private readonly key: CryptoKey, readonly ttlMs: number) {}
 
   /**
    * The token service of a baseapp: keyed by the cluster `secret` when there is one (every baseapp of the
    * cluster accepts the tokens of the others), else by a random secret kept in `kv`.
    */
-  static async open(kv: Deno.Kv, secret: string | null, ttlMs = TOKEN_TTL_MS): Promise<ResumeTokens> {
+  static async open(kv: Db, secret: string | null, ttlMs = TOKEN_TTL_MS): Promise<ResumeTokens> {
     let raw: Uint8Array<ArrayBuffer>;
     if (secret !== null) {
       raw = enc.encode(`seamless resume tokens\0${secret}`);
     } else {
       const fresh = crypto.getRandomValues(new Uint8Array(32));
       // The first baseapp on this database makes the secret; later ones (and restarts) read it.
-      await withKvRetry(() =>
-        kv.atomic().check({ key: KEY_OF_SECRET, versionstamp: null }).set(KEY_OF_SECRET, fresh).commit()
+      const wait = { waitWhileUnavailable: true };
+      await withKvRetry(
+        () => kv.atomic().check({ key: KEY_OF_SECRET, versionstamp: null }).set(KEY_OF_SECRET, fresh).commit(),
+        wait,
       );
-      const got = (await withKvRetry(() => kv.get<Uint8Array>(KEY_OF_SECRET))).value;
+      const got = (await withKvRetry(() => kv.get<Uint8Array>(KEY_OF_SECRET), wait)).value;
       if (!got) throw new Error(`the resume token secret at ${JSON.stringify(KEY_OF_SECRET)} could not be stored`);
       raw = new Uint8Array(got);
     }
@@ -145,10 +148,16 @@ export class ResumeTokens {
     // Checked before the token is used up: a token refused here for now (say, its base is being restored) stays good.
     const refused = accept ? await accept(claim, n) : null;
     if (refused !== null) return { ok: false, reason: refused };
-    const used: Deno.KvKey = ["resume", "used", n];
-    const res = await withKvRetry(() =>
-      this.kv.atomic().check({ key: used, versionstamp: null }).set(used, e, { expireIn: left + 60_000 }).commit()
-    );
+    const used: DbKey = ["resume", "used", n];
+    let res;
+    try {
+      res = await withKvRetry(() =>
+        this.kv.atomic().check({ key: used, versionstamp: null }).set(used, e, { expireIn: left + 60_000 }).commit()
+      );
+    } catch (err) {
+      if (!isDbUnavailable(err)) throw err;
+      return { ok: false, reason: "the database is unreachable; the resume token stays good: try again in a moment" };
+    }
     if (!res.ok) return { ok: false, reason: "resume token already used; log in again" };
     return { ok: true, claim };
   }

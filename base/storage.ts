@@ -1,5 +1,5 @@
 /**
- * Persistent entities in Deno KV. One entity is a meta record plus its base
+ * Persistent entities in the database (core/db: Deno KV or PostgreSQL). One entity is a meta record plus its base
  * and cell persistent state (encodePersistentState: msgpack maps by property
  * name) split into chunks below KV's value limit; a save writes all of them
  * in one atomic commit, so a reader never sees half of a logout. Saves that
@@ -9,6 +9,7 @@
  * database's held-id mark (held_ids.ts).
  */
 
+import type { Db, DbAtomic, DbCommit, DbEntry, DbUnavailableError } from "../core/db/mod.ts";
 import { withKvRetry } from "./kv_retry.ts";
 import { holdId } from "./held_ids.ts";
 
@@ -79,13 +80,27 @@ export class EntityStore {
   gate: (() => Promise<void>) | null = null;
   /** Told why a grouped commit failed before its saves were retried one by one (each then reports its own error). */
   onGroupFailed: ((why: string) => void) | null = null;
+  /**
+   * Told each time a save waits for an unreachable database (it is retried until the database answers: a save
+   * acknowledged to its caller is never lost to an outage).
+   */
+  onUnavailable: ((e: DbUnavailableError) => void) | null = null;
   readonly stats = { commits: 0, grouped: 0 };
   #pending: PendingSave[] = [];
   #draining = false;
 
-  constructor(private readonly kv: Deno.Kv) {}
+  constructor(private readonly kv: Db) {}
 
-  /** The entity's stored state, or null when it was never saved. */
+  /** Retries of a save: while the database is locked, and while it is unreachable, however long that takes. */
+  #waiting = {
+    waitWhileUnavailable: true,
+    onUnavailable: (e: DbUnavailableError) => this.onUnavailable?.(e),
+  };
+
+  /**
+   * The entity's stored state, or null when it was never saved. Throws DbUnavailableError at once while the
+   * database is unreachable (a login waiting on it is refused instead).
+   */
   load(id: number): Promise<StoredEntity | null> {
     return withKvRetry(() => this.#load(id));
   }
@@ -164,10 +179,10 @@ export class EntityStore {
       try {
         await this.gate?.();
         const metas = group.map((p) => ["entity", p.id, "meta"]);
-        const olds: Deno.KvEntryMaybe<Meta>[] = [];
+        const olds: DbEntry<Meta>[] = [];
         // getMany takes at most 10 keys.
         for (let i = 0; i < metas.length; i += 10) {
-          olds.push(...await withKvRetry(() => this.kv.getMany<Meta[]>(metas.slice(i, i + 10))));
+          olds.push(...await withKvRetry(() => this.kv.getMany<Meta[]>(metas.slice(i, i + 10)), this.#waiting));
         }
         const op = this.kv.atomic();
         let top = 0;
@@ -176,7 +191,11 @@ export class EntityStore {
           top = Math.max(top, p.id);
         });
         holdId(op, top);
-        const res = await withKvRetry(() => this.#commit(op));
+        // The gate again before each try: a save that waited out an outage writes nothing if this baseapp was fenced.
+        const res = await withKvRetry(async () => {
+          await this.gate?.();
+          return await this.#commit(op);
+        }, this.#waiting);
         if (res.ok) {
           this.stats.grouped++;
           for (const p of group) p.done.resolve();
@@ -190,13 +209,15 @@ export class EntityStore {
     // Alone, or after the group failed: each save is retried on its own and reports its own error.
     await Promise.all(group.map((p) =>
       (async () => {
-        await this.gate?.();
-        await withKvRetry(() => this.#saveOne(p.id, p.e));
+        await withKvRetry(async () => {
+          await this.gate?.();
+          await this.#saveOne(p.id, p.e);
+        }, this.#waiting);
       })().then(p.done.resolve, p.done.reject)
     ));
   }
 
-  async #commit(op: Deno.AtomicOperation): Promise<Deno.KvCommitResult | Deno.KvCommitError> {
+  async #commit(op: DbAtomic): Promise<DbCommit> {
     const start = performance.now();
     const res = await op.commit();
     this.stats.commits++;
@@ -220,11 +241,11 @@ export class EntityStore {
  * of chunks it no longer has.
  */
 function addSave(
-  op: Deno.AtomicOperation,
+  op: DbAtomic,
   id: number,
   e: StoredEntity,
-  old: Deno.KvEntryMaybe<Meta>,
-): Deno.AtomicOperation {
+  old: DbEntry<Meta>,
+): DbAtomic {
   const base = chunks(e.base);
   const cell = chunks(e.cell);
   const meta: Meta = {

@@ -1,14 +1,17 @@
 /**
  * `deno task bench chaos [--cellapps=3] [--baseapps=2] [--cells=4] [--npcs=1000] [--bots=200] [--seconds=180]
  * [--kill-cellapps=4] [--stop-cellapps=1] [--stop-seconds=10] [--kill-baseapps=1] [--kill-mgr=1] [--seed=12]
- * [--json]`: issue 12's chaos scene. Bots raise their counters every second while a seeded schedule kills cellapps,
+ * [--postgres | --db=postgres://…] [--json]`: issue 12's chaos scene. Bots raise their counters every second while a seeded schedule kills cellapps,
  * a baseapp and the cellappmgr (each started again on its ports, as an operator or the reviver would) and stops a
  * cellapp past the dead timeout; per fault it reports detection, restore times, entities lost or doubled, bots
- * resumed, and counter progress lost. Writes its section of bench/RESULTS.md.
+ * resumed, and counter progress lost. Writes its section of bench/RESULTS.md. The baseapps share one Deno KV file, or
+ * with --db one PostgreSQL database, or with --postgres a PostgreSQL server the bench starts for the run
+ * (tests/helpers/postgres.ts; root and Debian's postgresql package); those write the section chaos_postgres.
  */
 import { parseArgs } from "node:util";
 import { CHAOS_DEFAULTS, type ChaosReport, type FaultKind, runChaos } from "./lib/chaos_run.ts";
 import { writeResults } from "./results.ts";
+import { PgServer, postgresMissing } from "../tests/helpers/postgres.ts";
 
 /** Runs the scene and writes its section of bench/RESULTS.md. */
 export async function run(args: string[]): Promise<void> {
@@ -29,8 +32,15 @@ export async function run(args: string[]): Promise<void> {
       "kill-mgr": { type: "string", default: "1" },
       seed: { type: "string", default: String(d.seed) },
       json: { type: "boolean" },
+      postgres: { type: "boolean" },
+      db: { type: "string" },
     },
   });
+  if (values.postgres && values.db) throw new Error("--postgres starts a server of its own: give it or --db, not both");
+  const missing = values.postgres ? postgresMissing() : null;
+  if (missing) throw new Error(`--postgres: ${missing}`);
+  await using pg = values.postgres ? await PgServer.start() : null;
+  const db = pg?.url ?? values.db ?? null;
   const n = (k: keyof typeof values) => {
     const v = Number(values[k]);
     if (!Number.isFinite(v) || v < 0) throw new Error(`--${k}=${values[k]}: expected a number of at least 0`);
@@ -53,6 +63,7 @@ export async function run(args: string[]): Promise<void> {
     stopSeconds: n("stop-seconds"),
     seed: n("seed"),
     faults,
+    db,
     log: (l) => console.error(`chaos: ${l}`),
   });
   if (values.json) console.log(JSON.stringify({ ...report, logs: undefined }));
@@ -60,7 +71,7 @@ export async function run(args: string[]): Promise<void> {
   if (report.lost.length || report.doubled.length) console.error(report.logs.join("\n"));
   const md = markdown(report);
   console.log(md);
-  await writeResults("chaos", md);
+  await writeResults(db ? "chaos_postgres" : "chaos", md);
 }
 
 const ms = (v: number | null) => v === null ? "n/a" : `${v}`;
@@ -82,7 +93,9 @@ export function markdown(r: ChaosReport): string {
 (\`--autosave=1\`); one ${o.side} m x ${o.side} m space in ${o.cells} cells with ${o.npcs} NPCs, ${o.bots} bots (SDK
 clients in the benchmark's process, resuming by themselves) raising their counters every ${o.raiseEvery} s. Faults
 start ${o.warmup} s after the scene is up and are spread over ${o.seconds} s (seed ${o.seed}); a killed process is
-started again ${o.restartAfterMs} ms later on its ports and KV file, a stopped cellapp is continued after
+started again ${o.restartAfterMs} ms later on its ports and database (${
+    o.db ? "the baseapps share one PostgreSQL database" : "the baseapps share one Deno KV file"
+  }), a stopped cellapp is continued after
 ${o.stopSeconds} s. Detection: the fault to the cellappmgr's /api/cluster no longer listing the process (cellappmgr:
 to its admin API answering again with every member back). Restore: from detection to the entity real again on a
 live cellapp (cellapps), or to the bot resumed (baseapp); the admin API is polled every ${o.pollMs} ms, which bounds

@@ -263,7 +263,7 @@ export function cellappmgrFlags(cfg: Config, port: number, adminPort: number): s
     "--role=cellappmgr",
     `--port=${port}`,
     `--admin-port=${adminPort}`,
-    `--kv=${mgrKv(cfg.kv)}`,
+    ...dbFlags(cfg, mgrKv(cfg.kv)),
     `--npcs=${cfg.npcs}`,
     `--spawn-limit=${cfg.spawnLimit}`,
     `--entity-limit=${cfg.entityLimit}`,
@@ -292,7 +292,7 @@ export function baseappFlags(cfg: Config, mgr: string): string[] {
     "--role=baseapp",
     `--mgr=${mgr}`,
     "--port=0",
-    `--kv=${cfg.kv}`,
+    ...dbFlags(cfg, cfg.kv),
     `--max-speed=${cfg.maxSpeed}`,
     `--auto-accounts=${cfg.autoAccounts}`,
     `--abuse-limit=${cfg.abuseLimit}`,
@@ -304,6 +304,11 @@ export function baseappFlags(cfg: Config, mgr: string): string[] {
     ...(cfg.clientSpawn ? ["--client-spawn"] : []),
     ...commonFlags(cfg),
   ];
+}
+
+/** The database flag of a child: the shared PostgreSQL URL when there is one, else its Deno KV `kv`. */
+function dbFlags(cfg: Config, kv: string): string[] {
+  return cfg.db !== null ? [`--db=${cfg.db}`] : [`--kv=${kv}`];
 }
 
 /** The port of HOST:PORT or of a URL. */

@@ -3,7 +3,7 @@ import { type Config, isLoopbackHost, wireTls } from "../core/config/mod.ts";
 import { createLogger, type Logger } from "../core/log.ts";
 import { announceReady, onStopSignal, watchParent } from "../core/process.ts";
 import { formatAddress } from "../core/wire/mod.ts";
-import { openKv } from "../core/kv.ts";
+import { openDb, redactUrl } from "../core/db/mod.ts";
 import { clientPlacement, serverPlacement } from "../core/placement.ts";
 import type { Game } from "../core/game.ts";
 import type { BaseScripts } from "../base/mod.ts";
@@ -63,12 +63,14 @@ export async function runRole(cfg: Config, game: Game): Promise<void> {
       autosaveSec: cfg.autosaveSec,
     }));
   member = app.member;
+  // The database it uses: its Deno KV, or its PostgreSQL URL without the password.
+  const db = cfg.db !== null ? { db: redactUrl(cfg.db) } : { kv: cfg.kv };
   announceReady({
     role,
     pid: Deno.pid,
     address: app.member.server.address,
     mgr: cfg.mgr,
-    kv: cfg.kv,
+    ...db,
     clientUrl: app.clientUrl,
   });
   return stopOn(app.member.stopRequested, (why) => app.close(why), log);
@@ -80,7 +82,7 @@ async function runMgr(cfg: Config, log: Logger, game: Game): Promise<void> {
     import("../mgr/mod.ts"),
     import("../admin/mod.ts"),
   ]);
-  const kv = await openKv(cfg.kv);
+  const kv = await openDb(cfg, { log });
   const mgr = await bind("--port", cfg, () =>
     CellAppMgr.start({
       ...cfg,
@@ -128,7 +130,7 @@ async function runMgr(cfg: Config, log: Logger, game: Game): Promise<void> {
     log.info(`stopping: ${why}`);
     mgr.close();
     await http.close();
-    kv.close();
+    await kv.close();
     Deno.exit(0);
   };
   onStopSignal(stop);

@@ -5,6 +5,7 @@
  */
 import { type CellEntitySpec, WireServer, type WireTls } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
+import type { Db } from "../core/db/mod.ts";
 import type { Rect } from "../core/geo/rect.ts";
 import type {
   CellAppView,
@@ -56,7 +57,7 @@ export interface CellAppMgrOptions {
   maxFrame: number;
   log: Logger;
   /** Database for the entity id high-water mark; null keeps it in memory. */
-  kv: Deno.Kv | null;
+  kv: Db | null;
   /** The game's entity types: spawn requests' properties are checked against them. */
   registry: EntityRegistry;
   /** Bounds of the default space, and the NPCs asked for in it (`--npcs`, told to the game's spaceCreated hook). */

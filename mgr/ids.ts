@@ -1,10 +1,11 @@
 /**
  * Entity ids, unique across the cluster: handed to processes in ranges. The
- * high-water mark is written to Deno KV before a range is handed out, and
+ * high-water mark is written to the database before a range is handed out, and
  * processes report the highest id they hold when they register, so a
  * restarted cellappmgr never hands out an id already in use.
  */
 import { MAX_ENTITY_ID } from "../core/wire/check.ts";
+import { type Db, withDbRetry } from "../core/db/mod.ts";
 
 const KEY = ["cellappmgr", "entityIdHighWater"];
 
@@ -18,18 +19,18 @@ export const OBSERVE_SLACK = 2 ** 32;
 /** The cellappmgr's entity id counter. */
 export class IdAllocator {
   #next = 1;
-  #kv: Deno.Kv | null;
+  #kv: Db | null;
 
-  private constructor(kv: Deno.Kv | null) {
+  private constructor(kv: Db | null) {
     this.#kv = kv;
   }
 
   /** Opens the counter where the last run left it. */
-  static async open(kv: Deno.Kv | null): Promise<IdAllocator> {
+  static async open(kv: Db | null): Promise<IdAllocator> {
     const a = new IdAllocator(kv);
     if (kv) {
-      const hw = (await kv.get<Deno.KvU64>(KEY)).value;
-      if (hw instanceof Deno.KvU64) a.#next = Number(hw.value) + 1;
+      const hw = (await withDbRetry(() => kv.get<bigint>(KEY), { waitWhileUnavailable: true })).value;
+      if (typeof hw === "bigint") a.#next = Number(hw) + 1;
     }
     return a;
   }
@@ -64,7 +65,11 @@ export class IdAllocator {
     }
     this.#next += count;
     // max(), not set(): concurrent allocations may commit in any order.
-    if (this.#kv) await this.#kv.atomic().max(KEY, BigInt(this.#next - 1)).commit();
+    // An unreachable database is waited for: no range is handed out before its mark is stored.
+    const kv = this.#kv;
+    if (kv) {
+      await withDbRetry(() => kv.atomic().max(KEY, BigInt(this.#next - 1)).commit(), { waitWhileUnavailable: true });
+    }
     return [start, start + count];
   }
 }

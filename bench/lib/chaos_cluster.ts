@@ -31,6 +31,8 @@ export interface ChaosClusterOptions {
   baseapps: number;
   /** Directory for the Deno KV files. */
   dir: string;
+  /** The baseapps' PostgreSQL URL (--db) instead of one Deno KV file in `dir`. */
+  db?: string | null;
   /** Extra flags per role. */
   mgrFlags?: string[];
   cellFlags?: string[];
@@ -86,7 +88,7 @@ export class ChaosCluster {
         `--port=${freePort()}`,
         `--client-port=${clientPort}`,
         // One database for every baseapp, as the local cluster has: a player resumes on any of them.
-        `--kv=${o.dir}/base.kv`,
+        o.db ? `--db=${o.db}` : `--kv=${o.dir}/base.kv`,
         ...(o.baseFlags ?? []),
       ]);
     }

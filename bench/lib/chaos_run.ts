@@ -42,6 +42,8 @@ export interface ChaosOptions {
    * ends (its base logs "died before its first backup"), so faults start after two periods.
    */
   warmup: number;
+  /** The baseapps' PostgreSQL URL; null: one Deno KV file. */
+  db?: string | null;
   log?: (line: string) => void;
 }
 
@@ -147,6 +149,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     cellapps: opts.cellapps,
     baseapps: opts.baseapps,
     dir,
+    db: opts.db ?? null,
     cellFlags: [`--aoi-radius=60`, `--ghost-radius=80`],
     baseFlags: ["--client-spawn", "--login-rate=1000", "--autosave=1"],
   });

@@ -18,6 +18,8 @@ export interface Config {
   adminPort: number;
   /** Deno KV: a file path, a KV Connect URL, or ":memory:". */
   kv: string;
+  /** PostgreSQL instead of Deno KV: a postgres:// URL (baseapps on many hosts share it); null uses `kv`. */
+  db: string | null;
   secret: string | null;
   adminToken: string | null;
   logLevel: LogLevel;
@@ -71,7 +73,7 @@ export interface Config {
   loginRate: number;
   /** Baseapps: let a client choose an existing space and its position at login (tests and load generators). */
   clientSpawn: boolean;
-  /** Baseapps: seconds between two saves of a logged-in entity to Deno KV (besides the save at logout). */
+  /** Baseapps: seconds between two saves of a logged-in entity to the database (besides the save at logout). */
   autosaveSec: number;
   /** Cellapps: seconds a cell entity whose baseapp is gone waits to be adopted by a restarted one before it goes. */
   orphanTimeoutSec: number;

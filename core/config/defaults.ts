@@ -18,6 +18,7 @@ export function withDefaults(got: Partial<Record<keyof Config, unknown>>): Confi
       (role === null || role === "cellappmgr" ? DEFAULT_MGR_PORT : 0),
     adminPort: (got.adminPort as number) ?? 8080,
     kv: (got.kv as string) ?? "data/seamless.kv",
+    db: (got.db as string) ?? null,
     secret: (got.secret as string) ?? null,
     adminToken: (got.adminToken as string) ?? null,
     logLevel: (got.logLevel as LogLevel) ?? "info",

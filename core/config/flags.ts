@@ -4,7 +4,7 @@
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../log.ts";
 import { parseAddress } from "../wire/endpoint.ts";
 import type { Config, ServerRole } from "./config.ts";
-import { bool, clientUrl, hostName, integer, list, origin, text } from "./values.ts";
+import { bool, clientUrl, hostName, integer, list, origin, postgresUrl, text } from "./values.ts";
 
 const ROLE_ALIASES: Record<string, ServerRole> = {
   cellappmgr: "cellappmgr",
@@ -57,6 +57,7 @@ export const SPECS: Record<string, Spec> = {
     parse: integer(0, 65535, "a port number"),
   },
   kv: { env: "SEAMLESS_KV", parse: text },
+  db: { env: "SEAMLESS_DB", parse: postgresUrl },
   secret: { env: "SEAMLESS_SECRET", parse: text },
   "admin-token": { env: "SEAMLESS_ADMIN_TOKEN", parse: text },
   "log-level": {
@@ -135,6 +136,7 @@ export const KEY_OF: Record<string, keyof Config> = {
   port: "port",
   "admin-port": "adminPort",
   kv: "kv",
+  db: "db",
   secret: "secret",
   "admin-token": "adminToken",
   "log-level": "logLevel",

@@ -58,6 +58,13 @@ export function parseCommand(
     }
   }
 
+  const db = chosen.get("db"), kv = chosen.get("kv");
+  if (db && kv) {
+    throw new ConfigError(
+      `${db.source} and ${kv.source} are both set: use PostgreSQL (--db) or Deno KV (--kv), not both`,
+    );
+  }
+
   const got: Partial<Record<keyof Config, unknown>> = {};
   for (const [name, { raw, source }] of chosen) {
     try {

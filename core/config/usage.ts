@@ -17,6 +17,8 @@ Flags (each also read from the environment variable shown):
   --admin-port=N       admin API port, 0 = any free one [8080]              SEAMLESS_ADMIN_PORT
   --kv=PATH|URL        Deno KV: file, KV Connect URL or :memory:            SEAMLESS_KV
                        [data/seamless.kv]
+  --db=URL             PostgreSQL instead of Deno KV, shared by baseapps    SEAMLESS_DB
+                       on many hosts: postgres://USER:PASSWORD@HOST:PORT/DB
   --secret=TEXT        cluster secret every process must share              SEAMLESS_SECRET
   --admin-token=TEXT   bearer token the admin API requires                  SEAMLESS_ADMIN_TOKEN
   --log-level=LEVEL    debug, info, warn or error [info]                    SEAMLESS_LOG_LEVEL

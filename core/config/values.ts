@@ -75,3 +75,21 @@ export const hostName = (v: unknown): string => {
   }
   return t.replace(/^\[|\]$/g, "");
 };
+
+/**
+ * A PostgreSQL connection URL: postgres:// or postgresql://, a host, optionally a port and a database. The error does
+ * not repeat the value (it may hold a password).
+ */
+export const postgresUrl = (v: unknown): string => {
+  const t = text(v).trim();
+  let u: URL | null = null;
+  try {
+    u = new URL(t);
+  } catch {
+    // reported below
+  }
+  if (!u || (u.protocol !== "postgres:" && u.protocol !== "postgresql:") || u.hostname === "") {
+    throw new Error("not a PostgreSQL URL like postgres://USER:PASSWORD@HOST:5432/DATABASE");
+  }
+  return t;
+};

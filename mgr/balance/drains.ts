@@ -1,14 +1,15 @@
 /**
  * The cellapps an operator is draining (POST /api/cellapps/:id/retire), kept
- * in the cellappmgr's Deno KV so that a restarted cellappmgr goes on draining
+ * in the cellappmgr's database so that a restarted cellappmgr goes on draining
  * them: cellapps keep their ids across its restarts.
  */
 import type { Logger } from "../../core/log.ts";
+import type { Db } from "../../core/db/mod.ts";
 
 const KEY = ["cellappmgr", "draining"];
 
 /** Reads the cellapps being drained; an empty set without a database or on a bad record (logged). */
-export async function loadDrains(kv: Deno.Kv | null, log: Logger): Promise<Set<number>> {
+export async function loadDrains(kv: Db | null, log: Logger): Promise<Set<number>> {
   if (!kv) return new Set();
   try {
     const v = (await kv.get<number[]>(KEY)).value;
@@ -25,7 +26,7 @@ export async function loadDrains(kv: Deno.Kv | null, log: Logger): Promise<Set<n
 }
 
 /** Writes the cellapps being drained; a failure is logged (the drain goes on, but not past a restart). */
-export async function saveDrains(kv: Deno.Kv | null, ids: ReadonlySet<number>, log: Logger): Promise<void> {
+export async function saveDrains(kv: Db | null, ids: ReadonlySet<number>, log: Logger): Promise<void> {
   if (!kv) return;
   try {
     await kv.set(KEY, [...ids].sort((a, b) => a - b));

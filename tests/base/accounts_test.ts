@@ -1,8 +1,9 @@
+import { type Db, openDenoKv } from "../../core/db/mod.ts";
 import assert from "node:assert/strict";
 import { Accounts, constantTimeEqual, EntityStore, hashPassword } from "../../base/mod.ts";
 import { CHUNK } from "../../base/storage.ts";
 
-function accounts(kv: Deno.Kv, opts: Partial<ConstructorParameters<typeof Accounts>[1]> = {}): Accounts {
+function accounts(kv: Db, opts: Partial<ConstructorParameters<typeof Accounts>[1]> = {}): Accounts {
   let next = 500;
   return new Accounts(kv, {
     entityType: "Avatar",
@@ -19,7 +20,7 @@ function reasonOf(r: Awaited<ReturnType<Accounts["login"]>>): string {
 }
 
 Deno.test("passwords are stored as salted PBKDF2-SHA256 hashes and compared in constant time", async () => {
-  using kv = await Deno.openKv(":memory:");
+  await using kv = await openDenoKv(":memory:");
   const a = accounts(kv);
   const first = await a.login({ name: "alice", password: "s3cret", remote });
   assert.deepEqual(first, { ok: true, entityId: 500, type: "Avatar", created: true });
@@ -49,7 +50,7 @@ Deno.test("passwords are stored as salted PBKDF2-SHA256 hashes and compared in c
 });
 
 Deno.test("accounts: creation can be forbidden, a custom check runs first, names and passwords are bounded", async () => {
-  using kv = await Deno.openKv(":memory:");
+  await using kv = await openDenoKv(":memory:");
   const closed = accounts(kv, { autoCreate: false });
   const r = await closed.login({ name: "bob", password: "pw", remote });
   assert.equal(r.ok, false);
@@ -78,7 +79,7 @@ Deno.test("accounts: creation can be forbidden, a custom check runs first, names
 });
 
 Deno.test("two first logins of one account at once create it once", async () => {
-  using kv = await Deno.openKv(":memory:");
+  await using kv = await openDenoKv(":memory:");
   const a = accounts(kv);
   const [x, y] = await Promise.all([
     a.login({ name: "eve", password: "pw", remote }),
@@ -90,7 +91,7 @@ Deno.test("two first logins of one account at once create it once", async () => 
 });
 
 Deno.test("entity state round-trips through KV in one commit, in chunks, and shrinking drops old chunks", async () => {
-  using kv = await Deno.openKv(":memory:");
+  await using kv = await openDenoKv(":memory:");
   const store = new EntityStore(kv);
   assert.equal(await store.load(7), null);
   const big = new Uint8Array(CHUNK * 2 + 5).map((_, i) => i % 251);
@@ -104,7 +105,7 @@ Deno.test("entity state round-trips through KV in one commit, in chunks, and shr
   };
   await store.save(7, e);
   assert.deepEqual(await store.load(7), e);
-  const keys = async () => (await Array.fromAsync(kv.list({ prefix: ["entity", 7] }))).map((x) => x.key.join("/"));
+  const keys = async () => (await Array.fromAsync(kv.list(["entity", 7]))).map((x) => x.key.join("/"));
   assert.deepEqual((await keys()).sort(), [
     "entity/7/base/0",
     "entity/7/cell/0",
@@ -118,7 +119,7 @@ Deno.test("entity state round-trips through KV in one commit, in chunks, and shr
 });
 
 /** A KV whose reads and writes are counted. */
-function countedKv(kv: Deno.Kv): { kv: Deno.Kv; uses: { n: number } } {
+function countedKv(kv: Db): { kv: Db; uses: { n: number } } {
   const uses = { n: 0 };
   const wrapped = new Proxy(kv, {
     get(target, prop) {
@@ -134,7 +135,7 @@ function countedKv(kv: Deno.Kv): { kv: Deno.Kv; uses: { n: number } } {
 }
 
 Deno.test("accounts: an attempt the guard refuses is answered with the wait, without a KV read or a hash", async () => {
-  using raw = await Deno.openKv(":memory:");
+  await using raw = await openDenoKv(":memory:");
   const { kv, uses } = countedKv(raw);
   const clock = { t: 0 };
   const a = accounts(kv, { now: () => clock.t });
@@ -160,7 +161,7 @@ Deno.test("accounts: an attempt the guard refuses is answered with the wait, wit
 });
 
 Deno.test("accounts: a burst of wrong passwords runs only the hashes the back-off allows; others log in meanwhile", async () => {
-  using kv = await Deno.openKv(":memory:");
+  await using kv = await openDenoKv(":memory:");
   const a = accounts(kv, { now: () => 0, limits: { addressBurst: 1000 } });
   assert.equal((await a.login({ name: "victim", password: "right", remote })).ok, true);
   assert.equal((await a.login({ name: "alice", password: "pw", remote })).ok, true);
@@ -183,7 +184,7 @@ Deno.test("accounts: a burst of wrong passwords runs only the hashes the back-of
 });
 
 Deno.test("accounts: with the hash queue full, an attempt is refused as busy and counts no failure", async () => {
-  using kv = await Deno.openKv(":memory:");
+  await using kv = await openDenoKv(":memory:");
   const a = accounts(kv, { now: () => 0, limits: { hashConcurrency: 1, hashQueueMax: 2 } });
   let open!: () => void;
   const gate = new Promise<void>((r) => open = r);

@@ -1,4 +1,5 @@
 /** The mark of the highest entity id a baseapp's database holds, which it reports to the cellappmgr. */
+import { openDenoKv } from "../../core/db/mod.ts";
 import assert from "node:assert/strict";
 import { Accounts, EntityStore } from "../../base/mod.ts";
 import { HELD_IDS_KEY, heldIdHighWater } from "../../base/held_ids.ts";
@@ -13,7 +14,7 @@ const saved = {
 };
 
 Deno.test("every account made and every entity saved raises the mark in the same commit", async () => {
-  using kv = await Deno.openKv(":memory:");
+  await using kv = await openDenoKv(":memory:");
   assert.equal(await heldIdHighWater(kv), 0, "an empty database holds none");
   let next = 40;
   const accounts = new Accounts(kv, {
@@ -31,7 +32,7 @@ Deno.test("every account made and every entity saved raises the mark in the same
 });
 
 Deno.test("a database written before the mark existed gets it once, from its accounts", async () => {
-  using kv = await Deno.openKv(":memory:");
+  await using kv = await openDenoKv(":memory:");
   const accounts = new Accounts(kv, {
     entityType: "Avatar",
     iterations: 1000,
@@ -40,5 +41,5 @@ Deno.test("a database written before the mark existed gets it once, from its acc
   assert.ok((await accounts.login({ name: "old", password: "pw", remote: "test" })).ok);
   await kv.delete(HELD_IDS_KEY);
   assert.equal(await heldIdHighWater(kv), 123);
-  assert.equal((await kv.get<Deno.KvU64>(HELD_IDS_KEY)).value?.value, 123n, "and keeps it");
+  assert.equal((await kv.get<bigint>(HELD_IDS_KEY)).value, 123n, "and keeps it");
 });

@@ -1,4 +1,5 @@
 /** Persistent entities in Deno KV: saves asked for together share one commit, and still each land whole. */
+import { type DbKey, openDenoKv } from "../../core/db/mod.ts";
 import assert from "node:assert/strict";
 import { EntityStore, type StoredEntity } from "../../base/storage.ts";
 import { CHUNK, MAX_GROUP } from "../../base/storage.ts";
@@ -14,7 +15,7 @@ const entity = (x: number, bytes = 16): StoredEntity => ({
 });
 
 Deno.test("saves asked for in one turn share one commit, and each entity reads back whole", async () => {
-  using kv = await Deno.openKv(":memory:");
+  await using kv = await openDenoKv(":memory:");
   const store = new EntityStore(kv);
   await Promise.all(Array.from({ length: 30 }, (_, i) => store.save(i + 1, entity(i + 1))));
   assert.equal(store.stats.commits, 1, "30 saves, one commit");
@@ -24,7 +25,7 @@ Deno.test("saves asked for in one turn share one commit, and each entity reads b
 });
 
 Deno.test("more saves than one commit takes go in several, in order", async () => {
-  using kv = await Deno.openKv(":memory:");
+  await using kv = await openDenoKv(":memory:");
   const store = new EntityStore(kv);
   const n = MAX_GROUP * 2 + 5;
   await Promise.all(Array.from({ length: n }, (_, i) => store.save(i + 1, entity(i + 1))));
@@ -39,18 +40,18 @@ Deno.test("more saves than one commit takes go in several, in order", async () =
 });
 
 Deno.test("the same entity saved twice in one turn: the later state wins, and a shrunk state leaves no chunk behind", async () => {
-  using kv = await Deno.openKv(":memory:");
+  await using kv = await openDenoKv(":memory:");
   const store = new EntityStore(kv);
   const bigger = entity(5, 2 * CHUNK + 10), smaller = entity(6, 10);
   await Promise.all([store.save(9, bigger), store.save(1, entity(1)), store.save(9, smaller)]);
   assert.deepEqual(await store.load(9), smaller);
   const left = [];
-  for await (const e of kv.list({ prefix: ["entity", 9, "base"] })) left.push(e.key);
+  for await (const e of kv.list(["entity", 9, "base"])) left.push(e.key);
   assert.equal(left.length, 1, "only the smaller state's one chunk is left");
 });
 
 Deno.test("a group that raced another writer is retried one by one, and every save lands", async () => {
-  using kv = await Deno.openKv(":memory:");
+  await using kv = await openDenoKv(":memory:");
   const store = new EntityStore(kv);
   await store.save(2, entity(2));
   const failed: string[] = [];
@@ -58,7 +59,7 @@ Deno.test("a group that raced another writer is retried one by one, and every sa
   // Another writer changes entity 2's meta after the group read it and before it committed.
   const real = kv.getMany.bind(kv);
   let raced = false;
-  kv.getMany = (async (keys: Deno.KvKey[]) => {
+  kv.getMany = (async (keys: readonly DbKey[]) => {
     const got = await real(keys);
     if (!raced) {
       raced = true;
@@ -73,7 +74,7 @@ Deno.test("a group that raced another writer is retried one by one, and every sa
 });
 
 Deno.test("nothing is written while the gate holds (a baseapp waiting to be confirmed after a stall)", async () => {
-  using kv = await Deno.openKv(":memory:");
+  await using kv = await openDenoKv(":memory:");
   const store = new EntityStore(kv);
   const open = Promise.withResolvers<void>();
   store.gate = () => open.promise;
@@ -89,7 +90,7 @@ Deno.test("nothing is written while the gate holds (a baseapp waiting to be conf
 });
 
 Deno.test("a gate that refuses (the baseapp was fenced) fails every save of the group, writing nothing", async () => {
-  using kv = await Deno.openKv(":memory:");
+  await using kv = await openDenoKv(":memory:");
   const store = new EntityStore(kv);
   store.gate = () => Promise.reject(new Error("this baseapp was fenced"));
   const got = await Promise.allSettled([1, 2].map((id) => store.save(id, entity(id))));

@@ -3,6 +3,7 @@
  * player's SDK client hears, a stalled baseapp that cannot stall the listing, a baseapp shut down through the admin
  * API that saves its player first, and an entity's properties with their flags in GET /api/entities/:id.
  */
+import { DenoKvDb } from "../../core/db/mod.ts";
 import assert from "node:assert/strict";
 import { type Client, connect } from "../../client/mod.ts";
 import { registry } from "../../entities/mod.ts";
@@ -161,7 +162,7 @@ Deno.test(
 
     // Saved at logout, not by the autosave (an hour away): where it moved, and its persistent cell properties.
     using kv = await Deno.openKv(kvPath);
-    const stored = await new EntityStore(kv).load(entity);
+    const stored = await new EntityStore(new DenoKvDb(kv)).load(entity);
     assert.ok(stored, `entity ${entity} is in KV`);
     assert.deepEqual(stored.position, [7, 0, -3]);
     assert.equal(stored.spaceId, 1);

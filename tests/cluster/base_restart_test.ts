@@ -3,6 +3,7 @@
  * was autosaved, and the cell entities it left behind are adopted by the restarted baseapp, not refused as
  * duplicates nor left to warn forever.
  */
+import { DenoKvDb } from "../../core/db/mod.ts";
 import assert from "node:assert/strict";
 import { type Client, connect } from "../../client/mod.ts";
 import { registry } from "../../entities/mod.ts";
@@ -44,7 +45,7 @@ Deno.test(
     // The test reads the same database the baseapp writes: the move is there within about one period.
     const db = await Deno.openKv(kv.path);
     try {
-      const store = new EntityStore(db);
+      const store = new EntityStore(new DenoKvDb(db));
       await waitFor("the move autosaved", async () => {
         const s = await store.load(id);
         return s !== null && s.position[0] === 12 && s.position[2] === -7 && s.spaceId === 1;

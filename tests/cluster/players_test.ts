@@ -2,6 +2,7 @@
  * Players end to end: a cellappmgr, a cellapp and a baseapp as main.ts processes, clients through the SDK
  * (client/mod.ts) with the game's definitions, and the bots' load generator.
  */
+import { DenoKvDb } from "../../core/db/mod.ts";
 import assert from "node:assert/strict";
 import { type Client, connect, type Credentials } from "../../client/mod.ts";
 import { runBots } from "../../client/bot_runner.ts";
@@ -55,7 +56,7 @@ async function seedHero(cluster: LocalCluster, path: string): Promise<number> {
   cell.set("maxHp", 250);
   cell.set("level", 7);
   cell.set("inventory", [{ itemId: 5, count: 2, bound: true }]);
-  await new EntityStore(kv).save(id, {
+  await new EntityStore(new DenoKvDb(kv)).save(id, {
     type: "Avatar",
     base: encodePersistentState(base),
     cell: encodePersistentState(cell),
@@ -214,7 +215,7 @@ Deno.test(
     // The own-client cell properties (maxHp, inventory) went to the cell too: they come back from it at logout.
     await back.logout();
     using kv = await Deno.openKv(kvPath);
-    const stored = (await new EntityStore(kv).load(id))!;
+    const stored = (await new EntityStore(new DenoKvDb(kv)).load(id))!;
     const cell = new PropertyContainer(avatar, "cell");
     assert.deepEqual(decodePersistentState(stored.cell, cell), []);
     assert.deepEqual(

@@ -49,7 +49,8 @@ export class Procs {
       // Partitions hold still unless a test asks for balancing (--balance-period): most tests assert on cell rects.
       env: {
         SEAMLESS_LOG_LEVEL: "info",
-        SEAMLESS_KV: ":memory:",
+        // Not beside a PostgreSQL database (--db and --kv together are refused).
+        ...(flags.some((f) => f.startsWith("--db=")) || opts.env?.SEAMLESS_DB ? {} : { SEAMLESS_KV: ":memory:" }),
         SEAMLESS_BALANCE_PERIOD: "0",
         ...opts.env,
         [PARENT_WATCH_ENV]: "1",

@@ -1,4 +1,5 @@
 /** An operator's drains (POST /api/cellapps/:id/retire) go on across a cellappmgr restart, and end with the cellapp. */
+import { type Db, openDenoKv } from "../../core/db/mod.ts";
 import assert from "node:assert/strict";
 import type { CellAppMgr } from "../../mgr/cellappmgr.ts";
 import { loadDrains, saveDrains } from "../../mgr/balance/drains.ts";
@@ -8,7 +9,7 @@ import { waitFor } from "../helpers/wait.ts";
 import { playAlong } from "../helpers/fake_member.ts";
 import { startMgr } from "../helpers/mgr.ts";
 
-function startMgrOn(kv: Deno.Kv, rejoinWindowMs = 300): Promise<CellAppMgr> {
+function startMgrOn(kv: Db, rejoinWindowMs = 300): Promise<CellAppMgr> {
   return startMgr({ kv, rejoinWindowMs });
 }
 
@@ -46,7 +47,7 @@ async function cellapp(
 }
 
 Deno.test("drains are stored; a bad record is refused, logged, and drains nothing", async () => {
-  using kv = await Deno.openKv(":memory:");
+  await using kv = await openDenoKv(":memory:");
   const log = memoryLogger();
   assert.deepEqual([...await loadDrains(kv, log)], []);
   await saveDrains(kv, new Set([3, 1]), log);
@@ -58,7 +59,7 @@ Deno.test("drains are stored; a bad record is refused, logged, and drains nothin
 });
 
 Deno.test("a cellappmgr restarted mid-drain goes on draining the cellapp that comes back; a drain ends with its cellapp", async () => {
-  using kv = await Deno.openKv(":memory:");
+  await using kv = await openDenoKv(":memory:");
   const first = await startMgrOn(kv);
   const a = await cellapp(first, null);
   const b = await cellapp(first, null);
