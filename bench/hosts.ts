@@ -1,8 +1,8 @@
 /**
  * `deno task bench hosts [--cellapps=1,4,16] [--npcs=4000] [--bots=400] [--seconds=20] [--aoi=100,default]
- * [--idle=48] [--quick]`: how cost grows as one world is spread over more cellapps, each process on a test host of
+ * [--idle=48] [--kv] [--quick]`: how cost grows as one world is spread over more cellapps, each process on a test host of
  * its own (a network namespace, tests/helpers/hosts.ts), bots on a client host. Per cellapp count N (one cluster
- * each: a cellappmgr, N cellapps and 4 baseapps), one 4 km × 4 km space of N cells with the NPCs wandering and the
+ * each: a cellappmgr, N cellapps and 4 baseapps on one PostgreSQL server, or each on its own Deno KV with --kv), one 4 km × 4 km space of N cells with the NPCs wandering and the
  * bots walking, at each AoI in turn. Per cellapp: CPU, reals, ghosts per real, bytes per second to other cellapps,
  * offloads per second, tick p99; cluster-wide: the cellappmgr's CPU and bytes, the baseapps' CPU per client. Then
  * an idle cluster of `--idle` cellapps measures the control plane alone. Figures and the model that extrapolates
@@ -186,7 +186,7 @@ async function runScene(c: HostsCluster, s: Scene, log: (l: string) => void): Pr
 }
 
 async function runIdle(n: number, seconds: number): Promise<IdleResult> {
-  await using c = await HostsCluster.start({ cellapps: n, baseapps: 1 });
+  await using c = await HostsCluster.start({ cellapps: n, baseapps: 1, postgres: true });
   running = c.pids;
   await new Promise((r) => setTimeout(r, SETTLE_S * 1000));
   const a = await snapshot(c);
@@ -306,6 +306,7 @@ export async function run(args: string[]): Promise<void> {
       aoi: { type: "string", default: "100,default" },
       idle: { type: "string", default: "48" },
       quick: { type: "boolean", default: false },
+      kv: { type: "boolean", default: false },
       "no-write": { type: "boolean", default: false },
     },
   });
@@ -326,7 +327,7 @@ export async function run(args: string[]): Promise<void> {
   const results: SceneResult[] = [];
   for (const n of counts) {
     log(`hosts bench: ${n} cellapps and ${BASEAPPS} baseapps on their own hosts`);
-    await using c = await HostsCluster.start({ cellapps: n, baseapps: BASEAPPS });
+    await using c = await HostsCluster.start({ cellapps: n, baseapps: BASEAPPS, postgres: !values.kv });
     running = c.pids;
     for (const aoi of aois) {
       const r = await runScene(c, { cellapps: n, aoi, npcs, bots, seconds }, log);
@@ -341,7 +342,9 @@ export async function run(args: string[]): Promise<void> {
   }
   stopWatch();
   const md = [
-    `${npcs} NPCs and ${bots} bots in one ${SIDE / 1000} km × ${SIDE / 1000} km space of one cell per cellapp, ${BASEAPPS} baseapps, each process on a test host of its own (a network namespace on one bridge), ${seconds} s windows after everyone is in; partitions held still. ${
+    `${npcs} NPCs and ${bots} bots in one ${SIDE / 1000} km × ${SIDE / 1000} km space of one cell per cellapp, ${BASEAPPS} baseapps ${
+      values.kv ? "each on its own Deno KV" : "on one PostgreSQL server"
+    }, each process on a test host of its own (a network namespace on one bridge), ${seconds} s windows after everyone is in; partitions held still. ${
       quick ? "**Quick run** (fewer entities and cellapps): not the figures the aims are judged on." : ""
     }`,
     "",

@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import type { ClusterView } from "../../core/views.ts";
 import { type Host, Hosts, hostsUnavailable } from "../../tests/helpers/hosts.ts";
 import { type Proc, Procs } from "../../tests/helpers/procs.ts";
+import { PgServer } from "../../tests/helpers/postgres.ts";
 
 const SECRET = "bench-hosts-secret";
 /** The admin token of every benchmark cluster on hosts. */
@@ -22,8 +23,10 @@ export interface HostsClusterOptions {
   mgrFlags?: string[];
   cellFlags?: string[];
   baseFlags?: string[];
-  /** Environment of every process (e.g. the database to use). */
+  /** Environment of every process. */
   env?: Record<string, string>;
+  /** Put the cellappmgr and the baseapps on one PostgreSQL server on a host of its own (else each its own KV). */
+  postgres?: boolean;
 }
 
 /** A running cluster on test hosts. */
@@ -38,6 +41,8 @@ export class HostsCluster implements AsyncDisposable {
     readonly mgr: Proc,
     readonly cellapps: Proc[],
     readonly baseapps: Proc[],
+    /** The shared database, when there is one. */
+    readonly db: PgServer | null,
   ) {}
 
   /** Why test hosts cannot be made here, or null. */
@@ -52,11 +57,19 @@ export class HostsCluster implements AsyncDisposable {
       ...Array.from({ length: o.cellapps }, (_, i) => `cell${i + 1}`),
       ...Array.from({ length: o.baseapps }, (_, i) => `base${i + 1}`),
       "client",
+      ...o.postgres ? ["db"] : [],
     ];
     const hosts = await Hosts.create(names);
     const procs = new Procs();
+    let db: PgServer | null = null;
     try {
       const env = { SEAMLESS_LOG_LEVEL: "warn", ...o.env };
+      let dbFlags: string[] = [];
+      if (o.postgres) {
+        const h = hosts.get("db");
+        db = await PgServer.start({ host: h.address, subnet: hosts.subnet, wrap: hosts.wrap(h) });
+        dbFlags = [`--db=${await db.createDatabase("seamless")}`];
+      }
       const mgrHost = hosts.get("mgr");
       const mgr = await procs.start([
         "--role=mgr",
@@ -66,6 +79,7 @@ export class HostsCluster implements AsyncDisposable {
         `--secret=${SECRET}`,
         `--admin-token=${ADMIN_TOKEN}`,
         "--npcs=0",
+        ...dbFlags,
         ...o.mgrFlags ?? [],
       ], { wrap: hosts.wrap(mgrHost), env });
       const mgrAddress = `${mgrHost.address}:7100`;
@@ -98,6 +112,7 @@ export class HostsCluster implements AsyncDisposable {
             "--client-spawn",
             "--login-rate=1000",
             "--max-speed=1000",
+            ...dbFlags,
             ...o.baseFlags ?? [],
           ]),
         );
@@ -110,11 +125,13 @@ export class HostsCluster implements AsyncDisposable {
         mgr,
         cellapps,
         baseapps,
+        db,
       );
       await cluster.waitRegistered();
       return cluster;
     } catch (e) {
       await procs[Symbol.asyncDispose]();
+      await db?.[Symbol.asyncDispose]();
       await hosts[Symbol.asyncDispose]();
       throw e;
     }
@@ -170,6 +187,7 @@ export class HostsCluster implements AsyncDisposable {
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.procs[Symbol.asyncDispose]();
+    await this.db?.[Symbol.asyncDispose]();
     await this.hosts[Symbol.asyncDispose]();
   }
 }

@@ -77,10 +77,14 @@ function freePort(): number {
   return port;
 }
 
-/** Runs `cmd` as the postgres user (it refuses root); setpriv execs it, so the child's pid is the server's. */
-function asPostgres(cmd: string, args: string[], uid: number, gid: number): Deno.Command {
-  return new Deno.Command("setpriv", {
-    args: [`--reuid=${uid}`, `--regid=${gid}`, "--init-groups", "--", cmd, ...args],
+/**
+ * Runs `cmd` as the postgres user (it refuses root), under the command prefix `wrap` (a test host's
+ * `ip netns exec NS`); setpriv execs it, so the child's pid is the server's.
+ */
+function asPostgres(cmd: string, args: string[], uid: number, gid: number, wrap: string[] = []): Deno.Command {
+  const [program, ...before] = [...wrap, "setpriv"];
+  return new Deno.Command(program, {
+    args: [...before, `--reuid=${uid}`, `--regid=${gid}`, "--init-groups", "--", cmd, ...args],
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -93,11 +97,19 @@ export class PgServer implements AsyncDisposable {
   #child: Deno.ChildProcess | null = null;
   #log: string[] = [];
 
-  private constructor(readonly dir: string, readonly port: number, readonly uid: number, readonly gid: number) {}
+  private constructor(
+    readonly dir: string,
+    readonly port: number,
+    readonly uid: number,
+    readonly gid: number,
+    /** The address it listens on. */
+    readonly host: string,
+    readonly wrap: string[],
+  ) {}
 
-  /** The connection URL (the `postgres` superuser, trusted on loopback). */
+  /** The connection URL (the `postgres` superuser, trusted on loopback, or on the test hosts' subnet). */
   get url(): string {
-    return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
+    return `postgres://postgres@${this.host}:${this.port}/postgres`;
   }
 
   /** The server's output so far, for failure messages. */
@@ -110,13 +122,18 @@ export class PgServer implements AsyncDisposable {
     return this.#child !== null;
   }
 
-  /** Makes a cluster with initdb and starts the server on a free port. */
-  static async start(): Promise<PgServer> {
+  /**
+   * Makes a cluster with initdb and starts the server on a free loopback port, or on a test host (`at`: its address,
+   * the subnet it trusts, and the `ip netns exec` prefix that runs programs there).
+   */
+  static async start(at?: { host: string; subnet: string; wrap: string[] }): Promise<PgServer> {
     const uid = idOf("-u"), gid = idOf("-g");
     if (uid === null || gid === null) throw new Error("there is no postgres user");
     const dir = await Deno.makeTempDir({ prefix: "seamless-pg-" });
     await Deno.chown(dir, uid, gid);
-    const s = new PgServer(dir, freePort(), uid, gid);
+    const s = at
+      ? new PgServer(dir, 5432, uid, gid, at.host, at.wrap)
+      : new PgServer(dir, freePort(), uid, gid, "127.0.0.1", []);
     try {
       const init = await asPostgres(
         `${PG_BIN}/initdb`,
@@ -137,6 +154,7 @@ export class PgServer implements AsyncDisposable {
       if (!init.success) {
         throw new Error(`initdb in ${dir} failed: ${new TextDecoder().decode(init.stderr).trim()}`);
       }
+      if (at) await Deno.writeTextFile(`${dir}/data/pg_hba.conf`, `host all all ${at.subnet} trust\n`, { append: true });
       await s.resume();
     } catch (e) {
       await s[Symbol.asyncDispose]();
@@ -158,7 +176,7 @@ export class PgServer implements AsyncDisposable {
         "-k",
         this.dir,
         "-c",
-        "listen_addresses=127.0.0.1",
+        `listen_addresses=${this.host}`,
         "-c",
         "fsync=off",
         "-c",
@@ -172,6 +190,7 @@ export class PgServer implements AsyncDisposable {
       ],
       this.uid,
       this.gid,
+      this.wrap,
     ).spawn();
     this.#child = child;
     const dec = new TextDecoder();
@@ -226,7 +245,7 @@ export class PgServer implements AsyncDisposable {
       this.gid,
     ).output();
     if (!out.success) throw new Error(`create database ${name}: ${new TextDecoder().decode(out.stderr).trim()}`);
-    return `postgres://postgres@127.0.0.1:${this.port}/${name}`;
+    return `postgres://postgres@${this.host}:${this.port}/${name}`;
   }
 
   /**
