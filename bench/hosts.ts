@@ -287,7 +287,9 @@ function summary(results: SceneResult[]): string[] {
     out.push(
       `| ${r.cellapps} | ${r.aoi ?? "default"} | ${f(e.cpuMs, 3)} | ${f(growth, 2)}× | ${f(e.ghostsPerReal, 2)} | ${
         f(e.bytesPerReal, 1)
-      } | ${f(100 * r.mgrCpu, 2)} | ${f(r.mgrBytesPerS)} | ${f(1000 * r.baseCpu / r.bots, 3)} | ${r.botsConnected} / ${r.botsErrors} / ${r.botsGaps} / ${r.botsOutOfOrder} |`,
+      } | ${f(100 * r.mgrCpu, 2)} | ${f(r.mgrBytesPerS)} | ${
+        f(1000 * r.baseCpu / r.bots, 3)
+      } | ${r.botsConnected} / ${r.botsErrors} / ${r.botsGaps} / ${r.botsOutOfOrder} |`,
     );
   }
   return out;
@@ -317,7 +319,9 @@ export async function run(args: string[]): Promise<void> {
   }
   const quick = values.quick;
   const counts = (quick ? "1,4" : values.cellapps!).split(",").map((v) => numberFlag("cellapps", v, 1, 64));
-  const aois = (quick ? "100" : values.aoi!).split(",").map((v) => v === "default" ? null : numberFlag("aoi", v, 10, 2000));
+  const aois = (quick ? "100" : values.aoi!).split(",").map((v) =>
+    v === "default" ? null : numberFlag("aoi", v, 10, 2000)
+  );
   const npcs = quick ? 500 : numberFlag("npcs", values.npcs!, 0, 20_000);
   const bots = quick ? 40 : numberFlag("bots", values.bots!, 1, 2000);
   const seconds = quick ? 5 : numberFlag("seconds", values.seconds!, 1, 600);
@@ -342,7 +346,9 @@ export async function run(args: string[]): Promise<void> {
   }
   stopWatch();
   const md = [
-    `${npcs} NPCs and ${bots} bots in one ${SIDE / 1000} km × ${SIDE / 1000} km space of one cell per cellapp, ${BASEAPPS} baseapps ${
+    `${npcs} NPCs and ${bots} bots in one ${SIDE / 1000} km × ${
+      SIDE / 1000
+    } km space of one cell per cellapp, ${BASEAPPS} baseapps ${
       values.kv ? "each on its own Deno KV" : "on one PostgreSQL server"
     }, each process on a test host of its own (a network namespace on one bridge), ${seconds} s windows after everyone is in; partitions held still. ${
       quick ? "**Quick run** (fewer entities and cellapps): not the figures the aims are judged on." : ""

@@ -154,7 +154,9 @@ export class PgServer implements AsyncDisposable {
       if (!init.success) {
         throw new Error(`initdb in ${dir} failed: ${new TextDecoder().decode(init.stderr).trim()}`);
       }
-      if (at) await Deno.writeTextFile(`${dir}/data/pg_hba.conf`, `host all all ${at.subnet} trust\n`, { append: true });
+      if (at) {
+        await Deno.writeTextFile(`${dir}/data/pg_hba.conf`, `host all all ${at.subnet} trust\n`, { append: true });
+      }
       await s.resume();
     } catch (e) {
       await s[Symbol.asyncDispose]();
