@@ -35,7 +35,8 @@ async function run(minWidth: number, periods: number): Promise<{ tree: BspNode; 
       spaces: () => [space],
       report: (_s, cellId) => {
         const l = loads.get(cellId);
-        return l && ({ cellId, reals: l.reals, load: l.load, entityLoad: l.load, entityBounds: l.bounds } as CellReport);
+        return l &&
+          ({ cellId, reals: l.reals, load: l.load, entityLoad: l.load, entityBounds: l.bounds } as CellReport);
       },
       cellapps: () => cellapps,
       setTree: (s, tree) => {
