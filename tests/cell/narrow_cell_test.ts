@@ -125,3 +125,25 @@ Deno.test("a witness walking through a cell narrower than the ghost radius sees 
   assert.equal(h.cells.filter((c) => c.entities.has(walker.id)).length, 1, "the walker is real once");
   assert.deepEqual(problems.slice(0, 10), [], `${problems.length} problems`);
 });
+
+Deno.test("a cell shrunk to no width hands over a real standing beyond the space's bounds", async () => {
+  const twoCells: BspNode = {
+    axis: "x",
+    at: 100,
+    left: { cell: { id: 1, cellapp: 1 } },
+    right: { cell: { id: 2, cellapp: 2 } },
+  };
+  const h = cellsOf(
+    { registry, cfg: { ghostRadius: 30, checkMs: 100, minLifetimeMs: 300 } },
+    [0, 0, 200, 100],
+    twoCells,
+  );
+  // Past the space's far z edge, 60 m out: further than the ghost radius from any cell's rect within the bounds.
+  const out = h.cell(2).createEntity("Post", { x: 150, y: 0, z: 160 });
+  await h.tick(5);
+  h.setTree({ ...twoCells, at: 200 }); // cell 2 retires: no width left
+  await h.tick(20);
+  await h.flush();
+  assert.ok(h.cell(1).entities.has(out.id), "cell 1 took the real over");
+  assert.ok(!h.cell(2).entities.has(out.id), "cell 2 holds no real");
+});
