@@ -81,7 +81,7 @@ is the same ratio on /proc CPU over the phase's last 20 s. Balancing off runs th
 phases. Bots stand in each place and check that every Marcher's once-a-second beat never skips while in view or
 goes back.
 
-| AoI (ghost radius) | balancing | crowd | at first | within 15 % after | held | last 20 s: median / worst | mean load, last 20 s | CPU ratio, last 20 s | narrowest cell | cells added / retired | lost / doubled |
+| AoI (ghost radius) | balancing | crowd | at first | within 15 % after | held | last 20 s: median / worst | mean load, last 20 s | CPU ratio, last 20 s | narrowest cell | cells added / retired | lost / doubled (2 polls) / doubled at end |
 |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|
 ${rows.join("\n")}
 
@@ -89,7 +89,15 @@ ${verdicts.join("\n")}
 
 Bots: ${bots.join("; ")}.
 
-Cells are added only while the space's cellapps are loaded above --balance-add-above (0.8 of a core by default)
+Entities listed real on two cellapps in two polls in a row (5 s apart): ${
+    results.map((r) =>
+      `AoI ${aoiLabel(r)}, balancing ${r.options.balance ? "on" : "off"}: ${
+        r.doubledSeen.length ? r.doubledSeen.slice(0, 3).join("; ") : "none"
+      }`
+    ).join("; ")
+  }.
+
+Cells are added only while the space's cellapps are loaded above --busy-load (0.8 of a core by default)
 and a cellapp that runs none of the space's cells is below 0.5: with 4 cells on 4 cellapps there is none, so
 this scene adds and retires no cell; tests/cluster/balance_test.ts runs that path (thresholds lowered).`;
 }
@@ -104,8 +112,8 @@ function row(r: SceneResult, phase: "first" | "second", f: PhaseResult): string 
   } | ${phase} place (${f.seconds} s) | ${figure(f.startRatio, 2)} | ${
     f.within15 === null ? "never" : `${figure(f.within15)} s`
   } | ${figure(f.heldShare * 100)} % | ${figure(f.lastMedian, 2)} / ${figure(f.lastWorst, 2)} | ${
-    figure(f.cpuRatio, 2)
-  } | ${figure(f.narrowest)} m | ${phase === "first" ? `${r.cellsAdded} / ${r.cellsRetired}` : ""} | ${
-    phase === "first" ? `${r.lost} / ${r.doubled}` : ""
-  } |`;
+    figure(f.lastMeanLoad, 3)
+  } | ${figure(f.cpuRatio, 2)} | ${figure(f.narrowest)} m | ${
+    phase === "first" ? `${r.cellsAdded} / ${r.cellsRetired}` : ""
+  } | ${phase === "first" ? `${r.lost} / ${r.doubled}` : ""} |`;
 }

@@ -78,6 +78,10 @@ export interface SceneResult {
   /** Marchers never listed at the end, and listed real twice in two polls in a row at any time. */
   lost: number;
   doubled: number;
+  /** Marchers still listed real twice when the run ended (after up to 10 s of settling). */
+  doubledAtEnd: number;
+  /** Each double as seen: the entity, when, and the cellapps that listed it. */
+  doubledSeen: string[];
   /** Bot observations: beats seen, gaps (a beat skipped while in view), reorders (a beat lower than one seen). */
   bots: { connected: number; beats: number; gaps: number; reorders: number; errors: string[] };
   samples: Sample[];
@@ -117,7 +121,8 @@ export async function runScene(o: SceneOptions, spawn: SpawnProcess, pids: numbe
     const cluster0 = await json<ClusterView>(`${admin}/api/cluster`);
     const cellapps = cluster0.processes.filter((p) => p.role === "cellapp");
     const clientUrl = cluster0.processes.find((p) => p.role === "baseapp")?.clientUrl;
-    const bots = new BeatBots();
+    let phaseNow = "before the crowd";
+    const bots = new BeatBots(() => phaseNow);
     if (o.bots > 0 && clientUrl) {
       await bots.start(o.bots, clientUrl, id, clients);
     }
@@ -158,6 +163,7 @@ export async function runScene(o: SceneOptions, spawn: SpawnProcess, pids: numbe
       await sleepUntil(next);
       const now = performance.now();
       const phase = now < formed + o.firstS * 1000 ? "first" : now < secondFormed ? "transit" : "second";
+      phaseNow = `${phase} place, ${Math.round((now - formed) / 1000)} s after the spawn`;
       const [c, s] = await Promise.all([
         json<ClusterView>(`${admin}/api/cluster`),
         json<SpaceView>(`${admin}/api/spaces/${id}`),
@@ -176,11 +182,11 @@ export async function runScene(o: SceneOptions, spawn: SpawnProcess, pids: numbe
       });
       cpu.push({ t: now, phase, secs: cellapps.map((a) => cpuSeconds(a.pid) ?? 0) });
       if (now >= nextCensus) {
-        await census.poll();
+        await census.poll(phaseNow);
         nextCensus = now + 5000;
       }
     }
-    const lost = await census.final(o.npcs);
+    const { lost, doubledAtEnd } = await census.final(o.npcs);
     return {
       options: o,
       ghostRadius,
@@ -190,6 +196,8 @@ export async function runScene(o: SceneOptions, spawn: SpawnProcess, pids: numbe
       cellsRetired: goneCells.size,
       lost,
       doubled: census.doubled.size,
+      doubledAtEnd,
+      doubledSeen: census.seen,
       bots: { connected: clients.length, ...bots.tally },
       samples,
     };
@@ -247,39 +255,55 @@ function judge(
 class Census {
   /** Marchers listed real twice in two polls in a row (a hand-over between two reads may show one twice once). */
   readonly doubled = new Set<number>();
+  /** Each double as seen: the entity, when, and the cellapps listing it. */
+  readonly seen: string[] = [];
   #twiceBefore = new Set<number>();
 
   constructor(private readonly admin: string, private readonly spaceId: number, private readonly cellapps: number[]) {}
 
-  /** Lists every real once; returns the ids, and notes doubles. */
-  async poll(): Promise<Set<number>> {
+  /** Lists every real once; returns the ids and those listed twice, and notes doubles (`when` says when). */
+  async poll(when: string): Promise<{ ids: Set<number>; twice: Set<number> }> {
     const lists = await Promise.all(this.cellapps.map(async (a) => {
       const r = await fetch(`${this.admin}/api/cellapps/${a}/cells/${this.spaceId}`);
       return r.ok ? ((await r.json()) as { entities: CellEntityView[] }).entities : (await r.body?.cancel(), []);
     }));
     const ids = new Set<number>();
     const twice = new Set<number>();
-    for (const e of lists.flat()) if (e.real && e.type === "Marcher") (ids.has(e.id) ? twice : ids).add(e.id);
-    for (const id of twice) if (this.#twiceBefore.has(id)) this.doubled.add(id);
+    const where = new Map<number, number[]>();
+    lists.forEach((list, i) => {
+      for (const e of list) {
+        if (!e.real || e.type !== "Marcher") continue;
+        (ids.has(e.id) ? twice : ids).add(e.id);
+        where.set(e.id, [...(where.get(e.id) ?? []), this.cellapps[i]]);
+      }
+    });
+    for (const id of twice) {
+      if (!this.#twiceBefore.has(id)) continue;
+      if (!this.doubled.has(id)) this.seen.push(`entity ${id} (${when}) on cellapps ${where.get(id)!.join(" and ")}`);
+      this.doubled.add(id);
+    }
     this.#twiceBefore = twice;
-    return ids;
+    return { ids, twice };
   }
 
-  /** How many of `count` are missing once the listing settles (up to 10 s). */
-  async final(count: number): Promise<number> {
-    let ids = new Set<number>();
+  /** How many of `count` are missing, and how many listed twice, once the listing settles (up to 10 s). */
+  async final(count: number): Promise<{ lost: number; doubledAtEnd: number }> {
+    let got = { ids: new Set<number>(), twice: new Set<number>() };
     for (let i = 0; i < 20; i++) {
-      ids = await this.poll();
-      if (ids.size === count) return 0;
+      got = await this.poll("at the end");
+      if (got.ids.size === count && got.twice.size === 0) break;
       await new Promise((r) => setTimeout(r, 500));
     }
-    return count - ids.size;
+    return { lost: count - got.ids.size, doubledAtEnd: got.twice.size };
   }
 }
 
 /** Bots standing in the crowd's two places, checking every Marcher's beat they see. */
 class BeatBots {
   readonly tally = { beats: 0, gaps: 0, reorders: 0, errors: [] as string[] };
+
+  /** `phase` says when a problem is seen. */
+  constructor(private readonly phase: () => string) {}
 
   async start(count: number, url: string, spaceId: number, clients: Client[]): Promise<void> {
     for (let i = 0; i < count; i++) {
@@ -305,11 +329,15 @@ class BeatBots {
       const l = last.get(id), iv = inView.get(id);
       if (l !== undefined && v < l) {
         this.tally.reorders++;
-        if (this.tally.errors.length < 10) this.tally.errors.push(`entity ${id}: beat ${l} then ${v}`);
+        if (this.tally.errors.length < 10) {
+          this.tally.errors.push(`entity ${id}: beat ${l} then ${v} (${this.phase()})`);
+        }
       }
       if (iv !== undefined && v > iv + 1) {
         this.tally.gaps++;
-        if (this.tally.errors.length < 10) this.tally.errors.push(`entity ${id}: beat ${iv} then ${v} in view`);
+        if (this.tally.errors.length < 10) {
+          this.tally.errors.push(`entity ${id}: beat ${iv} then ${v} in view (${this.phase()})`);
+        }
       }
       this.tally.beats++;
       last.set(id, v);

@@ -52,9 +52,9 @@ export interface Config {
   balancePeriodMs: number;
   /** Cellappmgr: no balanced cell becomes narrower than this (m); it may be narrower than the ghost radius. */
   minCellWidth: number;
-  /** Cellappmgr: a space gains a cell while the mean load of its cellapps is above this (a share of one core). */
+  /** Cellappmgr (`--busy-load`): a space gains a cell while its cellapps' mean load is above this (share of a core). */
   balanceAddAbove: number;
-  /** Cellappmgr: a space retires a cell balancing added while its cells' mean load is below this. */
+  /** Cellappmgr (`--idle-load`): a space retires a cell balancing added while its cells' mean load is below this. */
   balanceRetireBelow: number;
   /** Allows binding a non-loopback address without a secret or an admin token. */
   insecure: boolean;

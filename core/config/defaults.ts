@@ -64,7 +64,7 @@ export function withDefaults(got: Partial<Record<keyof Config, unknown>>): Confi
   }
   if (!(config.balanceRetireBelow < config.balanceAddAbove)) {
     throw new ConfigError(
-      `--balance-retire-below (${config.balanceRetireBelow}) must be less than --balance-add-above ` +
+      `--idle-load (${config.balanceRetireBelow}) must be less than --busy-load ` +
         `(${config.balanceAddAbove}): a space would add and retire cells by turns`,
     );
   }

@@ -114,8 +114,8 @@ export const SPECS: Record<string, Spec> = {
   "restore-timeout": { env: "SEAMLESS_RESTORE_TIMEOUT", parse: integer(100, 600_000, "a time in milliseconds") },
   "balance-period": { env: "SEAMLESS_BALANCE_PERIOD", parse: integer(0, 600_000, "a period in milliseconds") },
   "min-cell-width": { env: "SEAMLESS_MIN_CELL_WIDTH", parse: integer(1, 100_000, "a width in metres") },
-  "balance-add-above": { env: "SEAMLESS_BALANCE_ADD_ABOVE", parse: decimal(0, 64, "a load in cores") },
-  "balance-retire-below": { env: "SEAMLESS_BALANCE_RETIRE_BELOW", parse: decimal(0, 64, "a load in cores") },
+  "busy-load": { env: "SEAMLESS_BUSY_LOAD", parse: decimal(0, 64, "a load in cores") },
+  "idle-load": { env: "SEAMLESS_IDLE_LOAD", parse: decimal(0, 64, "a load in cores") },
   "max-speed": {
     env: "SEAMLESS_MAX_SPEED",
     parse: (v) => {
@@ -152,8 +152,8 @@ export const KEY_OF: Record<string, keyof Config> = {
   "restore-timeout": "restoreTimeoutMs",
   "balance-period": "balancePeriodMs",
   "min-cell-width": "minCellWidth",
-  "balance-add-above": "balanceAddAbove",
-  "balance-retire-below": "balanceRetireBelow",
+  "busy-load": "balanceAddAbove",
+  "idle-load": "balanceRetireBelow",
   insecure: "insecure",
   "admin-origins": "adminOrigins",
   "admin-hosts": "adminHosts",

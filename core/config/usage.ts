@@ -41,10 +41,10 @@ Flags (each also read from the environment variable shown):
                        0 keeps them still (a retire still drains) [1000]
   --min-cell-width=M   cellappmgr: narrowest a balanced cell is made, m;    SEAMLESS_MIN_CELL_WIDTH
                        cells may be narrower than the ghost radius [10]
-  --balance-add-above=L  cellappmgr: add a cell while the space's          SEAMLESS_BALANCE_ADD_ABOVE
+  --busy-load=L        cellappmgr: a space gains a cell while its         SEAMLESS_BUSY_LOAD
                        cellapps' mean load is above L cores [0.8]
-  --balance-retire-below=L  cellappmgr: retire a cell balancing added      SEAMLESS_BALANCE_RETIRE_BELOW
-                       while its cells' mean load is below L [0.2]
+  --idle-load=L        cellappmgr: a cell balancing added retires while   SEAMLESS_IDLE_LOAD
+                       the space's mean cell load is below L [0.2]
   --insecure           allow a non-loopback --host without --secret and     SEAMLESS_INSECURE
                        --admin-token
   --admin-origins=LIST admin API: browser origins allowed besides its own   SEAMLESS_ADMIN_ORIGINS

@@ -342,8 +342,8 @@ Deno.test(
     await using procs = new Procs();
     // Thresholds for this machine's loads: 1,000 marchers cost a few % of a core, standing still next to nothing.
     const { admin, cellapps } = await cluster(procs, 3, [GAME], [
-      "--balance-add-above=0.05",
-      "--balance-retire-below=0.015",
+      "--busy-load=0.05",
+      "--idle-load=0.015",
     ]);
     const made = await post(admin, "/api/spaces", { bounds: [0, 0, 400, 100], cells: 2 });
     assert.equal(made.status, 201, JSON.stringify(made.body));
