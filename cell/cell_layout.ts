@@ -33,16 +33,36 @@ export function firstCellOf(g: SpaceGeometry, cellappId: number): number {
 
 /** Where cell `cellId` of cellapp `cellappId` stands in the tree of `g`, its ghosts held `ghostRadius` deep. */
 export function placeIn(g: SpaceGeometry, cellId: number, cellappId: number, ghostRadius: number): CellPlace {
-  const layout = cellRects(g.tree, rectFromArray(g.bounds));
+  const bounds = rectFromArray(g.bounds);
+  const layout = cellRects(g.tree, bounds);
   const mine = layout.find((c) => c.id === cellId && c.cellapp === cellappId);
   const addresses = new Map(g.cellapps ?? []);
   const ghostAreas: GhostArea[] = [];
   for (const c of layout) {
     const address = addresses.get(c.cellapp);
     if (c.id === cellId || !address) continue;
-    ghostAreas.push({ cell: c.id, cellapp: c.cellapp, address, area: rectGrow(c.rect, ghostRadius) });
+    ghostAreas.push({
+      cell: c.id,
+      cellapp: c.cellapp,
+      address,
+      area: rectGrow(openAtEdges(c.rect, bounds), ghostRadius),
+    });
   }
   return { layout, mine, ghostAreas };
+}
+
+/**
+ * `r` with every side on the space's edge moved out to infinity: the tree gives a point beyond the bounds to the
+ * cell at that edge, so that cell must be ghosted to from there too. Otherwise a real that wandered out of the bounds
+ * could never be handed over, and a retiring cell holding one could never leave.
+ */
+function openAtEdges(r: Rect, bounds: Rect): Rect {
+  return {
+    minX: r.minX <= bounds.minX ? -Infinity : r.minX,
+    minZ: r.minZ <= bounds.minZ ? -Infinity : r.minZ,
+    maxX: r.maxX >= bounds.maxX ? Infinity : r.maxX,
+    maxZ: r.maxZ >= bounds.maxZ ? Infinity : r.maxZ,
+  };
 }
 
 /** The cell of `layout` (the tree of `g`) containing (x, z), with its cellapp's address when known. */

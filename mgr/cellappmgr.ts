@@ -35,7 +35,7 @@ import { IdAllocator } from "./ids.ts";
 import { Buddies } from "./buddies.ts";
 import { Spaces } from "./spaces.ts";
 import { REJOIN_WINDOW_MS, RejoinWindow } from "./rejoin.ts";
-import { Balancer } from "./balance/mod.ts";
+import { Balancer, DEFAULT_MIN_CELL_WIDTH } from "./balance/mod.ts";
 import { loadDrains, saveDrains } from "./balance/drains.ts";
 import { MetricsGatherer } from "./metrics.ts";
 import { gameEntities, SpawnGuard } from "./spawn_guard.ts";
@@ -75,7 +75,13 @@ export interface CellAppMgrOptions {
   rejoinWindowMs?: number;
   /** How often partitions follow the load (ms, default 1000); 0 keeps them still. */
   balancePeriodMs?: number;
-  /** The cellapps' ghost radius (m): no balanced cell becomes narrower; a space's default ghost radius. */
+  /** No balanced cell becomes narrower than this (m, default 10): the ghost radius is no floor. */
+  minCellWidth?: number;
+  /** A space gains a cell while its cellapps' mean load is above this (default 0.8 of a core). */
+  balanceAddAbove?: number;
+  /** A space retires a cell balancing added while its cells' mean load is below this (default 0.2). */
+  balanceRetireBelow?: number;
+  /** The cellapps' ghost radius (m): a space's default ghost radius. */
   ghostRadius?: number;
   /** The cellapps' AoI radius (m): a space's default. */
   aoiRadius?: number;
@@ -132,8 +138,11 @@ export class CellAppMgr {
       this.spaces.draining,
       {
         periodMs: opts.balancePeriodMs ?? 1000,
-        // Each cellapp reports its ghost radius: no cell of it is made narrower.
-        minWidth: 0,
+        minWidth: opts.minCellWidth ?? DEFAULT_MIN_CELL_WIDTH,
+        plan: {
+          ...(opts.balanceAddAbove !== undefined ? { addAbove: opts.balanceAddAbove } : {}),
+          ...(opts.balanceRetireBelow !== undefined ? { retireBelow: opts.balanceRetireBelow } : {}),
+        },
         log: opts.log,
       },
     );

@@ -6,7 +6,7 @@
  * stopped through the admin API, or killed by pid if that fails.
  */
 import { parseCommand } from "../../core/config/mod.ts";
-import { createLogger } from "../../core/log.ts";
+import { createLogger, type Logger } from "../../core/log.ts";
 import type { ClusterView } from "../../core/views.ts";
 import {
   baseappFlags,
@@ -18,6 +18,13 @@ import {
   spawnSelf,
   withTimeout,
 } from "../../cli/local_cluster.ts";
+
+/**
+ * How a benchmark starts one process of its cluster: `role`'s process with `flags` and `env`, its ready line awaited
+ * by the caller. spawnSelf runs it on this host; a benchmark may pass another (one that runs each process on its own
+ * test host, say) without changing anything else.
+ */
+export type SpawnProcess = (role: string, flags: string[], env: Record<string, string>, log: Logger) => Child;
 
 /** A running benchmark cluster. */
 export interface BenchCluster {
@@ -40,11 +47,13 @@ export async function json<T>(url: string, init?: RequestInit): Promise<T> {
 /**
  * Starts the processes of `deno task start` with `flags` (local-cluster
  * flags: --cellapps, --baseapps, --kv, …) on free ports and waits until
- * `cellapps` cellapps (and a baseapp with a client URL, when `baseapp`) are registered.
+ * `cellapps` cellapps (and a baseapp with a client URL, when `baseapp`) are registered. Each process is started
+ * with `spawn`.
  */
 export async function startBenchCluster(
   flags: string[],
   want: { cellapps: number; baseapp: boolean },
+  spawn: SpawnProcess = spawnSelf,
 ): Promise<BenchCluster> {
   const parsed = parseCommand(["--port=0", "--admin-port=0", ...flags]);
   if (parsed.help) throw new Error("startBenchCluster: --help is not a cluster flag");
@@ -76,16 +85,16 @@ export async function startBenchCluster(
     }
   };
   try {
-    const mgr = spawnSelf("cellappmgr", cellappmgrFlags(cfg, cfg.port, cfg.adminPort), env, log);
+    const mgr = spawn("cellappmgr", cellappmgrFlags(cfg, cfg.port, cfg.adminPort), env, log);
     children.push(mgr);
     const mgrReady = await withTimeout(mgr.ready, READY_TIMEOUT_MS, "the cellappmgr");
     admin = mgrReady.admin ?? "";
     if (!admin || !mgrReady.address) throw new Error("the cellappmgr announced no admin API or address");
     for (let i = 0; i < cfg.cellapps; i++) {
-      children.push(spawnSelf("cellapp", cellappFlags(cfg, mgrReady.address), env, log));
+      children.push(spawn("cellapp", cellappFlags(cfg, mgrReady.address), env, log));
     }
     for (let i = 0; i < cfg.baseapps; i++) {
-      children.push(spawnSelf("baseapp", baseappFlags(cfg, mgrReady.address), env, log));
+      children.push(spawn("baseapp", baseappFlags(cfg, mgrReady.address), env, log));
     }
     await Promise.all(children.map((c) => withTimeout(c.ready, READY_TIMEOUT_MS, `the ${c.role} (pid ${c.pid})`)));
     const processes = children.map((c) => ({ role: c.role, pid: c.pid }));

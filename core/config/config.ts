@@ -53,6 +53,12 @@ export interface Config {
   restoreTimeoutMs: number;
   /** Cellappmgr: how often partitions move with the load (ms); 0 keeps them where they are. */
   balancePeriodMs: number;
+  /** Cellappmgr: no balanced cell becomes narrower than this (m); it may be narrower than the ghost radius. */
+  minCellWidth: number;
+  /** Cellappmgr (`--busy-load`): a space gains a cell while its cellapps' mean load is above this (share of a core). */
+  balanceAddAbove: number;
+  /** Cellappmgr (`--idle-load`): a space retires a cell balancing added while its cells' mean load is below this. */
+  balanceRetireBelow: number;
   /** Allows binding a non-loopback address without a secret or an admin token. */
   insecure: boolean;
   /** Admin API: origins (scheme://host[:port]) besides its own that browsers may call it from. */

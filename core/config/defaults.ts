@@ -36,6 +36,9 @@ export function withDefaults(got: Partial<Record<keyof Config, unknown>>): Confi
     ghostRadius: 0,
     restoreTimeoutMs: (got.restoreTimeoutMs as number) ?? 5000,
     balancePeriodMs: (got.balancePeriodMs as number) ?? 1000,
+    minCellWidth: (got.minCellWidth as number) ?? 10,
+    balanceAddAbove: (got.balanceAddAbove as number) ?? 0.8,
+    balanceRetireBelow: (got.balanceRetireBelow as number) ?? 0.2,
     insecure: (got.insecure as boolean) ?? false,
     adminOrigins: (got.adminOrigins as string[]) ?? [],
     adminHosts: (got.adminHosts as string[]) ?? [],
@@ -63,6 +66,12 @@ export function withDefaults(got: Partial<Record<keyof Config, unknown>>): Confi
       `--ghost-radius: ${config.ghostRadius} m is less than the AoI radius (${config.aoiRadius} m) plus its hysteresis ` +
         `(${AOI_HYSTERESIS} m) plus the offload hysteresis (${OFFLOAD_HYSTERESIS} m): a witness near a border would ` +
         `miss entities of the neighbour cell; use at least ${minGhost}`,
+    );
+  }
+  if (!(config.balanceRetireBelow < config.balanceAddAbove)) {
+    throw new ConfigError(
+      `--idle-load (${config.balanceRetireBelow}) must be less than --busy-load ` +
+        `(${config.balanceAddAbove}): a space would add and retire cells by turns`,
     );
   }
   return config;

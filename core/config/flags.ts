@@ -4,7 +4,7 @@
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../log.ts";
 import { parseAddress } from "../wire/endpoint.ts";
 import type { Config, ServerRole } from "./config.ts";
-import { bool, clientUrl, hostName, integer, list, origin, postgresUrl, text } from "./values.ts";
+import { bool, clientUrl, decimal, hostName, integer, list, origin, postgresUrl, text } from "./values.ts";
 
 const ROLE_ALIASES: Record<string, ServerRole> = {
   cellappmgr: "cellappmgr",
@@ -118,6 +118,9 @@ export const SPECS: Record<string, Spec> = {
   "ghost-radius": { env: "SEAMLESS_GHOST_RADIUS", parse: integer(1, 100_000, "a radius in metres") },
   "restore-timeout": { env: "SEAMLESS_RESTORE_TIMEOUT", parse: integer(100, 600_000, "a time in milliseconds") },
   "balance-period": { env: "SEAMLESS_BALANCE_PERIOD", parse: integer(0, 600_000, "a period in milliseconds") },
+  "min-cell-width": { env: "SEAMLESS_MIN_CELL_WIDTH", parse: integer(1, 100_000, "a width in metres") },
+  "busy-load": { env: "SEAMLESS_BUSY_LOAD", parse: decimal(0, 64, "a load in cores") },
+  "idle-load": { env: "SEAMLESS_IDLE_LOAD", parse: decimal(0, 64, "a load in cores") },
   "max-speed": {
     env: "SEAMLESS_MAX_SPEED",
     parse: (v) => {
@@ -154,6 +157,9 @@ export const KEY_OF: Record<string, keyof Config> = {
   "ghost-radius": "ghostRadius",
   "restore-timeout": "restoreTimeoutMs",
   "balance-period": "balancePeriodMs",
+  "min-cell-width": "minCellWidth",
+  "busy-load": "balanceAddAbove",
+  "idle-load": "balanceRetireBelow",
   insecure: "insecure",
   "admin-origins": "adminOrigins",
   "admin-hosts": "adminHosts",

@@ -41,6 +41,12 @@ Flags (each also read from the environment variable shown):
                        entities stay, frozen, awaiting a restore [5000]
   --balance-period=MS  cellappmgr: how often partitions follow the load;   SEAMLESS_BALANCE_PERIOD
                        0 keeps them still (a retire still drains) [1000]
+  --min-cell-width=M   cellappmgr: narrowest a balanced cell is made, m;    SEAMLESS_MIN_CELL_WIDTH
+                       cells may be narrower than the ghost radius [10]
+  --busy-load=L        cellappmgr: a space gains a cell while its         SEAMLESS_BUSY_LOAD
+                       cellapps' mean load is above L cores [0.8]
+  --idle-load=L        cellappmgr: a cell balancing added retires while   SEAMLESS_IDLE_LOAD
+                       the space's mean cell load is below L [0.2]
   --insecure           allow a non-loopback --host without --secret and     SEAMLESS_INSECURE
                        --admin-token
   --admin-origins=LIST admin API: browser origins allowed besides its own   SEAMLESS_ADMIN_ORIGINS

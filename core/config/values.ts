@@ -20,6 +20,15 @@ export const integer = (min: number, max: number, what: string) => (v: unknown):
   return n;
 };
 
+/** A number (decimals allowed) in [min, max]; `what` names it in the error ("a load in cores"). */
+export const decimal = (min: number, max: number, what: string) => (v: unknown): number => {
+  const n = typeof v === "number" ? v : typeof v === "string" && /^\d+(\.\d+)?$/.test(v.trim()) ? Number(v) : NaN;
+  if (!Number.isFinite(n) || n < min || n > max) {
+    throw new Error(`${JSON.stringify(v)} is not ${what} (${min}-${max})`);
+  }
+  return n;
+};
+
 /** A comma-separated list (or JSON array) of names without spaces. */
 export const list = (v: unknown): string[] => {
   const items = Array.isArray(v) ? v : String(v).split(",");

@@ -32,7 +32,7 @@ export interface BalanceHost {
 export interface BalancerOptions {
   /** Balance period (ms); 0 keeps every partition where it is (a retire still drains). */
   periodMs: number;
-  /** No cell is made narrower than this (m), nor than the ghost radius its cellapps report. */
+  /** No cell is made narrower than this (m); the ghost radius is no floor (a narrow cell only has more ghosts). */
   minWidth: number;
   /** When cells are added and retired; the defaults otherwise. */
   plan?: Partial<CellPlanOptions>;
@@ -155,12 +155,6 @@ export class Balancer {
       return this.#withNewCell(space, split.id, target.id);
     }
     if (!balancing && retiring.size === 0) return space.tree;
-    const cellapps = new Set(cells.map((c) => c.cellapp));
-    // No narrower than the space's own ghost radius either, when it has one.
-    st.balancer.minWidth = this.#host.cellapps().reduce(
-      (w, m) => cellapps.has(m.id) ? Math.max(w, m.ghostRadius) : w,
-      Math.max(this.#opts.minWidth, space.settings.ghostRadius ?? 0),
-    );
     let tree = st.balancer.balance(space.tree, space.bounds, loads, retiring);
     for (const id of readyToLeave(tree, space.bounds, retiring, loads)) {
       const without = removeCell(tree, id);

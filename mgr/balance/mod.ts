@@ -2,7 +2,7 @@
  * Load balancing of a space's cells (seeds 003 and 004): the pure algorithm
  * the cellappmgr's balancer runs each balance period.
  */
-export { type BalanceOptions, type CellLoad, DEFAULT_BALANCE } from "./types.ts";
+export { type BalanceOptions, type CellLoad, DEFAULT_BALANCE, DEFAULT_MIN_CELL_WIDTH } from "./types.ts";
 export { SpaceBalancer, WIDTH_EPSILON } from "./partition.ts";
 export { AGGRESSION_GROW, AGGRESSION_SHRINK, partitionKey, type PartitionState } from "./aggression.ts";
 export {

@@ -29,17 +29,12 @@ export function extent(r: Rect, axis: "x" | "z"): [number, number] {
  * to the next, and is otherwise a pure function of the tree and the loads.
  */
 export class SpaceBalancer {
-  #options: BalanceOptions;
+  readonly #options: BalanceOptions;
   readonly #aggression: AggressionTable;
 
   constructor(options: BalanceOptions) {
     this.#options = options;
     this.#aggression = new AggressionTable(options);
-  }
-
-  /** The narrowest a cell may be made (m): the largest ghost radius of the space's cellapps, as they report it. */
-  set minWidth(m: number) {
-    if (m !== this.#options.minWidth) this.#options = { ...this.#options, minWidth: m };
   }
 
   /**

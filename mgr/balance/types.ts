@@ -19,7 +19,10 @@ export interface CellLoad {
 
 /** How a space is balanced. */
 export interface BalanceOptions {
-  /** No cell (other than one growing from or shrinking to zero) becomes narrower than this (m): the ghost radius. */
+  /**
+   * No cell (other than one growing from or shrinking to zero) becomes narrower than this (m). The ghost radius is
+   * no floor: as in BigWorld a cell may be narrower, and its reals are then ghosted to every cell within the radius.
+   */
   minWidth: number;
   /** The most a partition moves in one balance period (m). */
   maxStep: number;
@@ -33,6 +36,9 @@ export interface BalanceOptions {
   minAggression: number;
   maxAggression: number;
 }
+
+/** The cellappmgr's default minWidth (m): wide enough that a cell is never degenerate, far below any AoI. */
+export const DEFAULT_MIN_CELL_WIDTH = 10;
 
 /** Defaults for a balance period of 1 s. */
 export const DEFAULT_BALANCE: BalanceOptions = {

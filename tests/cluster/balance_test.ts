@@ -1,8 +1,10 @@
 /**
  * Load balancing with real processes: a crowd in one cell pulls the partition
- * into it, and a retired cellapp is drained (its cells shrink to nothing and
- * leave, a space it ran alone moves to another cellapp) with every entity
- * real exactly once throughout.
+ * into it (also making cells narrower than the ghost radius, whose reals are
+ * then ghosted into non-adjacent cells), a retired cellapp is drained (its
+ * cells shrink to nothing and leave, a space it ran alone moves to another
+ * cellapp), and an overloaded space gains a cell that it gives back once idle,
+ * with every entity real exactly once throughout.
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
@@ -12,15 +14,27 @@ import { waitFor } from "../helpers/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const JSON_HEADERS = { "content-type": "application/json" };
-/** Small radii so that cells of a 400 m space may be narrow; the cellapps report the ghost radius as minimum width. */
+/** Small radii, so that the ghosts of a 400 m space stay few. */
 const RADII = ["--aoi-radius=20", "--ghost-radius=35"];
+/** The narrowest the cellappmgr makes a cell (its default --min-cell-width). */
+const MIN_WIDTH = 10;
+/** A test game whose Walkers walk to a point and stay, and whose Marchers keep walking, then stop. */
+const GAME = `--game=${fileURLToPath(new URL("../fixtures/games/walkers.ts", import.meta.url))}`;
 
 async function cluster(
   procs: Procs,
   cellapps: number,
   extra: string[] = [],
+  mgrExtra: string[] = [],
 ): Promise<{ admin: string; cellapps: Proc[] }> {
-  const mgr = await procs.start(["--role=mgr", "--port=0", "--admin-port=0", "--balance-period=500", ...extra]);
+  const mgr = await procs.start([
+    "--role=mgr",
+    "--port=0",
+    "--admin-port=0",
+    "--balance-period=500",
+    ...extra,
+    ...mgrExtra,
+  ]);
   const admin = mgr.ready.admin!;
   const flags = ["--role=cell", "--port=0", `--mgr=${mgr.ready.address}`, ...RADII, ...extra];
   const apps = await Promise.all(Array.from({ length: cellapps }, () => procs.start(flags)));
@@ -86,7 +100,7 @@ Deno.test("a crowd in one cell pulls the partition into it, and it settles there
     60_000,
     250,
   );
-  assert.ok(moved.cells.every((c) => c.rect[2] - c.rect[0] >= 35), "no cell narrower than the ghost radius");
+  assert.ok(moved.cells.every((c) => c.rect[2] - c.rect[0] >= MIN_WIDTH), "no cell narrower than the minimum");
 
   // It settles: over the next 4 s, the partition stays within the crowd and moves little.
   const t0 = Date.now();
@@ -206,9 +220,7 @@ Deno.test(
 
 Deno.test("a crowd walks from one cell into the other, and the partition follows it there", opts, async () => {
   await using procs = new Procs();
-  // A test game whose Walkers walk to a point and stay (tests/fixtures/games/walkers.ts).
-  const game = fileURLToPath(new URL("../fixtures/games/walkers.ts", import.meta.url));
-  const { admin } = await cluster(procs, 2, [`--game=${game}`]);
+  const { admin } = await cluster(procs, 2, [GAME]);
   const made = await post(admin, "/api/spaces", { bounds: [0, 0, 400, 100], cells: 2 });
   assert.equal(made.status, 201, JSON.stringify(made.body));
   const id = (made.body as { id: number }).id;
@@ -241,7 +253,7 @@ Deno.test("a crowd walks from one cell into the other, and the partition follows
     60_000,
     250,
   );
-  assert.ok(left.cells.every((c) => c.rect[2] - c.rect[0] >= 35), "no cell narrower than the ghost radius");
+  assert.ok(left.cells.every((c) => c.rect[2] - c.rect[0] >= MIN_WIDTH), "no cell narrower than the minimum");
   const ids = await waitFor(
     "every walker real exactly once",
     async () => {
@@ -253,3 +265,147 @@ Deno.test("a crowd walks from one cell into the other, and the partition follows
   );
   assert.equal(ids.twice.size, 0);
 });
+
+Deno.test(
+  "cells narrower than the ghost radius: the crowd's cell shrinks, and reals are ghosted into the non-adjacent cell",
+  opts,
+  async () => {
+    await using procs = new Procs();
+    const { admin } = await cluster(procs, 3);
+    // Three cells in a row (x < 200, 200..400, x >= 400); AoI 100 m and ghosts 115 m deep.
+    const made = await post(admin, "/api/spaces", {
+      bounds: [0, 0, 600, 100],
+      cells: 3,
+      aoiRadius: 100,
+      ghostRadius: 115,
+    });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const id = (made.body as { id: number }).id;
+    const crowd = await post(admin, `/api/spaces/${id}/entities`, {
+      entities: [
+        { type: "NPC", count: 600, position: [300, 0, 50], props: { wanderRadius: 30 } },
+        { type: "NPC", count: 20, position: [100, 0, 50], props: { wanderRadius: 30 } },
+        { type: "NPC", count: 20, position: [500, 0, 50], props: { wanderRadius: 30 } },
+      ],
+    });
+    assert.equal(crowd.status, 201, JSON.stringify(crowd.body));
+    const total = 640;
+    // Both partitions close in on the crowd: the middle cell ends narrower than the ghost radius.
+    const narrow = await waitFor(
+      "the middle cell to become narrower than the ghost radius, the crowd spread over the cells",
+      async () => {
+        const s = await space(admin, id);
+        const mid = s.cells.find((c) => c.id === 2)!;
+        const width = mid.rect[2] - mid.rect[0];
+        return width < 115 && s.cells.every((c) => c.reals > 100) ? s : null;
+      },
+      60_000,
+      250,
+    );
+    assert.ok(narrow.cells.every((c) => c.rect[2] - c.rect[0] >= MIN_WIDTH), JSON.stringify(narrow.cells));
+    const [c1, , c3] = [1, 2, 3].map((cid) => narrow.cells.find((c) => c.id === cid)!);
+    // Reals of cell 3 well within the ghost radius of cell 1 (NPCs move 1-2 m/s and ghosts are checked once a
+    // second: 15 m of margin) have a ghost in cell 1, which does not touch cell 3.
+    assert.ok(c1.rect[2] < c3.rect[0], "cells 1 and 3 do not touch");
+    await waitFor(
+      "every real of cell 3 within the ghost radius of cell 1 to have a ghost there",
+      async () => {
+        const [one, three] = await Promise.all([c1, c3].map(async (c) => {
+          const r = await api(admin, `/api/cellapps/${c.cellapp}/cells/${id}`);
+          return (r.body as { entities: CellEntityView[] }).entities;
+        }));
+        const ghostsIn1 = new Set(one.filter((e) => !e.real).map((e) => e.id));
+        const near = three.filter((e) => e.real && e.position[0] < c1.rect[2] + 100);
+        const missing = near.filter((e) => !ghostsIn1.has(e.id));
+        return near.length >= 5 && missing.length === 0;
+      },
+      15_000,
+      500,
+    );
+    const r = await waitFor(
+      "every entity real exactly once",
+      async () => {
+        const got = await reals(admin, id, narrow.cells.map((c) => c.cellapp));
+        return got.count === total && got.ids.size === total ? got : null;
+      },
+      10_000,
+      200,
+    );
+    assert.equal(r.twice.size, 0);
+  },
+);
+
+Deno.test(
+  "an overloaded space gains a cell, and gives it back once idle, with no entity lost or doubled",
+  opts,
+  async () => {
+    await using procs = new Procs();
+    // Thresholds for this machine's loads: 1,000 marchers cost a few % of a core, standing still next to nothing.
+    const { admin, cellapps } = await cluster(procs, 3, [GAME], [
+      "--busy-load=0.05",
+      "--idle-load=0.015",
+    ]);
+    const made = await post(admin, "/api/spaces", { bounds: [0, 0, 400, 100], cells: 2 });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const id = (made.body as { id: number }).id;
+    const total = 1000;
+    // They walk to and fro for 12 s, then stand still.
+    const spawned = await post(admin, `/api/spaces/${id}/entities`, {
+      entities: [{
+        type: "Marcher",
+        count: total,
+        position: [200, 0, 50],
+        props: { toX: 200, toZ: 50, spread: 180, speed: 12, stopAfter: 12 },
+      }],
+    });
+    assert.equal(spawned.status, 201, JSON.stringify(spawned.body));
+    const listed = ((await api(admin, "/api/cluster")).body as { processes: { id: number; role: string }[] }).processes;
+    const apps = listed.filter((x) => x.role === "cellapp").map((x) => x.id);
+    // Every poll: an entity listed twice in two polls in a row is a double (one hand-over may show it on both once).
+    const problems: string[] = [];
+    let twiceBefore = new Set<number>();
+    const watch = async (): Promise<SpaceView> => {
+      const got = await reals(admin, id, apps);
+      const again = [...got.twice].filter((e) => twiceBefore.has(e));
+      if (again.length > 0) problems.push(`entities ${again.join(", ")} real twice in two polls`);
+      twiceBefore = got.twice;
+      const s = await space(admin, id);
+      return s;
+    };
+    const grown = await waitFor(
+      "a third cell to be added and take reals",
+      async () => {
+        const s = await watch();
+        return s.cells.length === 3 && s.cells.every((c) => c.reals > 0) ? s : null;
+      },
+      20_000,
+      300,
+    );
+    const added = grown.cells.find((c) => c.id === 3)!;
+    assert.ok(added, JSON.stringify(grown.cells));
+    assert.equal(new Set(grown.cells.map((c) => c.cellapp)).size, 3, "one cell per cellapp");
+    const shrunk = await waitFor(
+      "the idle space to retire a cell",
+      async () => {
+        const s = await watch();
+        return s.cells.length === 2 ? s : null;
+      },
+      30_000,
+      300,
+    );
+    const r = await waitFor(
+      "every entity real exactly once",
+      async () => {
+        const got = await reals(admin, id, apps);
+        return got.count === total && got.ids.size === total ? got : null;
+      },
+      10_000,
+      200,
+    );
+    assert.equal(r.twice.size, 0);
+    assert.equal(shrunk.cells.reduce((n, c) => n + c.reals, 0), total);
+    assert.deepEqual(problems, []);
+    const trouble = cellapps.flatMap((p) => p.stderr.filter((l) => /stays real|lost|script error/.test(l)));
+    assert.deepEqual(trouble, []);
+  },
+);
