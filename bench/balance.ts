@@ -1,33 +1,40 @@
 /**
- * `deno task bench balance [--quick] [--npcs=N] [--bots=N]`: load balancing of a crowd. A 2 km space in 4 cells over
- * 4 cellapps; a crowd of NPCs forms in one quadrant, stays, then walks to the next quadrant and gathers there. Each
+ * `deno task bench balance [--quick] [--npcs=N] [--bots=N] [--loopback]`: load balancing of a crowd. A 2 km space in 4
+ * cells over 4 cellapps, each process on a test host of its own (a network namespace; --loopback, or where namespaces
+ * cannot be made, all on this host); a crowd of NPCs forms in one quadrant, stays, then walks to the next quadrant and gathers there. Each
  * scene runs with balancing on and then off, at the default AoI and at 100 m (--quick: 100 m only, shorter phases).
  * Judged sample by sample: the busiest cellapp's load over the mean, once a second, and how soon after the crowd
  * formed it came within 15 % (the aim: within 60 s). Also: cells added and retired, Marchers lost or doubled, and
  * whether bots standing in the crowd saw any Marcher's beat skip or go back.
- *
- * Processes are started through one SpawnProcess function (bench/lib/cluster.ts): on this host for now.
  */
 import { parseArgs } from "node:util";
-import { spawnSelf } from "../cli/local_cluster.ts";
 import { figure, giveUpAfter, numberFlag } from "./lib/run.ts";
 import { type PhaseResult, runScene, type SceneOptions, type SceneResult } from "./lib/balance_scene.ts";
-import type { SpawnProcess } from "./lib/cluster.ts";
+import { hostsPlacement, loopbackPlacement, type Placement } from "./lib/placement.ts";
+import { hostsUnavailable } from "../tests/helpers/hosts.ts";
 import { writeResults } from "./results.ts";
 
 /** Runs the benchmark and writes its section of bench/RESULTS.md. */
-export async function run(args: string[], spawn: SpawnProcess = spawnSelf): Promise<void> {
+export async function run(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
     options: {
       quick: { type: "boolean", default: false },
       npcs: { type: "string", default: "2000" },
       bots: { type: "string", default: "4" },
+      loopback: { type: "boolean", default: false },
     },
   });
   const quick = values.quick;
   const npcs = numberFlag("npcs", values.npcs, 10, 10_000);
   const bots = numberFlag("bots", values.bots, 0, 50);
+  const noHosts = values.loopback ? "--loopback" : await hostsUnavailable();
+  if (noHosts) console.error(`balance bench: every process on loopback (${noHosts})`);
+  const placement = (): Promise<Placement> =>
+    noHosts
+      ? Promise.resolve(loopbackPlacement())
+      : hostsPlacement({ cellappmgr: 1, cellapp: 4, baseapp: bots > 0 ? 1 : 0 });
+  let where = "";
   const aois: (number | null)[] = quick ? [100] : [null, 100];
   const scenes: SceneOptions[] = aois.flatMap((aoi) => [
     { aoi, balance: true, npcs, bots, firstS: quick ? 30 : 60, secondS: quick ? 30 : 60 },
@@ -39,17 +46,19 @@ export async function run(args: string[], spawn: SpawnProcess = spawnSelf): Prom
   try {
     for (const s of scenes) {
       console.error(`balance bench: AoI ${s.aoi ?? "default"}, balancing ${s.balance ? "on" : "off"}…`);
-      results.push(await runScene(s, spawn, pids));
+      await using place = await placement();
+      where = place.label;
+      results.push(await runScene(s, place, pids));
     }
   } finally {
     done();
   }
-  const md = report(results, quick);
+  const md = report(results, quick, where);
   console.log(md);
   await writeResults("balance", md);
 }
 
-function report(results: SceneResult[], quick: boolean): string {
+function report(results: SceneResult[], quick: boolean, where: string): string {
   const o = results[0].options;
   const rows = results.flatMap((r) => [row(r, "first", r.first), row(r, "second", r.second)]);
   const verdicts = results.filter((r) => r.options.balance).flatMap((r) =>
@@ -69,8 +78,7 @@ function report(results: SceneResult[], quick: boolean): string {
     }`
   );
   return `${quick ? "A quick run (--quick): AoI 100 m only, shorter phases. " : ""}A 2 km × 2 km space in 4 cells
-(quadrants) over 4 cellapps on loopback, one process each, started through one spawn function that a multi-host
-helper can replace. ${o.npcs} Marchers (bench/lib/crowd_game.ts) appear at the middle of one quadrant, spread to
+(quadrants) over 4 cellapps, ${where}. ${o.npcs} Marchers (bench/lib/crowd_game.ts) appear at the middle of one quadrant, spread to
 within 250 m of it walking at 10 m/s, stay for the first phase, then go at 50 m/s to within 250 m of the middle of
 the next quadrant and walk about there. Once a second the cellapps' loads (their share of the tick budget, as the
 cellappmgr is told them) are read; the busiest over the mean is judged sample by sample. "Within 15 %" is the

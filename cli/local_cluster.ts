@@ -62,13 +62,16 @@ export function spawnSelf(
   flags: string[],
   env: Record<string, string>,
   log: Logger,
+  wrap: readonly string[] = [],
 ): Child {
   const self = selfCommand();
   // Deno refuses to start with an empty DENO_V8_FLAGS: set only when there is a flag.
   const v8 = [Deno.env.get("SEAMLESS_V8_FLAGS") ?? CHILD_V8_FLAGS[role] ?? "", Deno.env.get("DENO_V8_FLAGS") ?? ""]
     .filter((f) => f.trim() !== "").join(",");
-  const process = new Deno.Command(self.cmd, {
-    args: [...self.args, ...flags],
+  // Under a command prefix that execs the program (a test host's `ip netns exec NS`), the pid stays the child's.
+  const [cmd, ...args] = [...wrap, self.cmd, ...self.args, ...flags];
+  const process = new Deno.Command(cmd, {
+    args,
     env: { ...(v8 ? { DENO_V8_FLAGS: v8 } : {}), ...env, [PARENT_WATCH_ENV]: "1" },
     stdin: "piped",
     stdout: "piped",

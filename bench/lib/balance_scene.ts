@@ -9,7 +9,8 @@ import { type Client, connect } from "../../client/client.ts";
 import type { ClusterView, SpaceView } from "../../core/views.ts";
 import type { CellEntityView } from "../../core/views.ts";
 import { cpuSeconds } from "./procs.ts";
-import { json, type SpawnProcess, startBenchCluster } from "./cluster.ts";
+import { json, startBenchCluster } from "./cluster.ts";
+import type { Placement } from "./placement.ts";
 import { registry } from "./crowd_game.ts";
 
 const GAME = new URL("./crowd_game.ts", import.meta.url).pathname;
@@ -88,7 +89,7 @@ export interface SceneResult {
 }
 
 /** Runs one scene; every process it starts is stopped before it returns. */
-export async function runScene(o: SceneOptions, spawn: SpawnProcess, pids: number[]): Promise<SceneResult> {
+export async function runScene(o: SceneOptions, place: Placement, pids: number[]): Promise<SceneResult> {
   const cluster = await startBenchCluster(
     [
       "--cellapps=4",
@@ -102,7 +103,8 @@ export async function runScene(o: SceneOptions, spawn: SpawnProcess, pids: numbe
       ...(o.aoi !== null ? [`--aoi-radius=${o.aoi}`] : []),
     ],
     { cellapps: 4, baseapp: o.bots > 0 },
-    spawn,
+    place.spawn,
+    place.reach,
   );
   pids.push(...cluster.processes.map((p) => p.pid));
   const admin = cluster.admin;
@@ -124,7 +126,7 @@ export async function runScene(o: SceneOptions, spawn: SpawnProcess, pids: numbe
     let phaseNow = "before the crowd";
     const bots = new BeatBots(() => phaseNow);
     if (o.bots > 0 && clientUrl) {
-      await bots.start(o.bots, clientUrl, id, clients);
+      await bots.start(o.bots, await place.reach(clientUrl), id, clients);
     }
     const initialCells = new Set(view0.cells.map((c) => c.id));
     const seenCells = new Set(initialCells);

@@ -54,6 +54,8 @@ export async function startBenchCluster(
   flags: string[],
   want: { cellapps: number; baseapp: boolean },
   spawn: SpawnProcess = spawnSelf,
+  /** The URL this process reaches an announced one by (a forward into a test host); the same by default. */
+  reach: (url: string) => Promise<string> = (url) => Promise.resolve(url),
 ): Promise<BenchCluster> {
   const parsed = parseCommand(["--port=0", "--admin-port=0", ...flags]);
   if (parsed.help) throw new Error("startBenchCluster: --help is not a cluster flag");
@@ -88,8 +90,8 @@ export async function startBenchCluster(
     const mgr = spawn("cellappmgr", cellappmgrFlags(cfg, cfg.port, cfg.adminPort), env, log);
     children.push(mgr);
     const mgrReady = await withTimeout(mgr.ready, READY_TIMEOUT_MS, "the cellappmgr");
-    admin = mgrReady.admin ?? "";
-    if (!admin || !mgrReady.address) throw new Error("the cellappmgr announced no admin API or address");
+    if (!mgrReady.admin || !mgrReady.address) throw new Error("the cellappmgr announced no admin API or address");
+    admin = await reach(mgrReady.admin);
     for (let i = 0; i < cfg.cellapps; i++) {
       children.push(spawn("cellapp", cellappFlags(cfg, mgrReady.address), env, log));
     }
