@@ -1,7 +1,7 @@
 /**
  * `deno task bench chaos [--cellapps=3] [--baseapps=2] [--cells=4] [--npcs=1000] [--bots=200] [--seconds=180]
  * [--kill-cellapps=4] [--stop-cellapps=1] [--stop-seconds=10] [--kill-baseapps=1] [--kill-mgr=1] [--seed=12]
- * [--postgres | --db=postgres://…] [--json]`: issue 12's chaos scene. Bots raise their counters every second while a seeded schedule kills cellapps,
+ * [--postgres | --db=postgres://…] [--json]`: the chaos scene. Bots raise their counters every second while a seeded schedule kills cellapps,
  * a baseapp and the cellappmgr (each started again on its ports, as an operator or the reviver would) and stops a
  * cellapp past the dead timeout; per fault it reports detection, restore times, entities lost or doubled, bots
  * resumed, and counter progress lost. Writes its section of bench/RESULTS.md. The baseapps share one Deno KV file, or
