@@ -7,6 +7,9 @@
 /** How often the timer looks, in milliseconds. */
 export const LOOP_DELAY_PERIOD_MS = 100;
 
+/** How long `stalled` remembers a stall, in milliseconds. */
+export const STALL_MEMORY_MS = 60_000;
+
 /** Samples kept between two reads (the newest win): 1,024 periods, about 100 s. */
 const KEPT = 1024;
 
@@ -18,6 +21,9 @@ export class LoopDelay {
   #max = 0;
   #due = 0;
   #timer: ReturnType<typeof setInterval> | undefined;
+  /** The end (performance.now()) and length (ms) of the longest delay seen in the last STALL_MEMORY_MS. */
+  #stallEnd = -Infinity;
+  #stallMs = 0;
 
   /** Starts measuring; the timer does not keep the process alive. */
   start(): void {
@@ -59,15 +65,29 @@ export class LoopDelay {
   }
 
   /** Records a delay of `ms`; the timer calls it, tests may too. */
-  record(ms: number): void {
+  record(ms: number, now: number = performance.now()): void {
     this.#samples[this.#count % KEPT] = ms;
     this.#count++;
     if (ms > this.#max) this.#max = ms;
+    if (ms >= this.#stallMs || now - this.#stallEnd > STALL_MEMORY_MS) {
+      this.#stallEnd = now;
+      this.#stallMs = ms;
+    }
+  }
+
+  /**
+   * Whether the process stalled for `ms` or longer within the last `withinMs` (up to STALL_MEMORY_MS): a stall that
+   * ended then, or one it is waking from now (its timer is that late and has not fired yet, as when a message that
+   * waited through the stall is handled first).
+   */
+  stalled(ms: number, withinMs: number, now: number = performance.now()): boolean {
+    if (this.#timer !== undefined && now - this.#due >= ms) return true;
+    return this.#stallMs >= ms && now - this.#stallEnd <= Math.min(withinMs, STALL_MEMORY_MS);
   }
 
   #look(): void {
     const now = performance.now();
-    this.record(Math.max(0, now - this.#due));
+    this.record(Math.max(0, now - this.#due), now);
     // The interval re-arms from when it fired: after a stall the next look is due a period from now.
     this.#due = now + LOOP_DELAY_PERIOD_MS;
   }

@@ -135,6 +135,11 @@ export class ProcessMetrics {
   readonly registry: MetricRegistry = new MetricRegistry();
   readonly #loop = new LoopDelay();
 
+  /** The event-loop monitor: its delays, and whether the process stalled recently. */
+  get loop(): LoopDelay {
+    return this.#loop;
+  }
+
   constructor() {
     this.#loop.start();
     const loop = this.#loop;

@@ -89,6 +89,10 @@ export interface CellAppMgrOptions {
 
 /** Silence after which a member is declared dead, unless configured. */
 const DEAD_AFTER_MS = 2000;
+/** How long after its own stall ended a member this cellappmgr loses is taken to have given up on its silence. */
+const STALL_GRACE_MS = 5000;
+/** How long such members are waited for (they dial again within RETRY_MAX_MS, then register). */
+const STALL_REJOIN_MS = 5000;
 
 /**
  * The control plane: knows every cellapp and baseapp, every space and its
@@ -173,7 +177,16 @@ export class CellAppMgr {
       nextEntityId: () => this.#ids.next,
     });
     this.#rejoin = new RejoinWindow(opts.rejoinWindowMs ?? REJOIN_WINDOW_MS, () => this.#membership.rejoined());
-    this.registry.onChange = (m, event, reason) => this.#membership.changed(m, event, reason);
+    const stallMs = (opts.deadAfterMs ?? DEAD_AFTER_MS) / 2;
+    this.registry.onChange = (m, event, reason) => {
+      // A member lost while this process itself was stalled may only have given up on its silence: it is waited for
+      // as after a restart (the rejoin window) and may come back unfenced, with what it holds.
+      if (event === "left" && !this.#shuttingDown && this.#metrics.own.loop.stalled(stallMs, STALL_GRACE_MS)) {
+        if (!this.#rejoin.isOpen) this.#log.warn(`this cellappmgr stalled: members it lost meanwhile may rejoin`);
+        this.#rejoin.reopen(Math.max(opts.rejoinWindowMs ?? REJOIN_WINDOW_MS, STALL_REJOIN_MS));
+      }
+      this.#membership.changed(m, event, reason);
+    };
     const ensureDefaultSpace = () => this.#defaultSpace.ensure();
     const handlers = mgrHandlers({
       registry: this.registry,

@@ -16,25 +16,42 @@ import type { Spaces } from "./spaces.ts";
 /** How long a starting cellappmgr waits for the members of a previous run: their retry period and set-up time. */
 export const REJOIN_WINDOW_MS = RETRY_MAX_MS * 4;
 
-/** A window that closes once, `ms` after it opened. */
+/** A window that closes `ms` after it opened; reopened after the cellappmgr's own stall (see `reopen`). */
 export class RejoinWindow {
-  #open = true;
-  #timer: ReturnType<typeof setTimeout>;
-  #closed: Promise<void>;
+  #open = false;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #closed: Promise<void> = Promise.resolve();
+  readonly #onClose: () => void;
 
-  /** `onClose` runs when the window closes, before anything waiting for it goes on. */
+  /** `onClose` runs each time the window closes, before anything waiting for it goes on. */
   constructor(ms: number, onClose: () => void) {
-    let resolve!: () => void;
-    this.#closed = new Promise((r) => (resolve = r));
+    this.#onClose = onClose;
+    this.reopen(ms);
+  }
+
+  /**
+   * Opens the window again for `ms` (or keeps it open at least that long): after the cellappmgr itself stalled, the
+   * members it lost meanwhile are waited for as after a restart, not declared dead for its own silence.
+   */
+  reopen(ms: number): void {
+    clearTimeout(this.#timer);
+    if (!this.#open) {
+      this.#open = true;
+      let resolve!: () => void;
+      this.#closed = new Promise((r) => (resolve = r));
+      this.#resolve = resolve;
+    }
     this.#timer = setTimeout(() => {
       this.#open = false;
       try {
-        onClose();
+        this.#onClose();
       } finally {
-        resolve();
+        this.#resolve();
       }
     }, ms);
   }
+
+  #resolve: () => void = () => {};
 
   /** True until the window closes. */
   get isOpen(): boolean {

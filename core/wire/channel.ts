@@ -148,6 +148,8 @@ export class Channel {
   #nextReq = 1;
   #nonce: Uint8Array | null = null;
   #timer: ReturnType<typeof setInterval> | undefined;
+  /** When the next heartbeat timer is due: how late it fires tells this process's own stalls. */
+  #beatDue = 0;
   #handshakeTimer: ReturnType<typeof setTimeout> | undefined;
   #readyResolve!: () => void;
   #readyReject!: (e: Error) => void;
@@ -467,13 +469,19 @@ export class Channel {
     this.#log = this.#o.log.child(
       `[${peer.role} pid ${peer.pid} ${peer.address || this.remote}]`,
     );
+    this.#beatDue = performance.now() + this.#o.heartbeatMs;
     this.#timer = setInterval(() => this.#beat(), this.#o.heartbeatMs);
     this.#readyResolve();
   }
 
   #beat(): void {
-    const silent = performance.now() - this.lastReceivedAt;
-    if (silent > this.#o.deadAfterMs) {
+    const now = performance.now();
+    // This process's own stall (a long GC pause, SIGSTOP, a paused VM) is no silence of the peer's: what the peer sent
+    // meanwhile still waits to be read. A beat that comes that late judges nothing; the next one does.
+    const late = now - this.#beatDue;
+    this.#beatDue = now + this.#o.heartbeatMs;
+    const silent = now - this.lastReceivedAt;
+    if (silent > this.#o.deadAfterMs && late < this.#o.deadAfterMs / 2) {
       this.close(`no traffic for ${Math.round(silent)} ms (missed heartbeats)`);
       return;
     }

@@ -73,12 +73,14 @@ export class Balancer {
 
   /** Runs a balance step every period (at least once a second, so a drain goes on with balancing switched off). */
   start(): void {
+    if (this.#timer !== undefined) return;
     this.#timer = setInterval(() => this.step(), this.#opts.periodMs > 0 ? this.#opts.periodMs : 1000);
   }
 
   /** Stops the periodic steps. */
   stop(): void {
     clearInterval(this.#timer);
+    this.#timer = undefined;
   }
 
   /** Switches balancing of a space on or off. */

@@ -41,3 +41,25 @@ Deno.test("loop delay: a blocked event loop shows as a late timer", async () => 
     d.stop();
   }
 });
+
+Deno.test("loop delay: stalled() tells a stall while waking from it, and for a while after", async () => {
+  const d = new LoopDelay();
+  d.start();
+  try {
+    while (d.count === 0) await new Promise((r) => setTimeout(r, LOOP_DELAY_PERIOD_MS / 2));
+    assert.equal(d.stalled(250, 10_000), false, "no stall yet");
+    const until = performance.now() + 400;
+    while (performance.now() < until) {
+      // busy: nothing else runs, as in a stopped process
+    }
+    // What runs first on waking (before the timer fires) already knows.
+    assert.equal(d.stalled(250, 10_000), true, "waking from the stall");
+    const before = d.count;
+    while (d.count === before) await new Promise((r) => setTimeout(r, LOOP_DELAY_PERIOD_MS / 2));
+    assert.equal(d.stalled(250, 10_000), true, "just after it");
+    assert.equal(d.stalled(1000, 10_000), false, "shorter than a second");
+    assert.equal(d.stalled(250, 0, performance.now() + 1), false, "not within the last 0 ms");
+  } finally {
+    d.stop();
+  }
+});
