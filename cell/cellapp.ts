@@ -286,8 +286,8 @@ export class CellApp {
         CellMsg.ghostResync,
         (_ch, spaceId, cellId, id, ghostCell) => this.cells.get(cellKey(spaceId, cellId))?.resyncGhost(id, ghostCell),
       )
-      .on(CellMsg.offload, (_ch, state) => {
-        cellOf(this.cells, state.spaceId, state.cellId).receiveOffload(state);
+      .on(CellMsg.offload, async (_ch, state) => {
+        await cellOf(this.cells, state.spaceId, state.cellId).receiveOffload(state);
         return true;
       })
       .on(CellMsg.teleportIn, (_ch, state) => {

@@ -294,8 +294,8 @@ export class CellBorders {
   }
 
   /** Makes the ghost here of an offloading real the real; see CellOffloads. */
-  receiveOffload(state: OffloadState): void {
-    this.#offloads.receive(state);
+  receiveOffload(state: OffloadState): void | Promise<void> {
+    return this.#offloads.receive(state);
   }
 
   /**

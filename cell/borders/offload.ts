@@ -217,10 +217,32 @@ export class CellOffloads {
     for (const run of held) run(null);
   }
 
-  /** Makes the ghost here of an offloading real the real (seed 002's migrate_in). */
-  receive(state: OffloadState): void {
+  /**
+   * Makes the ghost here of an offloading real the real (seed 002's migrate_in). A real sent back here before this
+   * cell settled its own hand-over of it to the sender (the answer came, its continuation has not run yet) is still
+   * real here: it takes the entity once it became the sender's ghost, answering then.
+   */
+  receive(state: OffloadState): void | Promise<void> {
     const id = state.entity.id;
     const ghost = this.cell.ghosts.get(id);
+    const leaving = ghost ? null : this.cell.entities.get(id)?.offloading;
+    const [, fromAddress, fromCell] = state.from;
+    if (leaving && leaving.cell === fromCell && leaving.address === fromAddress) {
+      return new Promise((resolve, reject) =>
+        leaving.held.push((moved) => {
+          try {
+            if (!moved) throw new Error(`its hand-over from cell ${this.cell.cellId} to cell ${fromCell} failed`);
+            resolve(this.receive(state));
+          } catch (err) {
+            reject(
+              new Error(`entity ${id} cannot come back to cell ${this.cell.cellId} of space ${this.cell.spaceId}`, {
+                cause: err,
+              }),
+            );
+          }
+        })
+      );
+    }
     if (!ghost) throw new Error(`space ${this.cell.spaceId} holds no ghost of entity ${id} here to make real`);
     const info = ghost.ghostInfo!;
     // Its history must reach the real's: taking over with events missing would number new ones twice.

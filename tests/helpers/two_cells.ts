@@ -109,6 +109,12 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
     return cell;
   };
   const deliver = (address: string, def: MessageDef, args: unknown[]): unknown => {
+    const TR = Number(Deno.env.get("TRACE_ID") ?? -1);
+    const a0 = args[0] as { id?: number; entity?: { id: number }; cellId?: number; epoch?: number; syncSeq?: number };
+    const tid = a0?.id ?? a0?.entity?.id ?? args[2];
+    if (tid === TR) {
+      console.log(`T${cells[0]?.time} ${def.name} -> ${address} ${JSON.stringify(typeof args[0] === "object" ? [a0.cellId, a0.epoch, a0.syncSeq] : args.slice(0, 7), (_k, v) => v instanceof Uint8Array ? "b" : v)}`);
+    }
     switch (def) {
       case CellMsg.createGhost: {
         const state = args[0] as { cellId: number };
@@ -135,8 +141,8 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
       case CellMsg.offload: {
         if (failOffload) throw new Error("the target cellapp is gone");
         const state = args[0] as { cellId: number };
-        find(address, state.cellId).receiveOffload(state as never);
-        return true;
+        const taken = find(address, state.cellId).receiveOffload(state as never);
+        return taken ? taken.then(() => true) : true;
       }
       case CellMsg.entityCall:
         return find(address, args[1] as number).runEntityCall(
