@@ -15,9 +15,9 @@ import {
   type GhostConfig,
   GhostInfo,
   ghostingOf,
-  isSilent,
   type GhostLink,
   ghostStateOf,
+  isSilent,
   isStale,
   loadGhostState,
   noteAnnounced,
@@ -156,7 +156,11 @@ export class CellBorders {
             `nothing heard from its real for ${now - info.heardAt} ms, and ${cfg.resyncMaxTries} resync requests ` +
             `to cell ${info.realCell} (cellapp ${info.realCellapp}) went unanswered`,
         );
-        this.noteDeparted(ghost.id, { cell: info.realCell, cellapp: info.realCellapp, address: info.realAddress }, this.cell.spaceId);
+        this.noteDeparted(
+          ghost.id,
+          { cell: info.realCell, cellapp: info.realCellapp, address: info.realAddress },
+          this.cell.spaceId,
+        );
         dropGhost(this.cell, ghost);
       } else if (info.behind && info.resyncTries === cfg.resyncMaxTries && now >= info.nextResyncAt) {
         info.resyncTries++; // said once

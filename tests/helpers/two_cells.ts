@@ -109,12 +109,6 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
     return cell;
   };
   const deliver = (address: string, def: MessageDef, args: unknown[]): unknown => {
-    const TR = Number(Deno.env.get("TRACE_ID") ?? -1);
-    const a0 = args[0] as { id?: number; entity?: { id: number }; cellId?: number; epoch?: number; syncSeq?: number };
-    const tid = a0?.id ?? a0?.entity?.id ?? args[2];
-    if (tid === TR) {
-      console.log(`T${cells[0]?.time} ${def.name} -> ${address} ${JSON.stringify(typeof args[0] === "object" ? [a0.cellId, a0.epoch, a0.syncSeq] : args.slice(0, 7), (_k, v) => v instanceof Uint8Array ? "b" : v)}`);
-    }
     switch (def) {
       case CellMsg.createGhost: {
         const state = args[0] as { cellId: number };
