@@ -1,9 +1,10 @@
 /**
- * One-way messages between cellapps are lost when a channel is closed as dead (a cellapp stalled past
+ * Messages between cellapps are lost when a channel is closed as dead (a cellapp stalled past
  * deadAfterMs): a ghost whose delete was lost must not stand still in observers' views for good. Reals announce
  * themselves to their ghosts at every check; a ghost that hears nothing asks its real, which deletes a ghost it no
- * longer keeps (and makes again one it keeps). In memory (two cells, one route), messages dropped as a closed
- * channel would.
+ * longer keeps (and makes again one it keeps). An offload whose answer was lost is asked again rather than given
+ * up, which would leave the entity real in both cells. In memory (two cells, one route), messages dropped as a
+ * closed channel would.
  */
 import assert from "node:assert/strict";
 import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
@@ -75,4 +76,25 @@ Deno.test("an idle real's ghost hears from it at every check: no resync, no new 
   await h.tick(60); // 6 s of nothing changing, well past the silence a ghost asks after
   assert.equal(h.b.ghosts.get(real.id), ghost, "the same ghost");
   assert.equal(h.b.ghostResyncs, 0, "it never asked for a resync");
+});
+
+Deno.test("an offload whose answer was lost with its channel is asked again: the entity ends real once", async () => {
+  let lose = 1;
+  const h = twoCellsOf({
+    registry,
+    loseAnswer: (name) => name === "offload" && lose-- > 0,
+    cfg: { checkMs: 100, minLifetimeMs: 300 },
+  });
+  const e = h.a.createEntity("Walker", { x: 95, y: 0, z: 50 });
+  await h.tick(5);
+  h.a.moveEntity(e, 115, 0, 50); // past the hysteresis: it goes to b
+  for (let t = 0; t < 20 && (h.a.entities.has(e.id) || !h.b.entities.has(e.id)); t++) await h.tick();
+  assert.ok(h.b.entities.has(e.id), "b holds the real");
+  assert.ok(!h.a.entities.has(e.id) && h.a.ghosts.has(e.id), "a holds its ghost, not a second real");
+  assert.ok(lose < 0, "the first answer was lost");
+  assert.ok(h.log.lines.some((l) => /answer to its offload to cell 2 .* was lost .*asking again/.test(l)));
+  // And it goes on from b: a move there reaches a's ghost.
+  h.b.moveEntity(h.b.entities.get(e.id)!, 116, 0, 50);
+  await h.tick(2);
+  assert.equal(h.a.ghosts.get(e.id)?.x, 116);
 });
