@@ -452,8 +452,8 @@ export class Cell implements EntityHost {
   }
 
   /** Makes the ghost here of an offloading real the real. */
-  receiveOffload(state: OffloadState): void {
-    this.borders.receiveOffload(state);
+  receiveOffload(state: OffloadState): void | Promise<void> {
+    return this.borders.receiveOffload(state);
   }
 
   /** A ghost's real moved to another cell (as of its `epoch`). */

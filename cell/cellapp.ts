@@ -287,8 +287,9 @@ export class CellApp {
         (_ch, spaceId, cellId, id, ghostCell) => this.cells.get(cellKey(spaceId, cellId))?.resyncGhost(id, ghostCell),
       )
       .on(CellMsg.offload, (_ch, state) => {
-        cellOf(this.cells, state.spaceId, state.cellId).receiveOffload(state);
-        return true;
+        // Answered at once, unless it waits for this cell's own hand-over of the entity to settle (offload.ts).
+        const taken = cellOf(this.cells, state.spaceId, state.cellId).receiveOffload(state);
+        return taken ? taken.then(() => true) : true;
       })
       .on(CellMsg.teleportIn, (_ch, state) => {
         cellOf(this.cells, state.spaceId, state.cellId).receiveTeleport(state);

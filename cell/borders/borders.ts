@@ -17,6 +17,7 @@ import {
   ghostingOf,
   type GhostLink,
   ghostStateOf,
+  isSilent,
   isStale,
   loadGhostState,
   noteAnnounced,
@@ -100,7 +101,7 @@ export class CellBorders {
           }
         }
         if (g.links.size === 0) this.ghosted.delete(e);
-        else this.#announce(e, g, !this.cell.inTree);
+        else this.#announce(e, g);
       }
       for (const [cell, where] of wanted) {
         if (e.ghosting?.links.has(cell) || created >= cfg.maxCreatesPerPass) continue;
@@ -127,12 +128,11 @@ export class CellBorders {
   }
 
   /**
-   * Tells the ghosts of `e` its latest batch number, when it changed since: one that lost a batch then knows. A
-   * real of a cell that left the tree tells them at every check (`always`): the other cells froze its ghosts as if
-   * its cellapp had died, and this keeps them from expiring until it has been handed over.
+   * Tells the ghosts of `e` its latest batch number, at every check: one that lost a batch then knows, one that
+   * hears nothing for long knows it was lost track of (isSilent), and the frozen ghosts of a real of a cell that left
+   * the tree (the other cells froze them as if its cellapp had died) do not expire until it has been handed over.
    */
-  #announce(e: Entity, g: RealGhosting, always: boolean): void {
-    if (g.announcedSeq === g.seq && !always) return;
+  #announce(e: Entity, g: RealGhosting): void {
     g.announcedSeq = g.seq;
     for (const l of g.links.values()) {
       this.cell.host.ghosting!.send(l.address, CellMsg.ghostSeq, this.cell.spaceId, l.cell, e.id, e.epoch, g.seq);
@@ -149,7 +149,20 @@ export class CellBorders {
       const info = ghost.ghostInfo!;
       if (isFrozen(info)) expired += expireFrozenGhost(this.cell, ghost, now, cfg.restoreTimeoutMs) ? 1 : 0;
       else if (resyncDue(info, now, cfg)) this.#askResync(ghost);
-      else if (info.behind && info.resyncTries === cfg.resyncMaxTries && now >= info.nextResyncAt) {
+      else if (info.resyncTries === cfg.resyncMaxTries && now >= info.nextResyncAt && isSilent(info, now, cfg)) {
+        // Nobody answers for its real: kept, it would stand still in every view here for good; observers see it go.
+        this.cell.host.log.warn(
+          `ghost ${ghost.type.name} ${ghost.id} in space ${this.cell.spaceId} cell ${this.cell.cellId} dropped: ` +
+            `nothing heard from its real for ${now - info.heardAt} ms, and ${cfg.resyncMaxTries} resync requests ` +
+            `to cell ${info.realCell} (cellapp ${info.realCellapp}) went unanswered`,
+        );
+        this.noteDeparted(
+          ghost.id,
+          { cell: info.realCell, cellapp: info.realCellapp, address: info.realAddress },
+          this.cell.spaceId,
+        );
+        dropGhost(this.cell, ghost);
+      } else if (info.behind && info.resyncTries === cfg.resyncMaxTries && now >= info.nextResyncAt) {
         info.resyncTries++; // said once
         this.cell.host.log.error(
           `ghost ${ghost.type.name} ${ghost.id} in space ${this.cell.spaceId} cell ${this.cell.cellId} stays behind ` +
@@ -294,8 +307,8 @@ export class CellBorders {
   }
 
   /** Makes the ghost here of an offloading real the real; see CellOffloads. */
-  receiveOffload(state: OffloadState): void {
-    this.#offloads.receive(state);
+  receiveOffload(state: OffloadState): void | Promise<void> {
+    return this.#offloads.receive(state);
   }
 
   /**
@@ -395,6 +408,7 @@ export class CellBorders {
     if (!ghost) return this.#whenGhost(id, () => this.receiveGhostSeq(id, epoch, seq));
     const info = ghost.ghostInfo!;
     if (epoch < info.epoch) return;
+    info.heardAt = this.cell.time;
     noteAnnounced(info, seq, this.cell.time);
     // Its real lives (its cell left the tree, but not by dying): the frozen ghost waits on for its hand-over.
     if (isFrozen(info)) info.frozenSince = this.cell.time;

@@ -44,6 +44,11 @@ export class GhostInfo {
   nextResyncAt = 0;
   /** Cell time since when its real's cell has been gone from the space (NaN while it lives): see frozen_ghosts.ts. */
   frozenSince = NaN;
+  /**
+   * Cell time it last heard from its real (a batch or an announcement; NaN: not checked since it was made). A real
+   * announces to its ghosts at every check, so one silent for long was lost track of (ghosts.ts isSilent).
+   */
+  heardAt = NaN;
 
   constructor(
     public realCellapp: number,

@@ -191,6 +191,7 @@ export function takeBatch(e: Entity): GhostOp[] | null {
  */
 export function receiveBatch(ghost: Entity, seq: number, ops: GhostOp[], now: number, cfg: GhostConfig): boolean {
   const info = ghost.ghostInfo!;
+  info.heardAt = now;
   if (seq > info.knownSeq) info.knownSeq = seq;
   if (seq <= info.seq) return false;
   if (seq > info.seq + 1) {
@@ -227,16 +228,28 @@ export function noteAnnounced(info: GhostInfo, seq: number, now: number): void {
 }
 
 /**
+ * Whether a ghost has heard nothing from its real (which announces itself to its ghosts at every check) for
+ * resyncAfterMs beyond two checks: a delete or its batches were lost with a channel closed as dead (a cellapp
+ * stalled past deadAfterMs), and the real may no longer keep it. A ghost not checked before counts from now.
+ */
+export function isSilent(info: GhostInfo, now: number, cfg: GhostConfig): boolean {
+  if (Number.isNaN(info.heardAt)) info.heardAt = now;
+  return now - info.heardAt >= cfg.resyncAfterMs + 2 * cfg.checkMs;
+}
+
+/**
  * Whether a ghost should ask its real for a resync now: it has been behind
- * for resyncAfterMs, its last request had its time to be answered, and it has
- * tries left. A ghost up to date is reset.
+ * for resyncAfterMs, or silent (isSilent), its last request had its time to be
+ * answered, and it has tries left. The real makes a ghost it keeps again, and
+ * deletes one it does not keep. A ghost up to date is reset.
  */
 export function resyncDue(info: GhostInfo, now: number, cfg: GhostConfig): boolean {
-  if (!info.behind) {
+  const silent = isSilent(info, now, cfg);
+  if (!info.behind && !silent) {
     caughtUp(info);
     return false;
   }
-  if (Number.isNaN(info.behindSince)) info.behindSince = now;
+  if (Number.isNaN(info.behindSince)) info.behindSince = silent ? info.heardAt : now;
   return now - info.behindSince >= cfg.resyncAfterMs && now >= info.nextResyncAt &&
     info.resyncTries < cfg.resyncMaxTries;
 }

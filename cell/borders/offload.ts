@@ -8,7 +8,13 @@
 import { decodeCellBackup, PropertyContainer } from "../../core/def/mod.ts";
 import { cellIndexAt } from "../../core/geo/bsp.ts";
 import { rectDistanceOutside } from "../../core/geo/rect.ts";
-import { CellMsg, type OffloadState, type WitnessState } from "../../core/wire/mod.ts";
+import {
+  CellMsg,
+  ChannelClosedError,
+  type OffloadState,
+  RequestTimeoutError,
+  type WitnessState,
+} from "../../core/wire/mod.ts";
 import type { CellRect } from "../../core/geo/bsp.ts";
 import type { Rect } from "../../core/geo/rect.ts";
 import type { SpaceGeometry } from "../../core/wire/mod.ts";
@@ -177,9 +183,28 @@ export class CellOffloads {
     beginHandOver(e, to, this.cell.spaceId);
     this.cell.pause(e); // its movement and onTick go on where it goes (or here again, if it stays)
     const state = offloadStateOf(e, link.cell, this.cell.cellappId, gh.address, this.cell.time);
-    gh.ask(link.address, gh.config.offloadTimeoutMs, CellMsg.offload, state).then(
+    this.#send(e, to, state, OFFLOAD_TRIES);
+  }
+
+  /**
+   * Asks `to` to take `e` over. An answer lost with its channel (closed as dead, or timed out) leaves the outcome
+   * unknown: the new cell may have taken the real. Resuming here would then make two reals, so the same state is
+   * sent again (over a new channel) while tries are left; the new cell answers a repeat of one it took at once.
+   */
+  #send(e: Entity, to: CellAddress, state: OffloadState, tries: number): void {
+    const gh = this.cell.host.ghosting!;
+    gh.ask(to.address, gh.config.offloadTimeoutMs, CellMsg.offload, state).then(
       () => this.#offloaded(e, to, state),
-      (err) => this.#offloadFailed(e, to, err as Error),
+      (err) => {
+        const unknown = err instanceof ChannelClosedError || err instanceof RequestTimeoutError;
+        if (!unknown || tries <= 1) return this.#offloadFailed(e, to, err as Error);
+        this.cell.host.log.warn(
+          `${e.type.name} ${e.id}: the answer to its offload to cell ${to.cell} (cellapp ${to.cellapp}) was lost ` +
+            `(${(err as Error).message}); asking again`,
+          { entity: e.id, space: this.cell.spaceId },
+        );
+        this.#send(e, to, state, tries - 1);
+      },
     );
   }
 
@@ -217,10 +242,35 @@ export class CellOffloads {
     for (const run of held) run(null);
   }
 
-  /** Makes the ghost here of an offloading real the real (seed 002's migrate_in). */
-  receive(state: OffloadState): void {
+  /**
+   * Makes the ghost here of an offloading real the real (seed 002's migrate_in). A real sent back here before this
+   * cell settled its own hand-over of it to the sender (the answer came, its continuation has not run yet) is still
+   * real here: it takes the entity once it became the sender's ghost, answering then.
+   */
+  receive(state: OffloadState): void | Promise<void> {
     const id = state.entity.id;
     const ghost = this.cell.ghosts.get(id);
+    const leaving = ghost ? null : this.cell.entities.get(id)?.offloading;
+    const [, fromAddress, fromCell] = state.from;
+    if (leaving && leaving.cell === fromCell && leaving.address === fromAddress) {
+      return new Promise((resolve, reject) =>
+        leaving.held.push((moved) => {
+          try {
+            if (!moved) throw new Error(`its hand-over from cell ${this.cell.cellId} to cell ${fromCell} failed`);
+            resolve(this.receive(state));
+          } catch (err) {
+            reject(
+              new Error(`entity ${id} cannot come back to cell ${this.cell.cellId} of space ${this.cell.spaceId}`, {
+                cause: err,
+              }),
+            );
+          }
+        })
+      );
+    }
+    // A repeat of an offload this cell took (its answer was lost): it holds a later real or a ghost of one.
+    const here = ghost ?? this.cell.entities.get(id);
+    if (here && (here.isReal ? here.epoch : here.ghostInfo!.epoch) > (state.epoch ?? 0)) return;
     if (!ghost) throw new Error(`space ${this.cell.spaceId} holds no ghost of entity ${id} here to make real`);
     const info = ghost.ghostInfo!;
     // Its history must reach the real's: taking over with events missing would number new ones twice.
@@ -258,6 +308,9 @@ export class CellOffloads {
     else this.cell.host.log.warn(`${e.type.name} ${e.id} came with a witness, but this cell cannot reach its client`);
   }
 }
+
+/** How many times an offload is sent while its answers are lost on the way (OffloadCell #send). */
+const OFFLOAD_TRIES = 3;
 
 /** Whether a ghost of `e` has been asked for and not confirmed yet. */
 function creatingGhosts(e: Entity): boolean {

@@ -12,7 +12,14 @@ import type { EntityRegistry } from "../../core/def/mod.ts";
 import { type BspNode, cellRects } from "../../core/geo/bsp.ts";
 import { rectFromArray } from "../../core/geo/rect.ts";
 import type { CellScriptClass } from "../../core/script.ts";
-import { CellMsg, type GhostOp, type MessageDef, type SpaceGeometry, type SpawnRequest } from "../../core/wire/mod.ts";
+import {
+  CellMsg,
+  ChannelClosedError,
+  type GhostOp,
+  type MessageDef,
+  type SpaceGeometry,
+  type SpawnRequest,
+} from "../../core/wire/mod.ts";
 import { spawnInCell } from "../../cell/create_entity.ts";
 import { memoryLogger } from "./log.ts";
 import { type ChaosOptions, Route } from "./route.ts";
@@ -24,6 +31,11 @@ export interface TwoCellOptions {
   cfg?: Partial<GhostConfig>;
   /** Drops a message (by name) when it returns true; a dropped request is never answered. */
   drop?: (def: string, args: unknown[]) => boolean;
+  /**
+   * Loses the answer to a request (by name) when it returns true: the request is carried out, and the asker gets the
+   * error of a channel closed before the answer came.
+   */
+  loseAnswer?: (def: string, args: unknown[]) => boolean;
   /** Where a witness restored on a cell sends its client's frames (the cellapp's clientSink). */
   clientSink?: (e: Entity) => ((frame: Uint8Array) => void) | undefined;
   /** Route the messages through seeded chaos instead of in order. */
@@ -135,8 +147,8 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
       case CellMsg.offload: {
         if (failOffload) throw new Error("the target cellapp is gone");
         const state = args[0] as { cellId: number };
-        find(address, state.cellId).receiveOffload(state as never);
-        return true;
+        const taken = find(address, state.cellId).receiveOffload(state as never);
+        return taken ? taken.then(() => true) : true;
       }
       case CellMsg.entityCall:
         return find(address, args[1] as number).runEntityCall(
@@ -197,10 +209,15 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
       ask: (to, _t, def, ...args) => {
         if (drop(def.name, args)) return new Promise(() => {});
         const copy = structuredClone(args);
-        return route.ask(def.name, address, to, () => {
+        const asked = route.ask(def.name, address, to, () => {
           if (dead.has(to)) throw new Error(`cellapp at ${to} is gone`);
           return deliver(to, def as MessageDef, copy) as never;
         });
+        if (!opts.loseAnswer?.(def.name, args)) return asked;
+        const lost = () => {
+          throw new ChannelClosedError(`channel to ${to} closed: no traffic (missed heartbeats)`);
+        };
+        return asked.then(lost, lost);
       },
     },
   });
