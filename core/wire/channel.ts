@@ -154,6 +154,8 @@ export class Channel {
   #closedResolve!: (reason: string) => void;
   #log: Logger;
   #flushTask = () => this.flush();
+  /** framesOut at the last heartbeat check (#beat). */
+  #framesAtBeat = 0;
   /** The records message being filled (see `record`), its head, and its bytes. */
   #batchDef: RecordsDef | null = null;
   #batchHead = 0;
@@ -477,11 +479,19 @@ export class Channel {
       this.close(`no traffic for ${Math.round(silent)} ms (missed heartbeats)`);
       return;
     }
+    // Any frame tells the peer this side lives: a channel that sent something since the last beat, and whose beats
+    // carry nothing, skips this one (a beat of its own would be a write, and a wake-up of the peer, for nothing).
+    const sent = this.stats.framesOut;
+    if (this.#o.heartbeatPayload === null && sent !== this.#framesAtBeat) {
+      this.#framesAtBeat = sent;
+      return;
+    }
     this.#push([
       C.heartbeat.kind,
       0,
       this.#o.heartbeatPayload ? this.#o.heartbeatPayload() : null,
     ]);
+    this.#framesAtBeat = this.stats.framesOut;
   }
 
   async #readLoop(): Promise<void> {
