@@ -6,6 +6,7 @@ export { ChannelClosedError, RemoteError, RequestTimeoutError } from "./errors.t
 import { ChannelMsg as C, NONCE_BYTES, type Role } from "./messages.ts";
 import { acceptStep, dialStep, type PeerInfo } from "./handshake.ts";
 import { deferFlush, inTick } from "./outbox.ts";
+import { heartbeatClock } from "./heartbeats.ts";
 import { type Logger, silentLogger, Throttle } from "../log.ts";
 import { PROTOCOL_VERSION } from "../version.ts";
 import { ByteWriter } from "../def/bytes.ts";
@@ -147,7 +148,8 @@ export class Channel {
   #pending = new Map<number, Pending>();
   #nextReq = 1;
   #nonce: Uint8Array | null = null;
-  #timer: ReturnType<typeof setInterval> | undefined;
+  /** Leaves the heartbeat clock (heartbeats.ts); set while open. */
+  #stopBeats: (() => void) | null = null;
   #handshakeTimer: ReturnType<typeof setTimeout> | undefined;
   #readyResolve!: () => void;
   #readyReject!: (e: Error) => void;
@@ -343,7 +345,8 @@ export class Channel {
     if (this.#state === "closed") return;
     const wasOpen = this.#state === "open";
     this.#state = "closed";
-    clearInterval(this.#timer);
+    this.#stopBeats?.();
+    this.#stopBeats = null;
     clearTimeout(this.#handshakeTimer);
     for (const [, p] of this.#pending) {
       clearTimeout(p.timer);
@@ -469,7 +472,7 @@ export class Channel {
     this.#log = this.#o.log.child(
       `[${peer.role} pid ${peer.pid} ${peer.address || this.remote}]`,
     );
-    this.#timer = setInterval(() => this.#beat(), this.#o.heartbeatMs);
+    this.#stopBeats = heartbeatClock.join(this.#o.heartbeatMs, () => this.#beat());
     this.#readyResolve();
   }
 
