@@ -218,7 +218,8 @@ export class CellApp {
       this.#authority.registered();
       this.ids.ensure().catch((e) => log.warn(`could not get entity ids: ${e.message}`));
     };
-    this.#lastTickAt = this.#nextTickAt = performance.now();
+    this.#lastTickAt = performance.now();
+    this.#nextTickAt = this.#onBeat(this.#lastTickAt) - this.periodMs;
     this.#scheduleTick();
     this.#reportTimer = setInterval(() => this.#report(), 1000);
   }
@@ -451,8 +452,18 @@ export class CellApp {
     this.#nextTickAt += this.periodMs;
     const now = performance.now();
     // After a stall, start counting again from now rather than ticking in a burst.
-    if (this.#nextTickAt < now - this.periodMs) this.#nextTickAt = now;
+    if (this.#nextTickAt < now - this.periodMs) this.#nextTickAt = this.#onBeat(now);
     this.#tickTimer = setTimeout(() => this.#tick(), Math.max(0, this.#nextTickAt - now));
+  }
+
+  /**
+   * The first tick time from `t` (performance.now() time) on that falls on a multiple of the period in wall-clock
+   * time. Every cellapp ticks in the same phase, so what its neighbours send at the end of their ticks arrives at
+   * about the same time, and is read in one wake-up of its event loop rather than one per neighbour.
+   */
+  #onBeat(t: number): number {
+    const wall = performance.timeOrigin + t;
+    return Math.ceil(wall / this.periodMs) * this.periodMs - performance.timeOrigin;
   }
 
   #tick(): void {
