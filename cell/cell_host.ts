@@ -1,5 +1,5 @@
 /** What a cell needs from the cellapp that runs it: its types and scripts, ids, logging, and the cluster beyond. */
-import type { EntityRegistry } from "../core/def/mod.ts";
+import type { ByteWriter, EntityRegistry } from "../core/def/mod.ts";
 import type { ErrorCodeValue } from "../core/def/client_protocol.ts";
 import type { Logger } from "../core/log.ts";
 import type { CellScriptClass, Vec3 } from "../core/script.ts";
@@ -63,4 +63,9 @@ export interface GhostHost {
   send<A extends unknown[]>(address: string, def: MessageDef<A, unknown>, ...args: A): void;
   /** Sends a request to another cellapp by address. */
   ask<A extends unknown[], R>(address: string, timeoutMs: number, def: MessageDef<A, R>, ...args: A): Promise<R>;
+  /**
+   * The writer to append one ghostSyncs record for the cellapp at `address` to, at once (Channel.record), or null
+   * when there is no open channel to it (this cellapp's own address included): then the batch goes as a ghostSync.
+   */
+  ghostRecord?(address: string): ByteWriter | null;
 }

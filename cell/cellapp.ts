@@ -18,9 +18,12 @@ import {
   type MessageDef,
   MgrMsg,
   ProcMsg,
+  readGhostSyncs,
+  readNpcBackups,
   type Rebased,
   RestoreMsg,
   type SpaceGeometry,
+  writeNpcBackup,
 } from "../core/wire/mod.ts";
 import type { EntityRegistry } from "../core/def/mod.ts";
 import type { CellScriptClass } from "../core/script.ts";
@@ -162,6 +165,8 @@ export class CellApp {
           return link.address;
         },
         send: (address, def, ...args) => this.#toPeer(address, def, ...args),
+        ghostRecord: (address) =>
+          this.#isSelf(address) ? null : this.member.peers.peek(address)?.record(CellMsg.ghostSyncs, 0) ?? null,
         // Synchronous when a channel is open, so a request keeps its place among messages sent after it.
         ask: (address, timeoutMs, def, ...args) => {
           if (this.#isSelf(address)) return this.#loopback.ask(def, args);
@@ -200,14 +205,21 @@ export class CellApp {
     });
     this.backups = new BackupSender({
       toBase: (address, id, backup) => this.#toBase(address, BackupMsg.cellBackup, id, backup),
-      toBuddy: (address, backup) => this.#toPeer(address, BackupMsg.npcBackup, backup),
+      toBuddy: (address, backup) => {
+        // Batched per tick as records when a channel is open (npc_backup_records.ts).
+        const w = this.#isSelf(address) ? null : this.member.peers.peek(address)?.record(BackupMsg.npcBackups, 0);
+        if (w) writeNpcBackup(w, backup);
+        else this.#toPeer(address, BackupMsg.npcBackup, backup);
+      },
     }, this.periodMs);
+    this.buddyStore.onRefused = (why) => log.warn(why);
     this.#serve();
     this.member.link.onRegistered = () => {
       this.#authority.registered();
       this.ids.ensure().catch((e) => log.warn(`could not get entity ids: ${e.message}`));
     };
-    this.#lastTickAt = this.#nextTickAt = performance.now();
+    this.#lastTickAt = performance.now();
+    this.#nextTickAt = this.#onBeat(this.#lastTickAt) - this.periodMs;
     this.#scheduleTick();
     this.#reportTimer = setInterval(() => this.#report(), 1000);
   }
@@ -265,6 +277,13 @@ export class CellApp {
         (_ch, spaceId, cellId, id, seq, ops) =>
           this.cells.get(cellKey(spaceId, cellId))?.receiveGhostSync(id, seq, ops),
       )
+      .on(CellMsg.ghostSyncs, (ch, _unused, records) => {
+        const bad = readGhostSyncs(
+          records,
+          (r) => this.cells.get(cellKey(r.spaceId, r.cellId))?.receiveGhostSync(r.id, r.seq, r.ops),
+        );
+        if (bad) ch.drop(`bad ghostSyncs: ${bad}`);
+      })
       .on(
         CellMsg.deleteGhost,
         (_ch, spaceId, cellId, id, epoch) => this.cells.get(cellKey(spaceId, cellId))?.deleteGhost(id, epoch),
@@ -305,6 +324,10 @@ export class CellApp {
         this.#log.info(id === null ? "no buddy cellapp: NPCs are not backed up" : `buddy cellapp ${id} at ${address}`);
       })
       .on(BackupMsg.npcBackup, (ch, backup) => this.buddyStore.put(ch.peer.address, backup))
+      .on(BackupMsg.npcBackups, (ch, _unused, records) => {
+        const bad = readNpcBackups(records, (r) => this.buddyStore.putRecord(ch.peer.address, r));
+        if (bad) ch.drop(`bad npcBackups: ${bad}`);
+      })
       .on(RestoreMsg.restoreEntity, (_ch, backup, baseAddress, hasClient) => {
         const cell = cellAt(this.cells, backup.spaceId, backup.entity.position[0], backup.entity.position[2]);
         return restoreFromBackup(cell, backup, baseAddress, hasClient);
@@ -430,8 +453,18 @@ export class CellApp {
     this.#nextTickAt += this.periodMs;
     const now = performance.now();
     // After a stall, start counting again from now rather than ticking in a burst.
-    if (this.#nextTickAt < now - this.periodMs) this.#nextTickAt = now;
+    if (this.#nextTickAt < now - this.periodMs) this.#nextTickAt = this.#onBeat(now);
     this.#tickTimer = setTimeout(() => this.#tick(), Math.max(0, this.#nextTickAt - now));
+  }
+
+  /**
+   * The first tick time from `t` (performance.now() time) on that falls on a multiple of the period in wall-clock
+   * time. Every cellapp ticks in the same phase, so what its neighbours send at the end of their ticks arrives at
+   * about the same time, and is read in one wake-up of its event loop rather than one per neighbour.
+   */
+  #onBeat(t: number): number {
+    const wall = performance.timeOrigin + t;
+    return Math.ceil(wall / this.periodMs) * this.periodMs - performance.timeOrigin;
   }
 
   #tick(): void {

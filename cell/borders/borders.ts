@@ -4,9 +4,16 @@
  * their reals wherever those go. Offloading a real that crossed into a
  * neighbour is offload.ts's.
  */
-import { PropertyContainer } from "../../core/def/mod.ts";
+import { ByteWriter, PropertyContainer } from "../../core/def/mod.ts";
 import { rectContains } from "../../core/geo/rect.ts";
-import { CellMsg, type GhostOp, type GhostState, type OffloadState } from "../../core/wire/mod.ts";
+import {
+  CellMsg,
+  encodeGhostOps,
+  type GhostOp,
+  type GhostState,
+  type OffloadState,
+  writeGhostSync,
+} from "../../core/wire/mod.ts";
 import type { CellHost } from "../cell_host.ts";
 import { Entity, type EntityHost } from "../entity.ts";
 import {
@@ -41,6 +48,9 @@ import {
   realCellLives,
   reportExpired,
 } from "./frozen_ghosts.ts";
+
+/** Where a batch's ops are encoded for the ghostSyncs records (reused: a record copies them at once). */
+const opsScratch = new ByteWriter(1024);
 
 /** What a cell's borders need of it: it hosts the ghosts they make, runs its offloads and holds frozen ghosts. */
 export interface BordersCell extends EntityHost, OffloadCell, FrozenGhostsCell {
@@ -285,8 +295,20 @@ export class CellBorders {
     const ops = takeBatch(e);
     if (!ops) return;
     const seq = e.ghosting!.seq;
+    const gh = this.cell.host.ghosting!;
+    // Encoded once, copied into the tick's record for each peer cellapp (ghost_sync_records.ts).
+    let encoded: Uint8Array | null = null;
     for (const link of e.ghosting!.links.values()) {
-      this.cell.host.ghosting!.send(link.address, CellMsg.ghostSync, this.cell.spaceId, link.cell, e.id, seq, ops);
+      const w = gh.ghostRecord?.(link.address) ?? null;
+      if (w === null) {
+        gh.send(link.address, CellMsg.ghostSync, this.cell.spaceId, link.cell, e.id, seq, ops);
+        continue;
+      }
+      if (encoded === null) {
+        encodeGhostOps(opsScratch.reset(), ops);
+        encoded = opsScratch.bytes();
+      }
+      writeGhostSync(w, this.cell.spaceId, link.cell, e.id, seq, encoded);
     }
   }
 

@@ -4,7 +4,7 @@
  * to the buddy cellapp the cellappmgr assigns.
  */
 import { message } from "./catalog.ts";
-import { address, bool, type Check, entityId, int, obj, optional, spaceId, tuple } from "./check.ts";
+import { address, bool, bytes, type Check, entityId, int, obj, optional, spaceId, tuple } from "./check.ts";
 import { type EntitySnapshot, entitySnapshotCheck } from "./cell_interface.ts";
 
 /** One real's cell state as its last backup had it. */
@@ -28,6 +28,13 @@ export const BackupMsg = {
   cellBackup: message<[number, CellBackup]>(200, "cellBackup", tuple(entityId, cellBackup), ["cellapp"]),
   /** The latest backup of a real without a base, kept by the buddy cellapp of the cellapp holding it. */
   npcBackup: message<[CellBackup]>(201, "npcBackup", tuple(cellBackup), ["cellapp"]),
+  /**
+   * One tick's npcBackups from a cellapp to its buddy, as records (core/wire/npc_backup_records.ts), batched per tick
+   * on the channel (Channel.record): each as npcBackup. The first argument is unused (0).
+   */
+  npcBackups: message<[number, Uint8Array]>(206, "npcBackups", tuple(int(0, 0), bytes(16 * 1024 * 1024)), [
+    "cellapp",
+  ]),
   /** The cellappmgr names the cellapp this one backs its NPCs up to (null: none, it is alone). */
   setBuddy: message<[number | null, string | null]>(
     202,

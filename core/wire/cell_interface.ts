@@ -381,6 +381,16 @@ export const CellMsg = {
     CELL,
   ),
   /**
+   * One tick's ghostSync batches from a cellapp to the cells of another, as records (core/wire/ghost_sync_records.ts),
+   * batched per tick on the channel (Channel.record): each as ghostSync. The first argument is unused (0).
+   */
+  ghostSyncs: message<[number, Uint8Array]>(
+    110,
+    "ghostSyncs",
+    tuple(int(0, 0), bytes(16 * 1024 * 1024)),
+    CELL,
+  ),
+  /**
    * The real no longer needs its ghost in that cell: [spaceId, cellId, id, the real's epoch]; ignored by a ghost
    * that already heard from a later real.
    */

@@ -6,6 +6,7 @@ export { ChannelClosedError, RemoteError, RequestTimeoutError } from "./errors.t
 import { ChannelMsg as C, NONCE_BYTES, type Role } from "./messages.ts";
 import { acceptStep, dialStep, type PeerInfo } from "./handshake.ts";
 import { deferFlush, inTick } from "./outbox.ts";
+import { heartbeatClock } from "./heartbeats.ts";
 import { type Logger, silentLogger, Throttle } from "../log.ts";
 import { PROTOCOL_VERSION } from "../version.ts";
 import { ByteWriter } from "../def/bytes.ts";
@@ -147,8 +148,9 @@ export class Channel {
   #pending = new Map<number, Pending>();
   #nextReq = 1;
   #nonce: Uint8Array | null = null;
-  #timer: ReturnType<typeof setInterval> | undefined;
-  /** When the next heartbeat timer is due: how late it fires tells this process's own stalls. */
+  /** Leaves the heartbeat clock (heartbeats.ts); set while open. */
+  #stopBeats: (() => void) | null = null;
+  /** When the next heartbeat is due at the latest: how late it comes tells this process's own stalls. */
   #beatDue = 0;
   #handshakeTimer: ReturnType<typeof setTimeout> | undefined;
   #readyResolve!: () => void;
@@ -156,6 +158,8 @@ export class Channel {
   #closedResolve!: (reason: string) => void;
   #log: Logger;
   #flushTask = () => this.flush();
+  /** framesOut at the last heartbeat check (#beat). */
+  #framesAtBeat = 0;
   /** The records message being filled (see `record`), its head, and its bytes. */
   #batchDef: RecordsDef | null = null;
   #batchHead = 0;
@@ -343,7 +347,8 @@ export class Channel {
     if (this.#state === "closed") return;
     const wasOpen = this.#state === "open";
     this.#state = "closed";
-    clearInterval(this.#timer);
+    this.#stopBeats?.();
+    this.#stopBeats = null;
     clearTimeout(this.#handshakeTimer);
     for (const [, p] of this.#pending) {
       clearTimeout(p.timer);
@@ -470,7 +475,7 @@ export class Channel {
       `[${peer.role} pid ${peer.pid} ${peer.address || this.remote}]`,
     );
     this.#beatDue = performance.now() + this.#o.heartbeatMs;
-    this.#timer = setInterval(() => this.#beat(), this.#o.heartbeatMs);
+    this.#stopBeats = heartbeatClock.join(this.#o.heartbeatMs, () => this.#beat());
     this.#readyResolve();
   }
 
@@ -485,11 +490,19 @@ export class Channel {
       this.close(`no traffic for ${Math.round(silent)} ms (missed heartbeats)`);
       return;
     }
+    // Any frame tells the peer this side lives: a channel that sent something since the last beat, and whose beats
+    // carry nothing, skips this one (a beat of its own would be a write, and a wake-up of the peer, for nothing).
+    const sent = this.stats.framesOut;
+    if (this.#o.heartbeatPayload === null && sent !== this.#framesAtBeat) {
+      this.#framesAtBeat = sent;
+      return;
+    }
     this.#push([
       C.heartbeat.kind,
       0,
       this.#o.heartbeatPayload ? this.#o.heartbeatPayload() : null,
     ]);
+    this.#framesAtBeat = this.stats.framesOut;
   }
 
   async #readLoop(): Promise<void> {

@@ -3,6 +3,8 @@ export * from "./catalog.ts";
 export * from "./channel.ts";
 export * from "./handlers.ts";
 export * from "./client_records.ts";
+export * from "./ghost_sync_records.ts";
+export * from "./npc_backup_records.ts";
 export * from "./endpoint.ts";
 export * from "./frame.ts";
 export * from "./messages.ts";

@@ -12,7 +12,8 @@ export function playAlong(role: "cellapp" | "baseapp", handlers: Handlers = new 
   if (role === "cellapp") {
     return handlers.on(CellMsg.createCell, () => true).on(CellMsg.updateGeometry, () => {})
       .on(CellMsg.shutDownSpace, () => {})
-      .on(BackupMsg.setBuddy, () => {}).on(BackupMsg.npcBackup, () => {});
+      .on(BackupMsg.setBuddy, () => {}).on(BackupMsg.npcBackup, () => {})
+      .on(BackupMsg.npcBackups, () => {});
   }
   return handlers.on(BackupMsg.cellBackup, () => {}).on(BaseBackupMsg.baseApps, () => {});
 }

@@ -193,6 +193,27 @@ Deno.test("writes during a tick leave in one write; past the threshold sooner", 
   }
 });
 
+Deno.test("a channel whose beats carry nothing beats only while it sends nothing else", async () => {
+  using s = serve({ heartbeatMs: 60_000, deadAfterMs: 120_000 });
+  const ch = await dial(s.server.address, opts({ heartbeatMs: 40, deadAfterMs: 120_000 }));
+  try {
+    await waitFor("the server's side of the channel", () => s.accepted[0]);
+    // Sending every 10 ms, it never goes a beat's time without a frame: no heartbeat goes.
+    let n = 0;
+    const busy = setInterval(() => ch.send(Note, n++), 10);
+    try {
+      await waitFor("40 notes", () => s.notes.length >= 40);
+    } finally {
+      clearInterval(busy);
+    }
+    assert.equal(s.accepted[0].lastHeartbeat, undefined, "no heartbeat while other frames go");
+    // Quiet again: its heartbeats resume (an empty payload, null).
+    await waitFor("a heartbeat", () => s.accepted[0].lastHeartbeat === null);
+  } finally {
+    ch.close("test over");
+  }
+});
+
 Deno.test("heartbeats carry a payload and a silent peer is dropped", async () => {
   using s = serve({ heartbeatMs: 50, deadAfterMs: 300 });
   const ch = await dial(
