@@ -1,5 +1,5 @@
 /**
- * Base-only entities (issue 15): types with a base and no cell or client (a guild, a matchmaker), created on the
+ * Base-only entities: types with a base and no cell or client (a guild, a matchmaker), created on the
  * least loaded baseapp by createBaseAnywhere. They are held, autosaved, backed up and restored like proxies, but
  * never wait for a client.
  */

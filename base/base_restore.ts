@@ -1,5 +1,5 @@
 /**
- * Restoring a base from its backup when its baseapp died (issue 12): a proxy
+ * Restoring a base from its backup when its baseapp died: a proxy
  * awaiting its client's resume, made the base of its cell entity by the
  * cellapp holding the real, or asking for it again when that cellapp no
  * longer holds it (it moved since the backup; the cell covering its place

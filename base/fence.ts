@@ -1,5 +1,5 @@
 /**
- * Fencing on the baseapp side (issue 12). The cellappmgr declares a baseapp
+ * Fencing on the baseapp side. The cellappmgr declares a baseapp
  * dead after a silence (a stall, a SIGSTOP, a partition) and the holders of
  * its backups restore its bases; the baseapp may not know. After a stall of
  * its own it therefore holds back everything that acts for its bases (database

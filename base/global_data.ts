@@ -1,5 +1,5 @@
 /**
- * The global store as one baseapp holds it (KBEngine's globalData, issue 15). The cellappmgr orders every change
+ * The global store as one baseapp holds it (KBEngine's globalData). The cellappmgr orders every change
  * (mgr/base_scripts.ts) and sends it to every baseapp; each keeps the whole store in memory for reads, writes it to
  * its database (so baseapps with separate databases each have it, and a cellappmgr that restarted takes it back
  * from them), and tells the scripts of its bases.

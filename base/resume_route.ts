@@ -1,5 +1,5 @@
 /**
- * Where a resume goes (issue 12): a client whose baseapp died may try any live
+ * Where a resume goes: a client whose baseapp died may try any live
  * baseapp, but its base was restored on one of them only (the holder of its
  * backup). A baseapp that holds neither the player nor a backup of it asks the
  * other live baseapps, and sends the client to the one that does, before its

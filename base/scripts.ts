@@ -1,5 +1,5 @@
 /**
- * Base scripts on a baseapp (issue 15): one script object per base entity, its base methods run with their arguments
+ * Base scripts on a baseapp: one script object per base entity, its base methods run with their arguments
  * checked against the definition, and the calls scripts make: to other bases (here or on another baseapp, found by
  * asking the live baseapps), to their own cell entity, and for new base-only entities.
  */

@@ -1,5 +1,5 @@
 /**
- * Cell scripts and base scripts calling each other (issue 15): a cell entity calls a base method of its base at the
+ * Cell scripts and base scripts calling each other: a cell entity calls a base method of its base at the
  * baseapp it names, a script asks the cellappmgr for a base-only entity, and a base calls a cell method of its cell
  * entity, which runs on the real wherever it went (calls.ts forwards from a ghost or a departed real).
  */

@@ -44,7 +44,7 @@ export interface CellHost {
   /** The client of `e` asked for something the cell refused: tell it (an error reply about client message `about`). */
   clientError?(e: Entity, code: ErrorCodeValue, about: number, message: string): void;
   budgetMs: number;
-  /** Base scripts (issue 15): calls a base method of the base of `e`, and creates base-only entities. */
+  /** Base scripts: calls a base method of the base of `e`, and creates base-only entities. */
   bases?: CellBases;
 }
 

@@ -1,5 +1,5 @@
 /**
- * Baseapps joining and leaving (issue 12): every baseapp hears the list of live baseapps when it changes (where its
+ * Baseapps joining and leaving: every baseapp hears the list of live baseapps when it changes (where its
  * bases' backups go, which client URLs a client may resume on), and every member hears when a baseapp died.
  */
 import { type BaseAppInfo, BaseBackupMsg } from "../core/wire/mod.ts";

@@ -1,5 +1,5 @@
 /**
- * What the cellappmgr does for base scripts (issue 15): it creates base-only entities on the least loaded baseapp,
+ * What the cellappmgr does for base scripts: it creates base-only entities on the least loaded baseapp,
  * and it orders the global store. Every global change gets a number from it and goes to every baseapp, which persists
  * it in its own Deno KV and tells its scripts; so baseapps with separate databases each hold the whole store, and a
  * cellappmgr that restarted empty takes the store back from the first baseapp that registers with one.

@@ -1,5 +1,5 @@
 /**
- * Buddy cellapps (issue 12): each cellapp backs its reals without a base (NPCs) up to another cellapp, the next one
+ * Buddy cellapps: each cellapp backs its reals without a base (NPCs) up to another cellapp, the next one
  * by id in a ring of the registered cellapps. Reassigned whenever a cellapp joins or leaves; a lone cellapp has none.
  */
 import { BackupMsg } from "../core/wire/mod.ts";

@@ -1,5 +1,5 @@
 /**
- * Restoring the cell entities of a dead cellapp (issue 12): the cellappmgr tells the baseapps and cellapps which
+ * Restoring the cell entities of a dead cellapp: the cellappmgr tells the baseapps and cellapps which
  * cellapp died (after giving its area to the others), and places each restore in the cell now covering the backup's
  * position.
  */

@@ -1,5 +1,5 @@
 /**
- * Restoring a cell entity from its latest backup after its cellapp died (issue 12, seed 004): re-created with its
+ * Restoring a cell entity from its latest backup after its cellapp died (seed 004): re-created with its
  * id, properties, position, direction, timers, movement and range triggers as the backup had them, in the cell now
  * covering its position; its script hears onRestore instead of onCreated.
  */

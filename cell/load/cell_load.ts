@@ -1,5 +1,5 @@
 /**
- * A cell's entity load for the cellappmgr's balancer (issue 13): the CPU
+ * A cell's entity load for the cellappmgr's balancer: the CPU
  * time its reals are charged in the tick (entity_load.ts), by range-list
  * slot; once a second it folds that into each real's smoothed load, sums
  * them, and finds its entity-bound levels (core/wire's EntityBounds) on the

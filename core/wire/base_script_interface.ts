@@ -1,5 +1,5 @@
 /**
- * Messages of base scripts (issue 15): base method calls from cells and other bases, cell method calls from a base,
+ * Messages of base scripts: base method calls from cells and other bases, cell method calls from a base,
  * base-only entities created on the least loaded baseapp, and the global store the cellappmgr orders.
  */
 import { message } from "./catalog.ts";
