@@ -216,31 +216,42 @@ function perEntity(r: SceneResult): { cpuMs: number; ghostsPerReal: number; byte
 }
 
 /**
- * Extrapolates to BigWorld's published scale: cellapp CPU per real as a + b × ghosts per real (a from one cellapp,
- * which has no ghosts, b from the most cellapps measured), ghosts per real from the band a ghost radius wide around
- * square cells at this scene's density, the cellappmgr's CPU as linear in cellapps (from the idle runs).
+ * Extrapolates to BigWorld's published scale. A cellapp's CPU is a fixed cost (an idle cellapp's, from the idle run),
+ * plus a cost per real (from one cellapp, which has no ghosts), plus a cost per ghost it holds (what the most
+ * cellapps measured leave over); ghosts per real come from the band a ghost radius wide around square cells at this
+ * scene's density, and the cellappmgr's CPU is linear in cellapps (from the idle run).
  */
 function model(results: SceneResult[], idle: IdleResult[], aoi: number | null): string[] {
   const rs = results.filter((r) => r.aoi === aoi).sort((x, y) => x.cellapps - y.cellapps);
   if (rs.length < 2 || rs[0].cellapps !== 1) return ["(the model needs a run on 1 cellapp and one on more)"];
-  const one = perEntity(rs[0]), many = perEntity(rs.at(-1)!);
-  const a = one.cpuMs, b = many.ghostsPerReal > 0 ? (many.cpuMs - a) / many.ghostsPerReal : 0;
+  const fixed = idle.at(-1)?.cellappCpuMean ?? 0;
+  const one = rs[0].cells[0], most = rs.at(-1)!;
+  const a = Math.max(0, one.cpu - fixed) / one.reals;
+  const n = most.cells.length;
+  const cpuN = sum(most.cells.map((c) => c.cpu)) / n;
+  const realsN = sum(most.cells.map((c) => c.reals)) / n, ghostsN = sum(most.cells.map((c) => c.ghosts)) / n;
+  const b = ghostsN > 0 ? Math.max(0, cpuN - fixed - a * realsN) / ghostsN : 0;
   const density = (rs[0].npcs + rs[0].bots) / (SIDE * SIDE);
   const clients = 100_000, cellapps = 80;
   const cellSide = Math.sqrt(clients / density / cellapps);
   const ghostR = (aoi ?? 500) + 15;
   const g = ((cellSide + 2 * ghostR) ** 2 - cellSide ** 2) / cellSide ** 2;
   const perCellapp = clients / cellapps;
-  const cpu = perCellapp * (a + b * g) / 1000;
+  const cores = fixed + perCellapp * (a + b * g);
+  const ms = (cores: number) => f(1000 * cores, 4);
   const lines = [
-    `- Cellapp CPU per real = a + b × ghosts per real: a = ${f(a, 3)} ms/s (1 cellapp), b = ${
-      f(b, 3)
-    } ms/s per ghost (from ${rs.at(-1)!.cellapps} cellapps, ${f(many.ghostsPerReal, 2)} ghosts per real).`,
+    `- Cellapp CPU = fixed + a × reals + b × ghosts: fixed = ${f(100 * fixed, 2)} % of a core (an idle cellapp), a = ${
+      ms(a)
+    } ms/s per real (1 cellapp), b = ${ms(b)} ms/s per ghost (${n} cellapps: ${f(realsN)} reals and ${
+      f(ghostsN)
+    } ghosts each). The fixed cost alone is ${f(100 * fixed * n / (one.cpu || 1), 0)} % of the 1-cellapp scene's cost.`,
     `- At BigWorld's scale (${f(clients)} entities, ${cellapps} cellapps, this scene's density of ${
       f(density * 1e6, 0)
     } per km²): square cells ${f(cellSide)} m wide, ghosts per real ${f(g, 2)} (band of ${ghostR} m), ${
       f(perCellapp)
-    } reals per cellapp needing ${f(cpu, 2)} cores each.`,
+    } reals per cellapp needing ${f(cores, 3)} cores each; cost per entity ${
+      f((cellapps * cores) / (fixed + clients * a), 2)
+    }× that of one cellapp holding them all (which no one machine could).`,
   ];
   if (idle.length >= 1) {
     const i = idle.at(-1)!;
@@ -253,7 +264,8 @@ function model(results: SceneResult[], idle: IdleResult[], aoi: number | null): 
   }
   lines.push(
     "- Assumed: entities spread evenly at the scene's density, cells square and equally loaded, witnesses' cost" +
-      " per real the same as here (the same share of players), and the cellapps' machines not shared.",
+      " per real the same as here (the same share of players), each cellapp on a machine of its own (here all" +
+      " share two cores, which inflates each one's fixed cost and tick times).",
   );
   return lines;
 }
