@@ -46,7 +46,11 @@ async function roundTrip(url: string): Promise<number> {
       const x = x0 + i * 0.5;
       const t0 = performance.now();
       a.move({ x, y: 0, z: 0 }, [0, 0, 0]);
-      await waitFor("the move seen", () => Math.abs((b.entities.get(a.player.id)?.position.x ?? -1e9) - x) < 0.05);
+      await waitFor(
+        "the move seen",
+        () => Math.abs((b.entities.get(a.player.id)?.position.x ?? -1e9) - x) < 0.05,
+        15_000,
+      );
       best = Math.min(best, performance.now() - t0);
       await new Promise((r) => setTimeout(r, 120));
     }

@@ -45,7 +45,11 @@ Deno.test("/metrics gathers every process's figures, labelled with role and id, 
   const mgr = { role: "cellappmgr", process: "0" };
   const cell = { ...cellapp, space: "1", cell: "1" };
 
-  const first = await scrape(cluster.admin);
+  // The tick rate is measured over the last 3 s: a cell that has only just started may not have one yet.
+  const first = await waitFor("the first scrape with the cell's tick rate", async () => {
+    const p = await scrape(cluster.admin);
+    return samplesOf(p, "seamless_cell_tick_rate", cell).some((s) => s.value > 0) ? p : null;
+  }, 10_000);
   const types: Record<string, string> = {
     seamless_cell_tick_seconds: "histogram",
     seamless_cell_tick_rate: "gauge",
