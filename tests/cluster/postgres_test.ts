@@ -9,7 +9,7 @@ import { registry } from "../../entities/mod.ts";
 import { EntityStore } from "../../base/storage.ts";
 import { openDb } from "../../core/db/mod.ts";
 import { Procs } from "../helpers/procs.ts";
-import { cellReady, type LocalCluster, startBaseProcess, startCluster } from "../helpers/players.ts";
+import { cellReady, type LocalCluster, startBaseProcess, startCluster, waitForPosition } from "../helpers/players.ts";
 import { PgServer, skipWithoutPostgres } from "../helpers/postgres.ts";
 import { waitFor, within } from "../helpers/wait.ts";
 
@@ -32,7 +32,8 @@ Deno.test("an account made through one baseapp is known to another on the same P
   assert.equal(await cellReady(ann), 1);
   const id = ann.player.id;
   ann.move({ x: 21, y: 0, z: -4 });
-  // Wait for the move to reach the base (its cell reports it), then stop the baseapp: it saves at logout.
+  // Wait for the move to reach its cell, then stop the baseapp: it saves at logout.
+  await waitForPosition(cluster.admin, id, 21, -4);
   await using db = await openDb({ kv: "", db: pg.url });
   a.proc.kill("SIGTERM");
   assert.equal((await within("baseapp A exited", a.proc.status, 15_000)).code, 0);
