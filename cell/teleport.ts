@@ -142,7 +142,7 @@ export function receiveTeleport(cell: TeleportCell, state: TeleportState): Entit
   if (state.history) continueHistory(historyOf(e), state.history);
   // Its batches go on from the old real's number, so that one of the old real's arriving late is known as old.
   const g = ghostingOf(e);
-  g.seq = state.syncSeq;
+  g.seq = g.announcedSeq = state.syncSeq;
   cell.addTeleported(e, s.controllers as ControllerState[]);
   if (state.hadWitness) {
     const sink = cell.host.clientSink?.(e);

@@ -143,6 +143,7 @@ export class CellBorders {
    * the tree (the other cells froze them as if its cellapp had died) do not expire until it has been handed over.
    */
   #announce(e: Entity, g: RealGhosting): void {
+    g.announcedSeq = g.seq;
     for (const l of g.links.values()) {
       this.cell.host.ghosting!.send(l.address, CellMsg.ghostSeq, this.cell.spaceId, l.cell, e.id, e.epoch, g.seq);
     }
@@ -215,6 +216,8 @@ export class CellBorders {
         if (g.links.get(where.cell) !== link) return;
         link.state = "live";
         link.since = this.cell.time;
+        // Batches sent meanwhile may have reached the cell before the ghost: it hears the latest number again.
+        if (g.seq !== state.syncSeq) g.announcedSeq = -1;
       },
       (err) => {
         if (g.links.get(where.cell) !== link) return;

@@ -19,6 +19,8 @@ export class RealGhosting {
   readonly links: Map<number, GhostLink> = new Map();
   /** Number of the last batch sent. */
   seq = 0;
+  /** The number the ghosts were last told is the latest (at a ghost check, when it changed). */
+  announcedSeq = 0;
   /** This tick's changes, sent at the end of the tick. */
   ops: GhostOp[] = [];
   lastX = NaN;

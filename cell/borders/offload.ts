@@ -127,7 +127,7 @@ export function becomeReal(e: Entity, state: OffloadState): void {
   e.epoch = (state.epoch ?? 0) + 1;
   e.nextControllerId = state.entity.nextControllerId;
   const g = new RealGhosting();
-  g.seq = state.syncSeq;
+  g.seq = g.announcedSeq = state.syncSeq;
   const now = e.cell.time;
   // Every ghost in the list exists: a real does not hand over while one of its ghosts is still being created.
   for (const [cellapp, address, cell] of state.ghosts) {
