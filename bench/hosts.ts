@@ -12,7 +12,7 @@ import { parseArgs } from "node:util";
 import type { ClusterView, SpaceView } from "../core/views.ts";
 import { parsePromText, samplesOf } from "../tests/helpers/prom_text.ts";
 import { ip } from "../tests/helpers/hosts.ts";
-import { HostsCluster } from "./lib/hosts_cluster.ts";
+import { HostsCluster } from "../tests/helpers/hosts_cluster.ts";
 import { cpuSeconds } from "./lib/procs.ts";
 import { figure as f, giveUpAfter, numberFlag } from "./lib/run.ts";
 import { writeResults } from "./results.ts";

@@ -30,7 +30,7 @@ import type { EntityRegistry } from "../core/def/mod.ts";
 import type { SpaceCreatedHook, SpaceEntities } from "../core/game.ts";
 import { SPACE_SETTINGS_DEFAULTS, spaceSettingsIn } from "../core/space_settings.ts";
 import { ProcessMetrics } from "../core/metrics.ts";
-import { Registry } from "./registry.ts";
+import { type Member, Registry } from "./registry.ts";
 import { IdAllocator } from "./ids.ts";
 import { Buddies } from "./buddies.ts";
 import { Spaces } from "./spaces.ts";
@@ -93,6 +93,21 @@ const DEAD_AFTER_MS = 2000;
 const STALL_GRACE_MS = 5000;
 /** How long such members are waited for (they dial again within RETRY_MAX_MS, then register). */
 const STALL_REJOIN_MS = 5000;
+
+/** Longest a cellappmgr cut off from most of its members keeps waiting for them before declaring them dead. */
+const ISOLATION_HOLD_MS = 60_000;
+
+/**
+ * Whether `m`, lost to silence, went silent together with most members: at least two, and more than half of all,
+ * have not been heard for half the dead timeout.
+ */
+function cutOffFromMost(registry: Registry, m: Member, reason: string, deadAfterMs: number): boolean {
+  if (!reason.includes("missed heartbeats")) return false;
+  const now = performance.now();
+  let quiet = 1;
+  for (const o of registry.members.values()) if (now - o.channel.lastReceivedAt > deadAfterMs / 2) quiet++;
+  return quiet >= 2 && quiet * 2 > registry.members.size + 1;
+}
 
 /**
  * The control plane: knows every cellapp and baseapp, every space and its
@@ -176,17 +191,36 @@ export class CellAppMgr {
       saveDrains: saveDrainsNow,
       nextEntityId: () => this.#ids.next,
     });
-    this.#rejoin = new RejoinWindow(opts.rejoinWindowMs ?? REJOIN_WINDOW_MS, () => this.#membership.rejoined());
-    const stallMs = (opts.deadAfterMs ?? DEAD_AFTER_MS) / 2;
-    this.registry.onChange = (m, event, reason) => {
-      // A member lost while this process itself was stalled may only have given up on its silence: it is waited for
-      // as after a restart (the rejoin window) and may come back unfenced, with what it holds.
-      if (event === "left" && !this.#shuttingDown && this.#metrics.own.loop.stalled(stallMs, STALL_GRACE_MS)) {
-        if (!this.#rejoin.isOpen) this.#log.warn(`this cellappmgr stalled: members it lost meanwhile may rejoin`);
+    this.#rejoin = new RejoinWindow(opts.rejoinWindowMs ?? REJOIN_WINDOW_MS, () => this.#membership.rejoined(), {
+      // Cut off from most of its members, this cellappmgr waits for them rather than give away what they hold.
+      stayOpen: () => {
+        const away = this.#membership.awaited;
+        return away >= 2 && away * 2 > away + this.registry.members.size;
+      },
+      maxMs: ISOLATION_HOLD_MS,
+    });
+    const deadAfterMs = opts.deadAfterMs ?? DEAD_AFTER_MS;
+    this.registry.isHeld = (m, reason) => {
+      if (this.#shuttingDown) return false;
+      // A member lost while this process itself was stalled may only have given up on its silence, and when most
+      // members fall silent at once, this process is the one cut off: they are waited for as after a restart (the
+      // rejoin window) and may come back unfenced, with what they hold (docs/faults.md).
+      const stalled = this.#metrics.own.loop.stalled(deadAfterMs / 2, STALL_GRACE_MS);
+      const cutOff = !stalled && cutOffFromMost(this.registry, m, reason, deadAfterMs);
+      if (stalled || cutOff) {
+        if (!this.#rejoin.isOpen) {
+          this.#log.warn(
+            stalled
+              ? `this cellappmgr stalled: members it lost meanwhile may rejoin`
+              : `${m.role} ${m.id} and most other members fell silent at once: this cellappmgr takes itself for cut ` +
+                `off and waits up to ${ISOLATION_HOLD_MS / 1000} s for them to rejoin`,
+          );
+        }
         this.#rejoin.reopen(Math.max(opts.rejoinWindowMs ?? REJOIN_WINDOW_MS, STALL_REJOIN_MS));
       }
-      this.#membership.changed(m, event, reason);
+      return this.#rejoin.isOpen;
     };
+    this.registry.onChange = (m, event, reason) => this.#membership.changed(m, event, reason);
     const ensureDefaultSpace = () => this.#defaultSpace.ensure();
     const handlers = mgrHandlers({
       registry: this.registry,

@@ -35,8 +35,11 @@ export interface MembershipHost {
 
 /** Reacts to the registry's joins and leaves (Registry.onChange) and to the end of the rejoin window. */
 export class Membership {
-  /** Cellapps that left while the rejoin window was open, with their buddies: announced dead if not back by its end. */
-  #leftInRejoin = new Map<number, { member: Member; buddy: number | null }>();
+  /**
+   * Members that left while the rejoin window was open (with a cellapp's buddy), by id: held, not declared dead
+   * (Registry.isHeld), and declared dead at its end if not back.
+   */
+  #leftInRejoin = new Map<number, { member: Member; buddy: number | null; reason: string }>();
   /** Who hears of processes joining and leaving (the admin watch socket). */
   #processListeners = new Set<(change: ProcessChange) => void>();
 
@@ -46,17 +49,20 @@ export class Membership {
   changed(m: Member, event: "joined" | "left", reason?: string): void {
     const { registry, spaces, buddies, log } = this.host;
     this.#tellProcessChange(m, event, reason);
-    if (m.role === "baseapp" && !this.host.shuttingDown()) return this.#baseAppsChanged(m, event);
-    if (m.role !== "cellapp" || this.host.shuttingDown()) return;
+    if (this.host.shuttingDown()) return;
     if (event === "left" && this.host.rejoinOpen()) {
-      // Nothing it held has been given away yet, and a member of the previous run may lose its connection while it
-      // finds its way back: its cells wait for it until the window closes, and it may register again unfenced.
-      this.#leftInRejoin.set(m.id, { member: m, buddy: buddies.buddyOf(m.id) });
-      registry.pardon(m.generation);
-      log.warn(`cellapp ${m.id} left during the rejoin window: its cells wait for it until the window closes`);
+      // Nothing it held has been given away yet, and a member of the previous run (or one that lost this cellappmgr
+      // while it stalled or was cut off) may lose its connection while it finds its way back: what it holds waits
+      // for it until the window closes, and it may register again unfenced.
+      this.#leftInRejoin.set(m.id, { member: m, buddy: buddies.buddyOf(m.id), reason: reason ?? "left" });
+      log.warn(
+        `${m.role} ${m.id} left during the rejoin window: its ${m.role === "cellapp" ? "cells" : "bases"} wait ` +
+          `for it until the window closes`,
+      );
       return;
     }
     if (event === "joined") this.#leftInRejoin.delete(m.id);
+    if (m.role === "baseapp") return this.#baseAppsChanged(m, event);
     if (event === "left") {
       if (spaces.draining.has(m.id)) {
         this.host.balancer.forget(m.id);
@@ -79,10 +85,13 @@ export class Membership {
   rejoined(): void {
     const { registry, spaces, log } = this.host;
     const missing = dropMissingCellApps(spaces, registry);
-    // Those that left during the window and did not come back: their entities come back from their backups.
-    for (const id of missing) {
-      const left = this.#leftInRejoin.get(id);
-      if (left) announceDeath(registry, left.member, left.buddy, log);
+    // Those that left during the window and did not come back are dead after all: their entities come back from
+    // their backups, their bases from their backup baseapps.
+    for (const [id, left] of this.#leftInRejoin) {
+      if (registry.members.has(id)) continue;
+      registry.condemn(left.member, `${left.reason}, and not back when the rejoin window closed`);
+      if (left.member.role === "baseapp") this.#baseAppsChanged(left.member, "left");
+      else if (missing.includes(id)) announceDeath(registry, left.member, left.buddy, log);
     }
     this.#leftInRejoin.clear();
     const adopted = [...spaces.all.keys()].sort((a, b) => a - b);
@@ -101,6 +110,13 @@ export class Membership {
     if (stale.length > 0) this.host.saveDrains();
     // Partitions move only once the spaces are what the members say they are.
     this.host.balancer.start();
+  }
+
+  /** How many members that left while the rejoin window was open are not back yet. */
+  get awaited(): number {
+    let n = 0;
+    for (const id of this.#leftInRejoin.keys()) if (!this.host.registry.members.has(id)) n++;
+    return n;
   }
 
   /** Calls `listener` after every process joins or leaves; returns what stops it. */

@@ -44,9 +44,15 @@ export class Registry {
    * apart: no member acts on them, so they are neither broadcast nor listed in registration replies.
    */
   #deadBases = new Map<number, string>();
-  /** Cellapp generations that left while a restarted cellappmgr's rejoin window was open: they may come back. */
+  /** Generations that left while the rejoin window was open (held, not declared dead): they may come back. */
   #pardoned = new Set<number>();
   #log: Logger;
+  /**
+   * Whether a member that leaves now is held rather than declared dead (the rejoin window is open): nothing it held
+   * is given away yet, no one is told it was fenced, and it may register again unfenced. Asked before the others
+   * are told.
+   */
+  isHeld: ((m: Member, reason: string) => boolean) | null = null;
   /** Called after a member joined or left. */
   onChange:
     | ((m: Member, event: "joined" | "left", reason?: string) => void)
@@ -108,7 +114,7 @@ export class Registry {
     if (!g || g < this.firstGeneration || this.#byChannel.has(ch)) return null;
     const cellapp = info.role === "cellapp";
     const held = cellapp ? "its cells given to others" : "its bases restored on other baseapps";
-    if (cellapp && this.#pardoned.has(g)) return null;
+    if (this.#pardoned.has(g)) return null;
     const dead = (cellapp ? this.#dead : this.#deadBases).get(g);
     if (dead !== undefined) return `its generation ${g} was declared dead (${dead}) and ${held}`;
     const current = [...this.members.values()].find((m) => m.generation === g);
@@ -119,12 +125,12 @@ export class Registry {
   }
 
   /**
-   * Lets a cellapp generation that left come back unfenced: its cells were kept for it (it left during the rejoin
-   * window, when nothing it held had been given away yet).
+   * Declares dead, after all, a member that was held (`isHeld`) and did not come back: if it does, it is fenced, and
+   * the others drop what it still sends.
    */
-  pardon(generation: number): void {
-    this.#dead.delete(generation);
-    this.#pardoned.add(generation);
+  condemn(m: Member, reason: string): void {
+    this.#pardoned.delete(m.generation);
+    this.#fence(m, reason);
   }
 
   /** The cellapp generations of this run declared dead so far. */
@@ -166,11 +172,16 @@ export class Registry {
     this.members.delete(m.id);
     this.#byChannel.delete(m.channel);
     this.#log.warn(`${m.role} ${m.id} (pid ${m.pid}) left: ${reason}`);
-    // Fenced: if it comes back it is told so, and what it still sends meanwhile is dropped.
+    if (this.isHeld?.(m, reason)) this.#pardoned.add(m.generation);
+    else this.#fence(m, reason);
+    this.onChange?.(m, "left", reason);
+  }
+
+  /** Fenced: if `m` comes back it is told so, and what it still sends meanwhile is dropped. */
+  #fence(m: Member, reason: string): void {
     if (m.role === "cellapp") {
       this.#dead.set(m.generation, reason);
       for (const o of this.members.values()) o.channel.send(ProcMsg.fenced, m.id, m.generation, m.address);
     } else if (this.withRole("baseapp").length > 0) this.#deadBases.set(m.generation, reason);
-    this.onChange?.(m, "left", reason);
   }
 }

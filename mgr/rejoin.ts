@@ -16,16 +16,27 @@ import type { Spaces } from "./spaces.ts";
 /** How long a starting cellappmgr waits for the members of a previous run: their retry period and set-up time. */
 export const REJOIN_WINDOW_MS = RETRY_MAX_MS * 4;
 
+/** When a rejoin window that is due to close stays open instead. */
+export interface RejoinHold {
+  /** Asked when the window is due to close: true keeps it open for another period. */
+  stayOpen: () => boolean;
+  /** Longest the window stays open, from when it opened, however `stayOpen` answers. */
+  maxMs: number;
+}
+
 /** A window that closes `ms` after it opened; reopened after the cellappmgr's own stall (see `reopen`). */
 export class RejoinWindow {
   #open = false;
+  #openedAt = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #closed: Promise<void> = Promise.resolve();
   readonly #onClose: () => void;
+  readonly #hold: RejoinHold | null;
 
   /** `onClose` runs each time the window closes, before anything waiting for it goes on. */
-  constructor(ms: number, onClose: () => void) {
+  constructor(ms: number, onClose: () => void, hold: RejoinHold | null = null) {
     this.#onClose = onClose;
+    this.#hold = hold;
     this.reopen(ms);
   }
 
@@ -37,11 +48,14 @@ export class RejoinWindow {
     clearTimeout(this.#timer);
     if (!this.#open) {
       this.#open = true;
+      this.#openedAt = performance.now();
       let resolve!: () => void;
       this.#closed = new Promise((r) => (resolve = r));
       this.#resolve = resolve;
     }
     this.#timer = setTimeout(() => {
+      const hold = this.#hold;
+      if (hold && performance.now() - this.#openedAt + ms <= hold.maxMs && hold.stayOpen()) return this.reopen(ms);
       this.#open = false;
       try {
         this.#onClose();

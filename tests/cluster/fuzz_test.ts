@@ -32,7 +32,7 @@ const MAX_RSS = 384 * 1024 * 1024;
  * A bot's round trip: one client moves, another sees the move; resolves with the best of a few, in ms. The server
  * places both (at the spawn point, then where they were saved), near each other.
  */
-async function roundTrip(url: string): Promise<number> {
+async function roundTrip(url: string, procs: Procs, admin?: string): Promise<number> {
   const a = await connect(url, { name: "rt-a", password: "pw" }, { registry });
   const b = await connect(url, { name: "rt-b", password: "pw" }, { registry });
   try {
@@ -50,7 +50,15 @@ async function roundTrip(url: string): Promise<number> {
         "the move seen",
         () => Math.abs((b.entities.get(a.player.id)?.position.x ?? -1e9) - x) < 0.05,
         15_000,
-      );
+      ).catch(async (e) => {
+        const view = admin ? (await api(admin, `/api/entities/${a.player.id}`)).body : undefined;
+        const logs = procs.all.map((p) => `--- ${p.ready.role} ${p.pid}\n${p.stderr.slice(-30).join("\n")}`);
+        throw new Error(
+          `${(e as Error).message}: a (${a.player.id}) at x=${a.player.position.x}, wanted ${x}; b sees ` +
+            `${JSON.stringify(b.entities.get(a.player.id)?.position)}; server: ${JSON.stringify(view)}\n${logs.join("\n")}`,
+          { cause: e },
+        );
+      });
       best = Math.min(best, performance.now() - t0);
       await new Promise((r) => setTimeout(r, 120));
     }
@@ -66,7 +74,7 @@ Deno.test(
   opts,
   async () => {
     await using procs = new Procs();
-    const env = { SEAMLESS_SECRET: "fuzz-secret", SEAMLESS_LOG_LEVEL: "error" };
+    const env = { SEAMLESS_SECRET: "fuzz-secret", SEAMLESS_LOG_LEVEL: "warn" };
     const mgr = await procs.start(["--role=mgr", "--port=0", "--admin-port=0", "--npcs=100"], { env });
     const admin = mgr.ready.admin!;
     const cell = await procs.start(["--role=cell", "--port=0", `--mgr=${mgr.ready.address}`], { env });
@@ -83,7 +91,7 @@ Deno.test(
       30_000,
     );
     const clientUrl = base.ready.clientUrl as string;
-    const before = await roundTrip(clientUrl);
+    const before = await roundTrip(clientUrl, procs, admin);
     const targets = [mgr, cell, base].map((p) => ({ name: p.ready.role, address: p.ready.address!, pid: p.pid }));
 
     const run = await runFuzz({
@@ -120,7 +128,7 @@ Deno.test(
       after.processes.filter((p) => p.role !== "cellappmgr").map((p) => p.pid).sort(),
       [cell.pid, base.pid].sort(),
     );
-    const rtAfter = await roundTrip(clientUrl);
+    const rtAfter = await roundTrip(clientUrl, procs, admin);
     console.log(`round trip: ${before.toFixed(0)} ms before, ${rtAfter.toFixed(0)} ms after`);
     assert.ok(rtAfter < Math.max(500, before * 4), `round trip after the fuzz: ${rtAfter} ms (before: ${before} ms)`);
   },

@@ -5,9 +5,9 @@
  */
 import { fileURLToPath } from "node:url";
 import type { ClusterView } from "../../core/views.ts";
-import { type Host, Hosts, hostsUnavailable } from "../../tests/helpers/hosts.ts";
-import { type Proc, Procs } from "../../tests/helpers/procs.ts";
-import { PgServer } from "../../tests/helpers/postgres.ts";
+import { type Host, Hosts, hostsUnavailable } from "./hosts.ts";
+import { type Proc, Procs } from "./procs.ts";
+import { PgServer } from "./postgres.ts";
 
 const SECRET = "bench-hosts-secret";
 /** The admin token of every benchmark cluster on hosts. */
@@ -148,6 +148,7 @@ export class HostsCluster implements AsyncDisposable {
     return (res.headers.get("content-type")?.includes("json") ? JSON.parse(text) : text) as T;
   }
 
+  /** Waits until every cellapp and baseapp started is registered with the cellappmgr. */
   async waitRegistered(ms = 60_000): Promise<void> {
     const until = Date.now() + ms;
     for (;;) {
@@ -178,6 +179,14 @@ export class HostsCluster implements AsyncDisposable {
       "--json",
       ...args,
     ], { stdout: "piped", stderr: "piped" });
+  }
+
+  /** Loopback URLs through which SDK clients in this process reach each baseapp's client port, in order. */
+  async clientUrls(): Promise<string[]> {
+    const client = this.hosts.get("client");
+    return await Promise.all(
+      this.baseapps.map((_, i) => this.hosts.forward(client, `ws://${this.hosts.get(`base${i + 1}`).address}:7400/`)),
+    );
   }
 
   /** Every process's pid, the cellappmgr first. */
