@@ -10,6 +10,7 @@ import {
   BackupMsg,
   BaseBackupMsg,
   BaseMsg,
+  BaseScriptMsg,
   beginTick,
   CellMsg,
   type Channel,
@@ -39,7 +40,8 @@ import { Loopback } from "./loopback.ts";
 import { ClientTraffic } from "./client_traffic.ts";
 import { cellAt, cellKey, cellOf, cellsOfSpace } from "./cell_table.ts";
 import { spawnInCell } from "./create_entity.ts";
-import { Authority, dropAllCells } from "./fence.ts";
+import { Authority, dropAllCells, gateHandlers } from "./fence.ts";
+import { MgrLease } from "./lease.ts";
 import { Orphans } from "./orphans.ts";
 import { cellBases, serveBaseCalls } from "./base_calls.ts";
 import { BackupSender, BuddyStore, restoreFromBackup, restoreNpcsOf } from "./backup/mod.ts";
@@ -50,6 +52,32 @@ export interface CellAppGame {
   registry: EntityRegistry;
   scripts: Readonly<Record<string, CellScriptClass>>;
 }
+
+/**
+ * The messages that act on this cellapp's reals: they wait while its cells may not act (fence.ts). Ghost updates,
+ * the cellappmgr's geometry and buddies' backups are taken at once: they change no real.
+ */
+const ACTING: readonly MessageDef<unknown[], unknown>[] = [
+  CellMsg.entityCall,
+  BaseScriptMsg.cellCall,
+  CellMsg.enableWitness,
+  CellMsg.clientAoi,
+  CellMsg.disableWitness,
+  CellMsg.clientCall,
+  CellMsg.clientPosition,
+  CellMsg.clientMoves,
+  CellMsg.destroyCellEntity,
+  CellMsg.cellPersistentState,
+  CellMsg.createCellEntity,
+  CellMsg.spawn,
+  CellMsg.offload,
+  CellMsg.teleportIn,
+  CellMsg.handOverWrites,
+  CellMsg.ghostResync,
+  RestoreMsg.restoreEntity,
+  RestoreMsg.cellAppDied,
+  BaseBackupMsg.rebase,
+] as readonly MessageDef<unknown[], unknown>[];
 
 /** Ticks per second unless configured. */
 export const DEFAULT_TICK_HZ = 10;
@@ -87,8 +115,10 @@ export class CellApp {
   #clients: ClientTraffic;
   /** The addresses the cellappmgr announces this cellapp under (its own, or the one its connection came from). */
   #selfAddresses = new Set<string>();
-  /** Whether the cells may tick: not while the cellappmgr may have declared this cellapp dead. */
+  /** Whether the cells may act: not while the cellappmgr may have declared this cellapp dead. */
   #authority: Authority;
+  /** The cells' lease, renewed by the cellappmgr's answers (lease.ts). */
+  readonly lease: MgrLease;
   /** Cell entities whose baseapp died, waiting to be adopted. */
   readonly orphans: Orphans;
   /** Each real's cell backup, once per backup period, to its base (or, without one, to the buddy). */
@@ -188,9 +218,11 @@ export class CellApp {
       generation: () => this.member.link.generation,
       baseGone: (address) => this.orphans.isDead(address),
     });
-    this.#authority = new Authority(this.member.link, log);
+    this.lease = new MgrLease(this.member.link, cfg.mgrLeaseMs, log);
+    this.#authority = new Authority(this.member.link, this.lease, log, () => this.cells.size);
     this.member.link.onFenced = (why) => {
       const dropped = dropAllCells(this.cells);
+      this.#authority.dropped(`the cellappmgr gave this cellapp's cells to others (${why})`);
       log.error(
         `fenced: ${why}. Dropped ${dropped.cells} cell(s) with ${dropped.reals} real entities and ` +
           `${dropped.ghosts} ghosts (others hold them now); registering again as a new, empty cellapp`,
@@ -214,6 +246,7 @@ export class CellApp {
     }, this.periodMs);
     this.buddyStore.onRefused = (why) => log.warn(why);
     this.#serve();
+    gateHandlers(this.member.handlers, ACTING, this.#authority);
     this.member.link.onRegistered = () => {
       this.#authority.registered();
       this.ids.ensure().catch((e) => log.warn(`could not get entity ids: ${e.message}`));
@@ -472,7 +505,7 @@ export class CellApp {
     const gap = start - this.#lastTickAt;
     const dt = Math.min(gap, 4 * this.periodMs);
     this.#lastTickAt = start;
-    if (!this.#authority.holds(gap, this.cells.size)) return this.#scheduleTick();
+    if (!this.#authority.holds(gap)) return this.#scheduleTick();
     if (moveTrace.on) moveTrace.tick(performance.timeOrigin + start);
     beginTick();
     try {
@@ -521,6 +554,7 @@ export class CellApp {
     this.#stopped = true;
     clearTimeout(this.#tickTimer);
     clearInterval(this.#reportTimer);
+    this.lease.stop();
     for (const c of this.cells.values()) c.dispose();
     this.metrics.close();
     await this.member.close(reason);
