@@ -148,16 +148,26 @@ export class CellApp {
       return handler(null as unknown as Channel, ...args);
     }, (e) => log.warn(`a message between cells of this cellapp failed: ${e.message}`));
     const link = this.member.link;
+    const bases = cellBases({
+      peer: (address) => this.member.peers.get(address),
+      mgr: () => this.member.link.channel,
+      timeoutMs: GHOST_DEFAULTS.callTimeoutMs,
+    });
     this.#host = {
       registry: game.registry,
       scripts: game.scripts,
       log,
       budgetMs: this.periodMs,
-      bases: cellBases({
-        peer: (address) => this.member.peers.get(address),
-        mgr: () => this.member.link.channel,
-        timeoutMs: GHOST_DEFAULTS.callTimeoutMs,
-      }),
+      // A script goes on from an answer only while the cells may act (fence.ts).
+      bases: {
+        call: (e, method, args) =>
+          this.#authority.settle(`the answer to ${e.type.name} ${e.id}.base.${method}`, bases.call(e, method, args)),
+        createBaseAnywhere: (typeName, props) =>
+          this.#authority.settle(
+            `the answer to createBaseAnywhere ${typeName}`,
+            bases.createBaseAnywhere(typeName, props),
+          ),
+      },
       newEntityId: () => this.ids.take(),
       requestShutDown: (spaceId, why) => {
         const ch = this.member.link.channel;
@@ -199,10 +209,14 @@ export class CellApp {
           this.#isSelf(address) ? null : this.member.peers.peek(address)?.record(CellMsg.ghostSyncs, 0) ?? null,
         // Synchronous when a channel is open, so a request keeps its place among messages sent after it.
         ask: (address, timeoutMs, def, ...args) => {
-          if (this.#isSelf(address)) return this.#loopback.ask(def, args);
-          const ch = this.member.peers.peek(address);
-          if (ch) return ch.requestWithin(timeoutMs, def, ...args);
-          return this.member.peers.get(address).then((c) => c.requestWithin(timeoutMs, def, ...args));
+          const asked = this.#isSelf(address)
+            ? this.#loopback.ask(def, args)
+            : this.member.peers.peek(address)?.requestWithin(timeoutMs, def, ...args) ??
+              this.member.peers.get(address).then((c) => c.requestWithin(timeoutMs, def, ...args));
+          // A script awaits an entity call's answer: it goes on only while the cells may act (fence.ts).
+          return def.kind === CellMsg.entityCall.kind
+            ? this.#authority.settle(`the answer to ${def.name}`, asked)
+            : asked;
         },
       },
     };

@@ -25,6 +25,10 @@ export function dropAllCells(cells: Map<string, Cell>): { cells: number; reals: 
   return { cells: n, reals, ghosts };
 }
 
+function silence(ms: number | null): string {
+  return ms === null ? "since this cellapp registered" : `for ${ms} ms`;
+}
+
 /** Messages held back while the cells may not act, at most: past it they fail (requests) or are dropped. */
 export const MAX_HELD_BACK = 10_000;
 
@@ -96,6 +100,8 @@ export class Authority {
       this.#resume(held);
       return true;
     }
+    // Cells just given by a registration wait for the lease's first answer, a round trip away, without a word.
+    if (!this.#paused && !this.#doubted && this.lease.starting(now)) return false;
     if (!this.#paused) {
       this.#paused = true;
       if (this.#doubted) {
@@ -105,7 +111,7 @@ export class Authority {
         );
       } else {
         this.log.warn(
-          `lease lapsed: the cellappmgr has not answered for ${this.lease.ms - Math.round(this.lease.left(now))} ms ` +
+          `lease lapsed: the cellappmgr has not answered ${silence(this.lease.silentFor(now))} ` +
             `(lease ${this.lease.ms} ms, it declares a cellapp dead after ${this.link.deadAfterMs} ms): ` +
             `its ${held} cell(s) stop acting, keeping their state, until it confirms them`,
         );
@@ -143,6 +149,22 @@ export class Authority {
         },
         drop: (why) => reject(new Error(`${what} dropped: ${why}`)),
       });
+    });
+  }
+
+  /**
+   * `p` (an answer a script awaits: a call of another entity or of a base), settled only while the cells may act:
+   * else once they may again. The script goes on from there, so it must not while they hold still; when the cells
+   * are dropped it never settles (the entity is gone with them).
+   */
+  settle<T>(what: string, p: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const after = (done: () => void) => {
+        if (this.acting && this.#heldBack.length === 0) return done();
+        if (this.#heldBack.length >= MAX_HELD_BACK) return reject(new Error(`${what} dropped: too many wait`));
+        this.#heldBack.push({ run: done, drop: () => {} });
+      };
+      p.then((v) => after(() => resolve(v)), (e) => after(() => reject(e)));
     });
   }
 

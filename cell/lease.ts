@@ -28,6 +28,8 @@ export class MgrLease {
   #inFlight = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #stopped = false;
+  /** When the registration awaiting its first answer was taken (see `starting`); null once answered. */
+  #startedAt: number | null = null;
   /** The dead timeout the length was last worked out for, so a clamp is logged once per value. */
   #clampedFor = 0;
 
@@ -65,14 +67,23 @@ export class MgrLease {
     return !this.enabled || now < this.#until;
   }
 
-  /** Ms left of the lease at `now` (negative once lapsed). */
-  left(now: number = performance.now()): number {
-    return this.#until - now;
+  /**
+   * Whether the lease is still awaiting its first answer after a registration, for less than its length: cells
+   * made by that registration wait for it without a word (it comes within a round trip).
+   */
+  starting(now: number = performance.now()): boolean {
+    return this.#startedAt !== null && now - this.#startedAt < this.ms;
+  }
+
+  /** Ms since the ping that last renewed the lease was sent; null when none was answered yet. */
+  silentFor(now: number = performance.now()): number | null {
+    return Number.isFinite(this.#until) ? Math.round(now - (this.#until - this.ms)) : null;
   }
 
   /** Pings at once (after a registration): the lease is renewed as soon as the answer comes. */
   renewNow(): void {
     if (!this.enabled || this.#stopped) return;
+    if (!Number.isFinite(this.#until) || !this.held()) this.#startedAt = performance.now();
     clearTimeout(this.#timer);
     this.#schedule(0);
   }
@@ -100,7 +111,9 @@ export class MgrLease {
     ch.requestWithin(ms, ChannelMsg.ping).then(
       () => {
         // Only the channel this cellapp is registered on speaks for the cellappmgr's view of it.
-        if (this.link.channel === ch && ch.isOpen) this.#until = Math.max(this.#until, sentAt + ms);
+        if (this.link.channel !== ch || !ch.isOpen) return;
+        this.#until = Math.max(this.#until, sentAt + ms);
+        this.#startedAt = null;
       },
       // Unanswered: the lease runs out on its own; the link closes and reconnects on its own timeout.
       () => {},
