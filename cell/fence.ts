@@ -25,15 +25,20 @@ export function dropAllCells(cells: Map<string, Cell>): { cells: number; reals: 
   return { cells: n, reals, ghosts };
 }
 
-function silence(ms: number | null): string {
-  return ms === null ? "since this cellapp registered" : `for ${ms} ms`;
-}
-
 /** Messages held back while the cells may not act, at most: past it they fail (requests) or are dropped. */
 export const MAX_HELD_BACK = 10_000;
 
+/**
+ * Longest a message is held back: older ones fail when the cells act again. Their senders have given up on them (an
+ * offload is retried and then given up after GHOST_DEFAULTS.offloadTimeoutMs, 30 s: taking it later would make a
+ * second real).
+ */
+export const MAX_HOLD_MS = 20_000;
+
 /** A message held back until the cells may act again. */
 interface HeldBack {
+  /** performance.now() when it was held back. */
+  at: number;
   run(): void;
   drop(why: string): void;
 }
@@ -84,6 +89,11 @@ export class Authority {
     return this.#held() === 0 || (!this.#doubted && !this.#paused && this.lease.held());
   }
 
+  /** Whether what the cells are asked runs at once: they may act and nothing waits before it. */
+  get runsNow(): boolean {
+    return this.acting && this.#heldBack.length === 0;
+  }
+
   /**
    * `gap` ms after the previous tick began: may the cells tick? Decides and logs a pause or a resumption, and runs
    * what was held back on resuming.
@@ -111,7 +121,7 @@ export class Authority {
         );
       } else {
         this.log.warn(
-          `lease lapsed: the cellappmgr has not answered ${silence(this.lease.silentFor(now))} ` +
+          `lease lapsed: ${this.lease.lapse(now)} ` +
             `(lease ${this.lease.ms} ms, it declares a cellapp dead after ${this.link.deadAfterMs} ms): ` +
             `its ${held} cell(s) stop acting, keeping their state, until it confirms them`,
         );
@@ -125,7 +135,7 @@ export class Authority {
    * dropped; at most MAX_HELD_BACK wait.
    */
   gate<T>(what: string, run: () => T): T | Promise<Awaited<T>> {
-    if (this.acting && this.#heldBack.length === 0) return run();
+    if (this.runsNow) return run();
     if (this.#heldBack.length >= MAX_HELD_BACK) {
       if (!this.#overflowLogged) {
         this.#overflowLogged = true;
@@ -140,6 +150,7 @@ export class Authority {
     }
     return new Promise<Awaited<T>>((resolve, reject) => {
       this.#heldBack.push({
+        at: performance.now(),
         run: () => {
           try {
             resolve(run() as Awaited<T>);
@@ -160,9 +171,9 @@ export class Authority {
   settle<T>(what: string, p: Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const after = (done: () => void) => {
-        if (this.acting && this.#heldBack.length === 0) return done();
+        if (this.runsNow) return done();
         if (this.#heldBack.length >= MAX_HELD_BACK) return reject(new Error(`${what} dropped: too many wait`));
-        this.#heldBack.push({ run: done, drop: () => {} });
+        this.#heldBack.push({ at: performance.now(), run: done, drop: () => {} });
       };
       p.then((v) => after(() => resolve(v)), (e) => after(() => reject(e)));
     });
@@ -188,7 +199,15 @@ export class Authority {
     const waiting = this.#heldBack;
     if (waiting.length === 0) return;
     this.#heldBack = [];
-    for (const w of waiting) w.run();
+    const now = performance.now();
+    const stale = waiting.filter((w) => now - w.at > MAX_HOLD_MS).length;
+    if (stale > 0) {
+      this.log.warn(`${stale} message(s) held back for more than ${MAX_HOLD_MS} ms are refused: their senders gave up`);
+    }
+    for (const w of waiting) {
+      if (now - w.at > MAX_HOLD_MS) w.drop(`held back for more than ${MAX_HOLD_MS} ms`);
+      else w.run();
+    }
   }
 
   /** Asks the cellappmgr again, with a ping that can only be answered on a live link. */
@@ -221,7 +240,7 @@ export function gateHandlers(
     const handler = handlers.get(def.kind);
     if (!handler) throw new Error(`${def.name} is not served here: it cannot be gated`);
     handlers.on(def, (ch, ...args) => {
-      if (authority.acting) return authority.gate(def.name, () => handler(ch, ...args));
+      if (authority.runsNow) return handler(ch, ...args);
       const kept = args.map((a) =>
         a instanceof Uint8Array ? a.slice() : typeof a === "object" && a !== null ? structuredClone(a) : a
       );

@@ -1,10 +1,11 @@
 /**
- * The cellapp's lease on its cells (docs in the README's "Partitions and the cellappmgr lease"). The cellappmgr
+ * The cellapp's lease on its cells (README, Fault tolerance: "The cellappmgr lease"). The cellappmgr
  * declares a cellapp dead after `deadAfterMs` without a frame from it, and only then gives its cells and entities
  * to others. A ping sent at time t and answered on the registered channel proves the cellappmgr heard this cellapp
  * at t or later, so it cannot declare it dead before t + deadAfterMs: the cellapp may act until t + leaseMs, with
  * leaseMs well short of deadAfterMs (the margin covers a tick begun just before the end, delivery and clock rates).
- * A lease of 0 is none: the cells act whatever the cellappmgr does (availability over safety).
+ * The lease also ends with the channel that granted it: the cellappmgr restores a member's entities as soon as its
+ * channel closes. A lease of 0 is none: the cells act whatever the cellappmgr does (availability over safety).
  */
 import type { Logger } from "../core/log.ts";
 import { type Channel, ChannelMsg, type MgrLink } from "../core/wire/mod.ts";
@@ -25,6 +26,11 @@ export type LeaseSetting = number | null;
 export class MgrLease {
   /** performance.now() time the lease runs to. */
   #until = -Infinity;
+  /**
+   * The channel whose answer granted it: the lease ends with it, since the cellappmgr takes a closed channel for a
+   * member gone and restores its entities at once.
+   */
+  #grantedOn: Channel | null = null;
   #inFlight = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #stopped = false;
@@ -64,7 +70,7 @@ export class MgrLease {
 
   /** Whether the cells may act at `now` (performance.now() time): always without a lease. */
   held(now: number = performance.now()): boolean {
-    return !this.enabled || now < this.#until;
+    return !this.enabled || (now < this.#until && this.#grantedOn !== null && this.#grantedOn.isOpen);
   }
 
   /**
@@ -75,9 +81,14 @@ export class MgrLease {
     return this.#startedAt !== null && now - this.#startedAt < this.ms;
   }
 
-  /** Ms since the ping that last renewed the lease was sent; null when none was answered yet. */
-  silentFor(now: number = performance.now()): number | null {
-    return Number.isFinite(this.#until) ? Math.round(now - (this.#until - this.ms)) : null;
+  /** Why the lease is not held at `now`, for the log. */
+  lapse(now: number = performance.now()): string {
+    if (!Number.isFinite(this.#until)) return "the cellappmgr has not answered since this cellapp registered";
+    const silent = `${Math.round(now - (this.#until - this.ms))} ms`;
+    if (this.#grantedOn && !this.#grantedOn.isOpen) {
+      return `the link to the cellappmgr closed (last answer ${silent} ago)`;
+    }
+    return `the cellappmgr has not answered for ${silent}`;
   }
 
   /** Pings at once (after a registration): the lease is renewed as soon as the answer comes. */
@@ -112,6 +123,8 @@ export class MgrLease {
       () => {
         // Only the channel this cellapp is registered on speaks for the cellappmgr's view of it.
         if (this.link.channel !== ch || !ch.isOpen) return;
+        if (this.#grantedOn !== ch) this.#until = -Infinity;
+        this.#grantedOn = ch;
         this.#until = Math.max(this.#until, sentAt + ms);
         this.#startedAt = null;
       },
