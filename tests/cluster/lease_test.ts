@@ -1,7 +1,8 @@
 /**
  * The cellapps' lease on their cells (cell/lease.ts), both sides of its trade-off. Safety: a cellapp cut off from
  * the cellappmgr (on test hosts, every packet between the two dropped while it still reaches the baseapp and the
- * other cellapp) stops acting before the cellappmgr declares it dead and restores its entities elsewhere, so no
+ * other cellapp, or with its link down) stops acting before the cellappmgr declares it dead and restores its entities
+ * elsewhere, so no
  * frame of its dead generation reaches the baseapp afterwards; without a lease (`--mgr-lease=0`) it acts on and the
  * baseapp drops its frames. Availability: a cellappmgr killed and restarted within its rejoin window costs no
  * entity, and the world it paused resumes.
@@ -33,7 +34,13 @@ function staleFrames(base: Proc, generation: number): string[] {
   return base.stderr.filter((l) => l.includes("dropped a frame") && l.includes(`generation ${generation} was`));
 }
 
-async function partition(lease: "default" | "none"): Promise<void> {
+/**
+ * How the cellapp is cut off: only from the cellappmgr (it still reaches the baseapp and the other cellapp, so what
+ * it would send is seen), or its link taken down (nothing reaches it or leaves it).
+ */
+type Cut = "from the cellappmgr" | "link down";
+
+async function partition(lease: "default" | "none", cut: Cut = "from the cellappmgr"): Promise<void> {
   await using hosts = await Hosts.create(["mgr", "cell1", "cell2", "base", "client"]);
   await using procs = new Procs();
   const [mgrHost, cell1, cell2, baseHost, clientHost] = hosts.hosts;
@@ -83,8 +90,11 @@ async function partition(lease: "default" | "none"): Promise<void> {
     const generation = victim.generation!;
 
     // Nothing passes between the cellappmgr and the player's cellapp; both still reach the baseapp and each other.
-    await hosts.block(host, mgrHost);
-    await hosts.block(mgrHost, host);
+    if (cut === "link down") await hosts.cut(host);
+    else {
+      await hosts.block(host, mgrHost);
+      await hosts.block(mgrHost, host);
+    }
     const deadAt = await waitFor(
       "the cellappmgr to declare the cut-off cellapp dead",
       () => when(cluster.mgr.stderr, `cellapp ${victim.id} (pid ${victim.pid}) left`),
@@ -128,8 +138,11 @@ async function partition(lease: "default" | "none"): Promise<void> {
     assert.deepEqual(staleFrames(base.proc, generation), [], "no frame of the cut-off cellapp after its death");
 
     // Healed: it is told it was declared dead and drops what it held, without acting on it in between.
-    await hosts.unblock(host, mgrHost);
-    await hosts.unblock(mgrHost, host);
+    if (cut === "link down") await hosts.heal(host);
+    else {
+      await hosts.unblock(host, mgrHost);
+      await hosts.unblock(mgrHost, host);
+    }
     await waitFor("the cut-off cellapp fenced", () => proc.stderr.some((l) => l.includes("fenced:")), 15_000);
     const after = proc.stderr.slice(proc.stderr.findIndex((l) => l.includes("lease lapsed")));
     const fenced = after.findIndex((l) => l.includes("fenced:"));
@@ -152,6 +165,12 @@ Deno.test(
   "a cellapp cut off from the cellappmgr stops acting before the cellappmgr restores its entities elsewhere",
   { ...opts, ignore: why !== null },
   () => partition("default"),
+);
+
+Deno.test(
+  "a cellapp whose link is down stops acting before the cellappmgr restores its entities, and is fenced once healed",
+  { ...opts, ignore: why !== null },
+  () => partition("default", "link down"),
 );
 
 Deno.test(
