@@ -3,8 +3,8 @@
  * the cellappmgr (on test hosts, every packet between the two dropped while it still reaches the baseapp and the
  * other cellapp, or with its link down) stops acting before the cellappmgr declares it dead and restores its entities
  * elsewhere, so no frame of its dead generation reaches the baseapp afterwards; without a lease (`--mgr-lease=0`) it
- * acts on and the baseapp drops its frames. Availability: a cellappmgr killed and restarted within its rejoin window costs no
- * entity, and the world it paused resumes.
+ * acts on and the baseapp drops its frames. Availability: a cellappmgr killed and restarted within its rejoin
+ * window costs no entity, and the world it paused resumes.
  */
 import assert from "node:assert/strict";
 import { type Client, connect } from "../../client/mod.ts";
