@@ -39,6 +39,8 @@ export const MAX_HOLD_MS = 20_000;
 interface HeldBack {
   /** performance.now() when it was held back. */
   at: number;
+  /** Run however long it waited (a script's answer: nobody gives up on it). */
+  keep?: boolean;
   run(): void;
   drop(why: string): void;
 }
@@ -69,6 +71,8 @@ export class Authority {
     private readonly lease: MgrLease,
     private readonly log: Logger,
     held: () => number,
+    /** Longest a message is held back (MAX_HOLD_MS). */
+    private readonly maxHoldMs: number = MAX_HOLD_MS,
   ) {
     this.#held = held;
   }
@@ -77,11 +81,6 @@ export class Authority {
   registered(): void {
     this.#doubted = false;
     this.lease.renewNow();
-  }
-
-  /** Whether the cells are stopped now (logged when it changed). */
-  get paused(): boolean {
-    return this.#paused;
   }
 
   /** Whether what the cells are asked may run now: they hold their cells, or there is none. */
@@ -173,7 +172,7 @@ export class Authority {
       const after = (done: () => void) => {
         if (this.runsNow) return done();
         if (this.#heldBack.length >= MAX_HELD_BACK) return reject(new Error(`${what} dropped: too many wait`));
-        this.#heldBack.push({ at: performance.now(), run: done, drop: () => {} });
+        this.#heldBack.push({ at: performance.now(), keep: true, run: done, drop: () => {} });
       };
       p.then((v) => after(() => resolve(v)), (e) => after(() => reject(e)));
     });
@@ -200,12 +199,15 @@ export class Authority {
     if (waiting.length === 0) return;
     this.#heldBack = [];
     const now = performance.now();
-    const stale = waiting.filter((w) => now - w.at > MAX_HOLD_MS).length;
+    const tooOld = (w: HeldBack) => !w.keep && now - w.at > this.maxHoldMs;
+    const stale = waiting.filter(tooOld).length;
     if (stale > 0) {
-      this.log.warn(`${stale} message(s) held back for more than ${MAX_HOLD_MS} ms are refused: their senders gave up`);
+      this.log.warn(
+        `${stale} message(s) held back for more than ${this.maxHoldMs} ms are refused: their senders gave up`,
+      );
     }
     for (const w of waiting) {
-      if (now - w.at > MAX_HOLD_MS) w.drop(`held back for more than ${MAX_HOLD_MS} ms`);
+      if (tooOld(w)) w.drop(`held back for more than ${this.maxHoldMs} ms`);
       else w.run();
     }
   }

@@ -64,7 +64,7 @@ Deno.test(
     const log = memoryLogger();
     const l = link(mgr.address, log);
     const lease = new MgrLease(l, null, log);
-    const authority = new Authority(l, lease, log, () => 1);
+    const authority = new Authority(l, lease, log, () => 1, 1000);
     l.onRegistered = () => authority.registered();
     try {
       await l.registered;
@@ -80,6 +80,9 @@ Deno.test(
       assert.equal(lapsed.length, 1, "logged once");
       assert.match(lapsed[0], /the link to the cellappmgr closed .*its 1 cell\(s\) stop acting, keeping their state/);
       const order: string[] = [];
+      const old = authority.gate("old", () => order.push("old"));
+      const answer = authority.settle("an answer", Promise.resolve("answered"));
+      await new Promise((r) => setTimeout(r, 1100));
       const first = authority.gate("first", () => order.push("first"));
       const second = authority.gate("second", () => order.push("second"));
       await new Promise((r) => setTimeout(r, 50));
@@ -90,6 +93,8 @@ Deno.test(
       await waitFor("the cells confirmed", () => authority.holds(100), 10_000);
       assert.deepEqual(await Promise.all([first, second]), [1, 2]);
       assert.deepEqual(order, ["first", "second"], "in order");
+      await assert.rejects(Promise.resolve(old), /old dropped: held back for more than 1000 ms/, "its sender gave up");
+      assert.equal(await answer, "answered", "a script's answer is kept however long it waited");
       assert.equal(log.lines.filter((x) => x.includes("confirmed this cellapp again")).length, 1);
 
       // Dropped (fenced) while lapsed: what waits fails.
