@@ -13,6 +13,8 @@ interface Listed {
   readonly x: number;
   readonly y: number;
   readonly z: number;
+  /** Its base's address; null for an NPC, which only the buddy cellapp backs up. */
+  readonly baseAddress: string | null;
 }
 
 /** What a report reads of its cell. */
@@ -47,7 +49,15 @@ export function cellReport(cell: ReportedCell, now: number): CellReport {
     hadEntities: cell.hasHadEntities,
     entityLoad,
     entityBounds,
+    unbacked: unbackedTypes(cell.entities),
   };
+}
+
+/** How many of `reals` have no base, by type name. */
+function unbackedTypes(reals: ReadonlyMap<number, Listed>): [string, number][] {
+  const n = new Map<string, number>();
+  for (const e of reals.values()) if (e.baseAddress === null) n.set(e.type.name, (n.get(e.type.name) ?? 0) + 1);
+  return [...n];
 }
 
 /** The cell's reals and ghosts as the admin API lists them. */

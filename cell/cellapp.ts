@@ -10,6 +10,7 @@ import {
   BackupMsg,
   BaseBackupMsg,
   BaseMsg,
+  BaseScriptMsg,
   beginTick,
   CellMsg,
   type Channel,
@@ -39,7 +40,8 @@ import { Loopback } from "./loopback.ts";
 import { ClientTraffic } from "./client_traffic.ts";
 import { cellAt, cellKey, cellOf, cellsOfSpace } from "./cell_table.ts";
 import { spawnInCell } from "./create_entity.ts";
-import { Authority, dropAllCells } from "./fence.ts";
+import { Authority, dropAllCells, gateHandlers } from "./fence.ts";
+import { MgrLease } from "./lease.ts";
 import { Orphans } from "./orphans.ts";
 import { cellBases, serveBaseCalls } from "./base_calls.ts";
 import { BackupSender, BuddyStore, restoreFromBackup, restoreNpcsOf } from "./backup/mod.ts";
@@ -50,6 +52,32 @@ export interface CellAppGame {
   registry: EntityRegistry;
   scripts: Readonly<Record<string, CellScriptClass>>;
 }
+
+/**
+ * The messages that act on this cellapp's reals: they wait while its cells may not act (fence.ts). Ghost updates,
+ * the cellappmgr's geometry and buddies' backups are taken at once: they change no real.
+ */
+const ACTING: readonly MessageDef<unknown[], unknown>[] = [
+  CellMsg.entityCall,
+  BaseScriptMsg.cellCall,
+  CellMsg.enableWitness,
+  CellMsg.clientAoi,
+  CellMsg.disableWitness,
+  CellMsg.clientCall,
+  CellMsg.clientPosition,
+  CellMsg.clientMoves,
+  CellMsg.destroyCellEntity,
+  CellMsg.cellPersistentState,
+  CellMsg.createCellEntity,
+  CellMsg.spawn,
+  CellMsg.offload,
+  CellMsg.teleportIn,
+  CellMsg.handOverWrites,
+  CellMsg.ghostResync,
+  RestoreMsg.restoreEntity,
+  RestoreMsg.cellAppDied,
+  BaseBackupMsg.rebase,
+] as readonly MessageDef<unknown[], unknown>[];
 
 /** Ticks per second unless configured. */
 export const DEFAULT_TICK_HZ = 10;
@@ -87,8 +115,10 @@ export class CellApp {
   #clients: ClientTraffic;
   /** The addresses the cellappmgr announces this cellapp under (its own, or the one its connection came from). */
   #selfAddresses = new Set<string>();
-  /** Whether the cells may tick: not while the cellappmgr may have declared this cellapp dead. */
+  /** Whether the cells may act: not while the cellappmgr may have declared this cellapp dead. */
   #authority: Authority;
+  /** The cells' lease, renewed by the cellappmgr's answers (lease.ts). */
+  readonly lease: MgrLease;
   /** Cell entities whose baseapp died, waiting to be adopted. */
   readonly orphans: Orphans;
   /** Each real's cell backup, once per backup period, to its base (or, without one, to the buddy). */
@@ -118,16 +148,26 @@ export class CellApp {
       return handler(null as unknown as Channel, ...args);
     }, (e) => log.warn(`a message between cells of this cellapp failed: ${e.message}`));
     const link = this.member.link;
+    const bases = cellBases({
+      peer: (address) => this.member.peers.get(address),
+      mgr: () => this.member.link.channel,
+      timeoutMs: GHOST_DEFAULTS.callTimeoutMs,
+    });
     this.#host = {
       registry: game.registry,
       scripts: game.scripts,
       log,
       budgetMs: this.periodMs,
-      bases: cellBases({
-        peer: (address) => this.member.peers.get(address),
-        mgr: () => this.member.link.channel,
-        timeoutMs: GHOST_DEFAULTS.callTimeoutMs,
-      }),
+      // A script goes on from an answer only while the cells may act (fence.ts).
+      bases: {
+        call: (e, method, args) =>
+          this.#authority.settle(`the answer to ${e.type.name} ${e.id}.base.${method}`, bases.call(e, method, args)),
+        createBaseAnywhere: (typeName, props) =>
+          this.#authority.settle(
+            `the answer to createBaseAnywhere ${typeName}`,
+            bases.createBaseAnywhere(typeName, props),
+          ),
+      },
       newEntityId: () => this.ids.take(),
       requestShutDown: (spaceId, why) => {
         const ch = this.member.link.channel;
@@ -169,10 +209,14 @@ export class CellApp {
           this.#isSelf(address) ? null : this.member.peers.peek(address)?.record(CellMsg.ghostSyncs, 0) ?? null,
         // Synchronous when a channel is open, so a request keeps its place among messages sent after it.
         ask: (address, timeoutMs, def, ...args) => {
-          if (this.#isSelf(address)) return this.#loopback.ask(def, args);
-          const ch = this.member.peers.peek(address);
-          if (ch) return ch.requestWithin(timeoutMs, def, ...args);
-          return this.member.peers.get(address).then((c) => c.requestWithin(timeoutMs, def, ...args));
+          const asked = this.#isSelf(address)
+            ? this.#loopback.ask(def, args)
+            : this.member.peers.peek(address)?.requestWithin(timeoutMs, def, ...args) ??
+              this.member.peers.get(address).then((c) => c.requestWithin(timeoutMs, def, ...args));
+          // A script awaits an entity call's answer: it goes on only while the cells may act (fence.ts).
+          return def.kind === CellMsg.entityCall.kind
+            ? this.#authority.settle(`the answer to ${def.name}`, asked)
+            : asked;
         },
       },
     };
@@ -188,9 +232,11 @@ export class CellApp {
       generation: () => this.member.link.generation,
       baseGone: (address) => this.orphans.isDead(address),
     });
-    this.#authority = new Authority(this.member.link, log);
+    this.lease = new MgrLease(this.member.link, cfg.mgrLeaseMs, log);
+    this.#authority = new Authority(this.member.link, this.lease, log, () => this.cells.size);
     this.member.link.onFenced = (why) => {
       const dropped = dropAllCells(this.cells);
+      this.#authority.dropped(`the cellappmgr gave this cellapp's cells to others (${why})`);
       log.error(
         `fenced: ${why}. Dropped ${dropped.cells} cell(s) with ${dropped.reals} real entities and ` +
           `${dropped.ghosts} ghosts (others hold them now); registering again as a new, empty cellapp`,
@@ -214,6 +260,7 @@ export class CellApp {
     }, this.periodMs);
     this.buddyStore.onRefused = (why) => log.warn(why);
     this.#serve();
+    gateHandlers(this.member.handlers, ACTING, this.#authority);
     this.member.link.onRegistered = () => {
       this.#authority.registered();
       this.ids.ensure().catch((e) => log.warn(`could not get entity ids: ${e.message}`));
@@ -472,7 +519,7 @@ export class CellApp {
     const gap = start - this.#lastTickAt;
     const dt = Math.min(gap, 4 * this.periodMs);
     this.#lastTickAt = start;
-    if (!this.#authority.holds(gap, this.cells.size)) return this.#scheduleTick();
+    if (!this.#authority.holds(gap)) return this.#scheduleTick();
     if (moveTrace.on) moveTrace.tick(performance.timeOrigin + start);
     beginTick();
     try {
@@ -521,6 +568,7 @@ export class CellApp {
     this.#stopped = true;
     clearTimeout(this.#tickTimer);
     clearInterval(this.#reportTimer);
+    this.lease.stop();
     for (const c of this.cells.values()) c.dispose();
     this.metrics.close();
     await this.member.close(reason);

@@ -8,8 +8,9 @@
  * belong to others now.
  */
 import type { Logger } from "../core/log.ts";
-import { type Channel, ChannelMsg, type MgrLink } from "../core/wire/mod.ts";
+import { type Channel, ChannelMsg, type Handlers, type MessageDef, type MgrLink } from "../core/wire/mod.ts";
 import type { Cell } from "./cell.ts";
+import type { MgrLease } from "./lease.ts";
 
 /** Drops every cell of `cells` with its reals and ghosts, without a word to bases or peers; returns the counts. */
 export function dropAllCells(cells: Map<string, Cell>): { cells: number; reals: number; ghosts: number } {
@@ -24,53 +25,191 @@ export function dropAllCells(cells: Map<string, Cell>): { cells: number; reals: 
   return { cells: n, reals, ghosts };
 }
 
+/** Messages held back while the cells may not act, at most: past it they fail (requests) or are dropped. */
+export const MAX_HELD_BACK = 10_000;
+
 /**
- * Whether this cellapp may act as the holder of its cells. A process that
- * stalled (a SIGSTOP, a long pause) for half the cellappmgr's dead timeout
- * may have been declared dead meanwhile, and what it reads on waking may be
- * old: its cells stop ticking until a ping sent after the stall is answered
- * on the same link, or the cellappmgr takes a new registration (which fences
- * it if it was declared dead). A cellappmgr that merely went quiet (it died
- * or restarts) stops nothing: the world goes on without it, and the
- * receivers drop what a fenced generation sends. Logs each change once.
+ * Longest a message is held back: older ones fail when the cells act again. Their senders have given up on them (an
+ * offload is retried and then given up after GHOST_DEFAULTS.offloadTimeoutMs, 30 s: taking it later would make a
+ * second real).
+ */
+export const MAX_HOLD_MS = 20_000;
+
+/** A message held back until the cells may act again. */
+interface HeldBack {
+  /** performance.now() when it was held back. */
+  at: number;
+  /** Run however long it waited (a script's answer: nobody gives up on it). */
+  keep?: boolean;
+  run(): void;
+  drop(why: string): void;
+}
+
+/**
+ * Whether this cellapp may act as the holder of its cells: tick (scripts' timers, controllers, ghost updates,
+ * offloads, client frames, backups) and handle what bases, clients and other cells ask of its entities.
+ *
+ * Two things stop it, each logged once when it starts and once when it ends. Its own stall: a process that stalled
+ * (a SIGSTOP, a long pause) for half the cellappmgr's dead timeout may have been declared dead meanwhile, and what
+ * it reads on waking may be old; it waits until a ping sent after the stall is answered on the same link, or the
+ * cellappmgr takes a new registration (which fences it if it was declared dead). And its lease (lease.ts): when the
+ * cellappmgr has not answered for the lease's length (a partition, or the cellappmgr died or stalls) the cells hold
+ * still, keeping their state, until it answers again. With `--mgr-lease=0` there is no lease: a cellappmgr that
+ * merely went quiet stops nothing, and the receivers drop what a fenced generation sends.
  */
 export class Authority {
   #doubted = false;
   #paused = false;
   #pinging = false;
+  #heldBack: HeldBack[] = [];
+  #overflowLogged = false;
+  /** The number of cells, read to know whether there is anything to hold back. */
+  #held: () => number;
 
-  constructor(private readonly link: MgrLink, private readonly log: Logger) {}
+  constructor(
+    private readonly link: MgrLink,
+    private readonly lease: MgrLease,
+    private readonly log: Logger,
+    held: () => number,
+    /** Longest a message is held back (MAX_HOLD_MS). */
+    private readonly maxHoldMs: number = MAX_HOLD_MS,
+  ) {
+    this.#held = held;
+  }
 
   /** The cellappmgr took this cellapp's registration on the link's channel. */
   registered(): void {
     this.#doubted = false;
+    this.lease.renewNow();
+  }
+
+  /** Whether what the cells are asked may run now: they hold their cells, or there is none. */
+  get acting(): boolean {
+    return this.#held() === 0 || (!this.#doubted && !this.#paused && this.lease.held());
+  }
+
+  /** Whether what the cells are asked runs at once: they may act and nothing waits before it. */
+  get runsNow(): boolean {
+    return this.acting && this.#heldBack.length === 0;
   }
 
   /**
-   * `gap` ms after the previous tick began: may the cells tick?
-   * `held` says how many cells there are (none: nothing to hold back).
+   * `gap` ms after the previous tick began: may the cells tick? Decides and logs a pause or a resumption, and runs
+   * what was held back on resuming.
    */
-  holds(gap: number, held: number): boolean {
+  holds(gap: number): boolean {
+    const held = this.#held();
     if (held === 0) {
-      this.#paused = false;
+      this.#resume(held);
       return true;
     }
     if (gap > this.link.deadAfterMs / 2) this.#doubt();
-    if (!this.#doubted) {
-      if (this.#paused) {
-        this.#paused = false;
-        this.log.info(`the cellappmgr confirmed this cellapp again: its ${held} cell(s) tick again`);
-      }
+    const now = performance.now();
+    if (!this.#doubted && this.lease.held(now)) {
+      this.#resume(held);
       return true;
     }
+    // Cells just given by a registration wait for the lease's first answer, a round trip away, without a word.
+    if (!this.#paused && !this.#doubted && this.lease.starting(now)) return false;
     if (!this.#paused) {
       this.#paused = true;
-      this.log.warn(
-        `this cellapp stalled ${Math.round(gap)} ms; the cellappmgr may have declared it dead (it does after ` +
-          `${this.link.deadAfterMs} ms): its ${held} cell(s) stop ticking until it confirms them`,
-      );
+      if (this.#doubted) {
+        this.log.warn(
+          `this cellapp stalled ${Math.round(gap)} ms; the cellappmgr may have declared it dead (it does after ` +
+            `${this.link.deadAfterMs} ms): its ${held} cell(s) stop ticking until it confirms them`,
+        );
+      } else {
+        this.log.warn(
+          `lease lapsed: ${this.lease.lapse(now)} ` +
+            `(lease ${this.lease.ms} ms, it declares a cellapp dead after ${this.link.deadAfterMs} ms): ` +
+            `its ${held} cell(s) stop acting, keeping their state, until it confirms them`,
+        );
+      }
     }
     return false;
+  }
+
+  /**
+   * Runs `run` now when the cells may act, else once they may again (in arrival order), or fails it when they are
+   * dropped; at most MAX_HELD_BACK wait.
+   */
+  gate<T>(what: string, run: () => T): T | Promise<Awaited<T>> {
+    if (this.runsNow) return run();
+    if (this.#heldBack.length >= MAX_HELD_BACK) {
+      if (!this.#overflowLogged) {
+        this.#overflowLogged = true;
+        this.log.warn(
+          `more than ${MAX_HELD_BACK} messages wait for the cellappmgr to confirm this cellapp: ` +
+            `${what} and those after it are refused until it does`,
+        );
+      }
+      return Promise.reject(
+        new Error(`${what} refused: this cellapp's cells do not act until the cellappmgr confirms them`),
+      );
+    }
+    return new Promise<Awaited<T>>((resolve, reject) => {
+      this.#heldBack.push({
+        at: performance.now(),
+        run: () => {
+          try {
+            resolve(run() as Awaited<T>);
+          } catch (e) {
+            reject(e);
+          }
+        },
+        drop: (why) => reject(new Error(`${what} dropped: ${why}`)),
+      });
+    });
+  }
+
+  /**
+   * `p` (an answer a script awaits: a call of another entity or of a base), settled only while the cells may act:
+   * else once they may again. The script goes on from there, so it must not while they hold still; when the cells
+   * are dropped it never settles (the entity is gone with them).
+   */
+  settle<T>(what: string, p: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const after = (done: () => void) => {
+        if (this.runsNow) return done();
+        if (this.#heldBack.length >= MAX_HELD_BACK) return reject(new Error(`${what} dropped: too many wait`));
+        this.#heldBack.push({ at: performance.now(), keep: true, run: done, drop: () => {} });
+      };
+      p.then((v) => after(() => resolve(v)), (e) => after(() => reject(e)));
+    });
+  }
+
+  /** The cells were dropped (fenced): what was held back fails. */
+  dropped(why: string): void {
+    const waiting = this.#heldBack;
+    this.#heldBack = [];
+    this.#paused = false;
+    for (const w of waiting) w.drop(why);
+  }
+
+  #resume(held: number): void {
+    if (this.#paused) {
+      this.#paused = false;
+      this.#overflowLogged = false;
+      this.log.info(
+        `the cellappmgr confirmed this cellapp again: its ${held} cell(s) tick again` +
+          (this.#heldBack.length ? `, ${this.#heldBack.length} message(s) held back run now` : ""),
+      );
+    }
+    const waiting = this.#heldBack;
+    if (waiting.length === 0) return;
+    this.#heldBack = [];
+    const now = performance.now();
+    const tooOld = (w: HeldBack) => !w.keep && now - w.at > this.maxHoldMs;
+    const stale = waiting.filter(tooOld).length;
+    if (stale > 0) {
+      this.log.warn(
+        `${stale} message(s) held back for more than ${this.maxHoldMs} ms are refused: their senders gave up`,
+      );
+    }
+    for (const w of waiting) {
+      if (tooOld(w)) w.drop(`held back for more than ${this.maxHoldMs} ms`);
+      else w.run();
+    }
   }
 
   /** Asks the cellappmgr again, with a ping that can only be answered on a live link. */
@@ -86,5 +225,28 @@ export class Authority {
       // No answer: the link closes (or has closed) and the registration that follows decides, with its own log line.
       () => {},
     ).finally(() => (this.#pinging = false));
+  }
+}
+
+/**
+ * Makes every message of `defs` wait for `authority` (Authority.gate): what acts on this cellapp's reals (calls from
+ * bases, clients and other cells, entities handed over, restores, saves) runs only while its cells may act. Arguments
+ * are copied when a message waits: byte arrays may be views of a read buffer that is reused.
+ */
+export function gateHandlers(
+  handlers: Handlers,
+  defs: readonly MessageDef<unknown[], unknown>[],
+  authority: Authority,
+): void {
+  for (const def of defs) {
+    const handler = handlers.get(def.kind);
+    if (!handler) throw new Error(`${def.name} is not served here: it cannot be gated`);
+    handlers.on(def, (ch, ...args) => {
+      if (authority.runsNow) return handler(ch, ...args);
+      const kept = args.map((a) =>
+        a instanceof Uint8Array ? a.slice() : typeof a === "object" && a !== null ? structuredClone(a) : a
+      );
+      return authority.gate(def.name, () => handler(ch, ...kept));
+    });
   }
 }

@@ -288,6 +288,7 @@ export function cellappFlags(cfg: Config, mgr: string): string[] {
     "--port=0",
     `--orphan-timeout=${cfg.orphanTimeoutSec}`,
     `--restore-timeout=${cfg.restoreTimeoutMs}`,
+    ...(cfg.mgrLeaseMs === null ? [] : [`--mgr-lease=${cfg.mgrLeaseMs}`]),
     ...commonFlags(cfg),
   ];
 }

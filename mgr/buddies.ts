@@ -10,6 +10,8 @@ import type { Registry } from "./registry.ts";
 export class Buddies {
   /** Buddy id (null: none) by cellapp id, as last sent to it. */
   readonly #told = new Map<number, number | null>();
+  /** When (Date.now()) each cellapp was last told its buddy. */
+  readonly #toldAt = new Map<number, number>();
 
   constructor(private readonly registry: Registry, private readonly log: Logger) {}
 
@@ -24,7 +26,11 @@ export class Buddies {
   /** Tells every cellapp whose buddy changed (or that was never told) its buddy. */
   update(): void {
     const now = this.assignment();
-    for (const id of this.#told.keys()) if (!now.has(id)) this.#told.delete(id);
+    for (const id of this.#told.keys()) {
+      if (now.has(id)) continue;
+      this.#told.delete(id);
+      this.#toldAt.delete(id);
+    }
     for (const [id, buddy] of now) {
       // Also "none" to a cellapp never told: after a cellappmgr restart it may still name a buddy that is gone.
       if (this.#told.has(id) && this.#told.get(id) === buddy) continue;
@@ -33,6 +39,7 @@ export class Buddies {
       try {
         m.channel.send(BackupMsg.setBuddy, b?.id ?? null, b?.address ?? null);
         this.#told.set(id, buddy);
+        this.#toldAt.set(id, Date.now());
       } catch (e) {
         this.log.warn(`could not tell cellapp ${id} its buddy ${buddy ?? "(none)"}: ${(e as Error).message}`);
       }
@@ -42,5 +49,11 @@ export class Buddies {
   /** The buddy cellapp `id` was last told, if any. */
   buddyOf(id: number): number | null {
     return this.#told.get(id) ?? null;
+  }
+
+  /** Ms since cellapp `id` was last told its buddy (Infinity when never). */
+  toldMsAgo(id: number, now: number = Date.now()): number {
+    const at = this.#toldAt.get(id);
+    return at === undefined ? Infinity : now - at;
   }
 }

@@ -14,6 +14,7 @@ import type { DefaultSpace } from "./default_space.ts";
 import { announceDeath } from "./restore.ts";
 import { announceBaseAppDeath, announceBaseApps } from "./base_members.ts";
 import { dropMissingCellApps } from "./rejoin.ts";
+import { Losses, unbackedOf } from "./losses.ts";
 
 /** What handling members' comings and goings needs of the cellappmgr. */
 export interface MembershipHost {
@@ -42,8 +43,12 @@ export class Membership {
   #leftInRejoin = new Map<number, { member: Member; buddy: number | null; reason: string }>();
   /** Who hears of processes joining and leaving (the admin watch socket). */
   #processListeners = new Set<(change: ProcessChange) => void>();
+  /** What dead cellapps' buddies were to restore, and the log of what nobody could (losses.ts). */
+  readonly #losses: Losses;
 
-  constructor(private readonly host: MembershipHost) {}
+  constructor(private readonly host: MembershipHost) {
+    this.#losses = new Losses(host.log);
+  }
 
   /** A member joined or left (Registry.onChange). */
   changed(m: Member, event: "joined" | "left", reason?: string): void {
@@ -68,8 +73,17 @@ export class Membership {
         this.host.balancer.forget(m.id);
         this.host.saveDrains();
       }
-      const lost = spaces.onCellAppLeft(m.id);
       const buddy = buddies.buddyOf(m.id);
+      this.#losses.cellAppDied(
+        m.id,
+        buddy === null ? null : {
+          id: buddy,
+          alive: registry.members.get(buddy)?.role === "cellapp",
+          toldMsAgo: buddies.toldMsAgo(m.id),
+        },
+        unbackedOf(spaces.reportsOf(m.id)),
+      );
+      const lost = spaces.onCellAppLeft(m.id);
       if (buddy !== null && lost.some((s) => s.isDefault)) this.host.defaultSpace.lostWithBackups();
       announceDeath(registry, m, buddy, log);
     }

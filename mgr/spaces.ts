@@ -248,6 +248,18 @@ export class Spaces {
     return n;
   }
 
+  /** The last figures of each cell the tree gives `cellapp`. */
+  reportsOf(cellapp: number): CellReport[] {
+    const out: CellReport[] = [];
+    for (const space of this.all.values()) {
+      for (const c of space.cells()) {
+        const r = c.cellapp === cellapp ? this.reports.get(`${space.id}/${c.id}`) : undefined;
+        if (r) out.push(r);
+      }
+    }
+    return out;
+  }
+
   /** Records a cellapp's per-cell figures (of the cells the tree still gives it). */
   report(cellapp: number, cells: readonly CellReport[]): void {
     for (const c of cells) {

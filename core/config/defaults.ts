@@ -51,6 +51,7 @@ export function withDefaults(got: Partial<Record<keyof Config, unknown>>): Confi
     clientSpawn: (got.clientSpawn as boolean) ?? false,
     autosaveSec: (got.autosaveSec as number) ?? 10,
     orphanTimeoutSec: (got.orphanTimeoutSec as number) ?? 60,
+    mgrLeaseMs: (got.mgrLeaseMs as number) ?? null,
     game: (got.game as string) ?? null,
     tlsCert: (got.tlsCert as string) ?? null,
     tlsKey: (got.tlsKey as string) ?? null,

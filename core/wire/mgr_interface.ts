@@ -133,6 +133,11 @@ export interface CellReport {
   entityLoad?: number;
   /** Where its entity load lies, for moving partitions; absent from older cellapps. */
   entityBounds?: EntityBounds;
+  /**
+   * Its reals without a base (NPCs), by type name: only the cellapp's buddy backs them up, so the cellappmgr can say
+   * what was lost when both die. Absent from older cellapps.
+   */
+  unbacked?: [type: string, count: number][];
 }
 
 /** A cellapp's load report: the whole process and each cell. */
@@ -164,6 +169,7 @@ const cellReport = obj({
     minZ: arrayOf(coord, BOUND_LEVELS.length),
     maxZ: arrayOf(coord, BOUND_LEVELS.length),
   })),
+  unbacked: optional(arrayOf((v) => Array.isArray(v) ? tuple(str(64), count)(v) : "expected [type, count]", 1024)),
 });
 
 /** Messages the cellappmgr handles. */
