@@ -1,7 +1,7 @@
 /** Starts one role in this process: the glue between config, roles and the admin API. */
 import { type Config, isLoopbackHost, wireTls } from "../core/config/mod.ts";
 import { createLogger, type Logger } from "../core/log.ts";
-import { announceReady, onStopSignal, watchParent } from "../core/process.ts";
+import { announceReady, announceShutdown, onStopSignal, watchParent } from "../core/process.ts";
 import { formatAddress } from "../core/wire/mod.ts";
 import { openDb, redactUrl } from "../core/db/mod.ts";
 import { clientPlacement, serverPlacement } from "../core/placement.ts";
@@ -135,6 +135,7 @@ async function runMgr(cfg: Config, log: Logger, game: Game): Promise<void> {
   };
   onStopSignal(stop);
   watchParent(stop);
+  mgr.shutdownBegun.then(() => announceShutdown({ pid: Deno.pid }));
   await mgr.shutdownDone;
   await stop("cluster shutdown complete");
 }

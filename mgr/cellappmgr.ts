@@ -105,6 +105,8 @@ export class CellAppMgr {
   readonly startedAt: number = Date.now();
   /** Resolves when a cluster shutdown has stopped every other process. */
   readonly shutdownDone: Promise<void>;
+  /** Resolves when a cluster shutdown begins (POST /api/shutdown). */
+  readonly shutdownBegun: Promise<void>;
   /** Where each cellapp backs up its NPCs. */
   readonly buddies: Buddies;
   /** The global store of base scripts, which it orders (base_scripts.ts). */
@@ -116,6 +118,7 @@ export class CellAppMgr {
   #opts: CellAppMgrOptions;
   #shuttingDown = false;
   #resolveShutdown!: () => void;
+  #resolveShutdownBegun!: () => void;
   #rejoin: RejoinWindow;
   /** GET /metrics: its own figures and every member's. */
   readonly #metrics: MetricsGatherer;
@@ -151,6 +154,7 @@ export class CellAppMgr {
       },
     );
     this.shutdownDone = new Promise((r) => (this.#resolveShutdown = r));
+    this.shutdownBegun = new Promise((r) => (this.#resolveShutdownBegun = r));
     const shuttingDown = () => this.#shuttingDown;
     const saveDrainsNow = () => void saveDrains(this.#opts.kv, this.spaces.draining, this.#log);
     const gameEntitiesOf = (bounds: Rect, isDefault: boolean, npcs: number) =>
@@ -278,6 +282,7 @@ export class CellAppMgr {
     const count = this.registry.members.size;
     if (!this.#shuttingDown) {
       this.#shuttingDown = true;
+      this.#resolveShutdownBegun();
       this.balancer.stop();
       this.#log.info(`cluster shutdown requested: stopping ${count} processes`);
       stopCluster(this.registry, this.#log).finally(() => this.#resolveShutdown());
