@@ -44,6 +44,14 @@ import { Orphans } from "./orphans.ts";
 import { cellBases, serveBaseCalls } from "./base_calls.ts";
 import { BackupSender, BuddyStore, restoreFromBackup, restoreNpcsOf } from "./backup/mod.ts";
 import { entityProperties } from "./inspect.ts";
+import { history } from "../core/history.ts";
+
+/**
+ * A fault injection for tests only (SEAMLESS_FAULT_NO_FENCE=1): the cellapp ticks after a stall without the
+ * cellappmgr's word and keeps its cells when fenced, so that tests can show what fencing prevents (two reals of
+ * one entity, caught by tools/history/).
+ */
+const FAULT_NO_FENCE = Deno.env.get("SEAMLESS_FAULT_NO_FENCE") === "1";
 
 /** What a cellapp runs: the entity types and their cell scripts. */
 export interface CellAppGame {
@@ -190,6 +198,8 @@ export class CellApp {
     });
     this.#authority = new Authority(this.member.link, log);
     this.member.link.onFenced = (why) => {
+      if (FAULT_NO_FENCE) return log.error(`fenced: ${why}; keeping every cell (SEAMLESS_FAULT_NO_FENCE)`);
+      history.dropAll("fenced");
       const dropped = dropAllCells(this.cells);
       log.error(
         `fenced: ${why}. Dropped ${dropped.cells} cell(s) with ${dropped.reals} real entities and ` +
@@ -472,7 +482,9 @@ export class CellApp {
     const gap = start - this.#lastTickAt;
     const dt = Math.min(gap, 4 * this.periodMs);
     this.#lastTickAt = start;
-    if (!this.#authority.holds(gap, this.cells.size)) return this.#scheduleTick();
+    const holds = this.#authority.holds(gap, this.cells.size) || FAULT_NO_FENCE;
+    history.acting(holds);
+    if (!holds) return this.#scheduleTick();
     if (moveTrace.on) moveTrace.tick(performance.timeOrigin + start);
     beginTick();
     try {

@@ -284,6 +284,7 @@ function commonFlags(cfg: Config): string[] {
     ...(cfg.tlsCa !== null ? [`--tls-ca=${cfg.tlsCa}`] : []),
     // Already made absolute (cli/run.ts): the children resolve it alike whatever their working directory.
     ...(cfg.game !== null ? [`--game=${cfg.game}`] : []),
+    ...(cfg.historyDir !== null ? [`--history=${cfg.historyDir}`] : []),
   ];
 }
 

@@ -8,6 +8,7 @@ import { clientPlacement, serverPlacement } from "../core/placement.ts";
 import type { Game } from "../core/game.ts";
 import type { BaseScripts } from "../base/mod.ts";
 import { traceFromEnv } from "../core/trace.ts";
+import { history } from "../core/history.ts";
 
 // Each role imports only its own part (cell/, base/, mgr/ with admin/) when it starts, not the others': every
 // module a process loads stays resident (a cellapp holding the baseapp's and the admin API's code wastes ~14 MB).
@@ -34,6 +35,7 @@ export async function runRole(cfg: Config, game: Game): Promise<void> {
   warnCleartext(cfg, log);
   log.info(`running game ${game.name}${cfg.game ? ` from ${cfg.game}` : ""}`);
   traceFromEnv(role); // only benchmarks set SEAMLESS_TRACE_DIR
+  if (cfg.historyDir !== null && role !== "cellappmgr") history.open(cfg.historyDir, role);
   if (role === "cellappmgr") return await runMgr(cfg, log, game);
   if (role === "cellapp") {
     const { CellApp } = await import("../cell/mod.ts");

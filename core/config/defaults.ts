@@ -52,6 +52,7 @@ export function withDefaults(got: Partial<Record<keyof Config, unknown>>): Confi
     autosaveSec: (got.autosaveSec as number) ?? 10,
     orphanTimeoutSec: (got.orphanTimeoutSec as number) ?? 60,
     game: (got.game as string) ?? null,
+    historyDir: (got.historyDir as string) ?? null,
     tlsCert: (got.tlsCert as string) ?? null,
     tlsKey: (got.tlsKey as string) ?? null,
     tlsCa: (got.tlsCa as string) ?? null,
