@@ -11,6 +11,7 @@ import { checkHistory, claimsOf, formatReport, type HistoryReport, readHistory }
 import { api, type Proc, Procs } from "../helpers/procs.ts";
 import { cellReady, entityAt, type LocalCluster, startBaseProcess, startCluster, tempDir } from "../helpers/players.ts";
 import { waitFor } from "../helpers/wait.ts";
+import { DEFAULT_BACKUP_PERIOD_MS } from "../../cell/backup/mod.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const NPCS = 30;
@@ -57,7 +58,20 @@ async function world(procs: Procs, dir: string, env: Record<string, string> = {}
     clients.push(c);
     await cellReady(c);
   }
-  return { cluster, spaceId, border: border.at, clients };
+  return { cluster, spaceId, border: border.at, clients, loggedIn: wall() };
+}
+
+/**
+ * Waits until two backup periods have passed since `since` on the clock of every process writing into `dir`: every
+ * real has been backed up since (to its base, or an NPC to the buddy cellapp), so a fault after this loses nothing
+ * that had no backup yet.
+ */
+async function backedUp(dir: string, since: number): Promise<void> {
+  await waitFor("two backup periods since the last login in every claim log", async () => {
+    const logs = await readHistory(dir);
+    return logs.length >= 3 &&
+      logs.every((l) => l.records[l.records.length - 1].t > since + 2 * DEFAULT_BACKUP_PERIOD_MS);
+  }, 10_000);
 }
 
 /** Walks `c` across the border (x from border-8 to border+20) and waits until it is real on the other cellapp. */
@@ -107,9 +121,10 @@ Deno.test(
   async () => {
     await using procs = new Procs();
     await using dir = await tempDir();
-    const { cluster, spaceId, border, clients } = await world(procs, dir.path);
+    const { cluster, spaceId, border, clients, loggedIn } = await world(procs, dir.path);
     try {
       await walkAcross(cluster.admin, clients[3], border);
+      await backedUp(dir.path, loggedIn);
       const ids = [...(await realHolders(cluster.admin, spaceId)).keys()];
       assert.equal(ids.length, NPCS + clients.length);
       const doomed = await holderOf(cluster, clients[0].player.id);
@@ -162,17 +177,26 @@ Deno.test(
 async function stopPastDeadTimeout(env: Record<string, string>): Promise<{ report: HistoryReport; pids: number[] }> {
   await using procs = new Procs();
   await using dir = await tempDir();
-  const { cluster, spaceId, clients } = await world(procs, dir.path, env);
+  const { cluster, spaceId, clients, loggedIn } = await world(procs, dir.path, env);
   try {
+    await backedUp(dir.path, loggedIn);
     const ids = [...(await realHolders(cluster.admin, spaceId)).keys()];
     const stopped = await holderOf(cluster, clients[0].player.id);
     const other = cluster.cellapps.find((p) => p !== stopped.proc)!;
+    const before = wall();
     stopped.proc.kill("SIGSTOP");
+    let missing: number[] = [];
     try {
       await waitFor("the stopped cellapp's entities real on the other one", async () => {
         const held = await realHolders(cluster.admin, spaceId);
-        return ids.every((id) => held.get(id)?.length === 1 && held.get(id)![0] !== stopped.member);
+        missing = ids.filter((id) => held.get(id)?.length !== 1 || held.get(id)![0] === stopped.member);
+        return missing.length === 0;
       }, 20_000);
+    } catch (e) {
+      const report = checkHistory(await readHistory(dir.path), { loss: { before, after: wall() - 200 } });
+      throw new Error(`entities ${missing.join(", ")} not restored; the checker says:\n${formatReport(report)}`, {
+        cause: e,
+      });
     } finally {
       stopped.proc.kill("SIGCONT");
     }
