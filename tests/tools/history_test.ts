@@ -68,6 +68,9 @@ Deno.test("a stalled process acts again after the gap unless it holds its reals"
   // The same, but it holds its reals back at once on waking and is then fenced: no overlap.
   const fenced = proc("cellapp", 1, [real(0, 9), { t: 4050, k: "hold" }, unreal(4300, 9, "fenced")], stopped);
   assert.equal(checkHistory([fenced, other]).overlaps.length, 0, formatReport(checkHistory([fenced, other])));
+  // Counting held reals as acting shows the hold as the overlap, from the hold to the fence's drop.
+  const held = checkHistory([fenced, other], { heldActs: true });
+  assert.deepEqual(held.overlaps.map((o) => [o.at, o.ms]), [[4050, 250]]);
   // Held, then confirmed again (unhold): it acts again.
   const back = proc("cellapp", 1, [real(0, 9), { t: 4050, k: "hold" }, { t: 4500, k: "unhold" }], stopped);
   const rb = checkHistory([back, other]);
@@ -145,6 +148,45 @@ Deno.test("the writer's log reads back: claims, a fenced drop and the close line
       ],
     );
     assert.equal(checkHistory([p]).summary.accounts, 1);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("tools/history/main.ts: exit 1 with the report on a planted overlap, 0 on a clean run, 2 on bad input", async () => {
+  const dir = await Deno.makeTempDir();
+  const lines = (recs: HistoryRecord[]) => recs.map((r) => JSON.stringify(r)).join("\n") + "\n";
+  const run = async (...args: string[]) => {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", new URL("../../tools/history/main.ts", import.meta.url).pathname, ...args],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    return { code: out.code, text: new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr) };
+  };
+  try {
+    await Deno.writeTextFile(
+      `${dir}/cellapp-1.jsonl`,
+      lines([{ t: 0, k: "open", role: "cellapp", pid: 1 }, real(0, 1), close(300)]),
+    );
+    await Deno.writeTextFile(
+      `${dir}/cellapp-2.jsonl`,
+      lines([{ t: 0, k: "open", role: "cellapp", pid: 2 }, real(300, 1), close(600)]),
+    );
+    const clean = await run(dir);
+    assert.equal(clean.code, 0, clean.text);
+    assert.match(clean.text, /0 overlaps, 0 lost/);
+    await Deno.writeTextFile(
+      `${dir}/cellapp-3.jsonl`,
+      lines([{ t: 0, k: "open", role: "cellapp", pid: 3 }, real(100, 1), close(200)]),
+    );
+    const bad = await run(dir);
+    assert.equal(bad.code, 1, bad.text);
+    assert.match(bad.text, /overlap: entity 1 real twice for 100\.0 ms/);
+    assert.equal((await run(dir, "--tolerance=100")).code, 0);
+    const wrong = await run(dir, "--kill=nope");
+    assert.equal(wrong.code, 2);
+    assert.match(wrong.text, /--kill: "nope" is not PID@MS/);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

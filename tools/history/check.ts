@@ -24,6 +24,12 @@ export interface CheckOptions {
   realToleranceMs?: number;
   /** How long two bases of one account, or one base in two baseapps, may overlap (default 0). */
   baseToleranceMs?: number;
+  /**
+   * Whether a cellapp's reals count while it holds them back (`hold` to `unhold`, or to the fence's drop). Default
+   * false: they do not tick, and what its message handlers may still do to them cannot reach anyone (receivers drop
+   * what a fenced generation sends, cell/fence.ts). True shows that window as overlaps.
+   */
+  heldActs?: boolean;
   /** Processes killed without a `close` line: pid -> wall-clock ms of the kill. */
   kills?: Readonly<Record<number, number>>;
   /** Check losses across a fault: what existed at `before` must exist after `after` (wall-clock ms). */
@@ -162,7 +168,7 @@ function processClaims(log: ProcessLog, opts: CheckOptions): { claims: Claim[]; 
   }
   if (holdFrom !== null) held.push([holdFrom, end]);
   for (const key of [...open.keys()]) finish(key, end, ending);
-  const acting = subtract(running, held);
+  const acting = opts.heldActs ? running : subtract(running, held);
   for (const c of claims) c.active = intersect([[c.from, c.to]], c.kind === "real" ? acting : running);
   return { claims, stalls };
 }
