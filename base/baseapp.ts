@@ -28,6 +28,7 @@ import { BaseAuthority, heldBackPeers } from "./fence.ts";
 import { PlayerEntry } from "./player_entry.ts";
 import { confirmedRequests, followMgr, LiveBaseApps } from "./membership.ts";
 import { serveBaseApp } from "./baseapp_handlers.ts";
+import { history } from "../core/history.ts";
 
 /**
  * A baseapp process: joins the cluster, serves game clients over WebSocket,
@@ -176,7 +177,9 @@ export class BaseApp implements SessionHost {
       removed: (p) => {
         this.autosave.remove(p);
         this.#liveBaseApps.dropBackup(p.id);
-        if (this.proxies.get(p.id) === p) this.proxies.delete(p.id);
+        if (this.proxies.get(p.id) !== p) return;
+        this.proxies.delete(p.id);
+        history.unbase(p.id, "removed");
       },
     };
     this.backups = new BaseBackups({
@@ -228,6 +231,7 @@ export class BaseApp implements SessionHost {
       newProxy: this.#newProxy,
       hold: (proxy, nonce) => {
         this.proxies.set(proxy.id, proxy);
+        history.base(proxy.id, proxy.accountName);
         this.autosave.add(proxy);
         if (proxy.type.proxy) this.backups.awaitResume(proxy.id, nonce);
         this.scripts.fire(proxy, "onCreated");
@@ -308,6 +312,7 @@ export class BaseApp implements SessionHost {
   /** Holds `proxy` here: autosaved, its script told it was created. */
   #hold(proxy: Proxy): void {
     this.proxies.set(proxy.id, proxy);
+    history.base(proxy.id, proxy.accountName);
     this.autosave.add(proxy);
     this.scripts.fire(proxy, "onCreated");
   }

@@ -9,6 +9,7 @@ import type { EntityIdPool } from "../core/id_pool.ts";
 import { CloseCode, S2C } from "../core/def/client_protocol.ts";
 import { backupTarget, type BaseAppInfo, BaseBackupMsg, type MgrLink, RestoreMsg } from "../core/wire/mod.ts";
 import type { BaseAuthority } from "./fence.ts";
+import { history } from "../core/history.ts";
 import type { BaseGlobals } from "./global_data.ts";
 import type { BaseBackups } from "./base_backup.ts";
 import type { Autosave, Savable } from "./autosave.ts";
@@ -57,6 +58,7 @@ function fenced(host: MemberHost, why: string): void {
     host.autosave.remove(p);
   }
   host.proxies.clear();
+  history.dropAll("fenced");
   host.backups.reset();
   const clients = host.sessions.size;
   for (const s of [...host.sessions]) {

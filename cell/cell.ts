@@ -50,6 +50,7 @@ import { createEntityAt } from "./create_entity.ts";
 import { spaceInfoOf } from "./space_view.ts";
 import { CellLoadMeter } from "./load/cell_load.ts";
 import type { BaseRef } from "../core/base_script.ts";
+import { history } from "../core/history.ts";
 
 /** A cell of a space on this cellapp. */
 export class Cell implements EntityHost {
@@ -228,6 +229,7 @@ export class Cell implements EntityHost {
     // A restored real replaces the frozen ghost of it here (see frozen_ghosts.ts).
     if (this.ghosts.has(e.id)) takeOverFrozenGhost(this, e);
     this.entities.set(e.id, e);
+    history.real(e.id, this.spaceId, this.cellId, e.epoch);
     this.hasHadEntities = true;
     this.rangeList.add(e);
     this.loadMeter.clear(e);
@@ -258,6 +260,7 @@ export class Cell implements EntityHost {
     this.borders.dropGhosts(e);
     this.rangeList.remove(e);
     this.entities.delete(e.id);
+    history.unreal(e.id, "destroyed");
     if (tellBase && e.baseAddress !== null) this.host.cellEntityDestroyed(e, reason);
     this.#shutdown.realLeft();
   }
@@ -494,6 +497,7 @@ export class Cell implements EntityHost {
     this.#controllers.removeTriggers(e);
     this.rangeList.remove(e);
     this.entities.delete(e.id);
+    history.unreal(e.id, "teleported");
     e.destroyed = true;
     this.#shutdown.realLeft();
   }
@@ -507,11 +511,13 @@ export class Cell implements EntityHost {
 
   /** Takes `e` out of the tick while it is handed to another cell. */
   pause(e: Entity): void {
+    history.unreal(e.id, "handing over");
     this.#controllers.pause(e);
   }
 
   /** Puts `e` back into the tick after a hand-over failed. */
   resume(e: Entity): void {
+    history.real(e.id, this.spaceId, this.cellId, e.epoch);
     this.#controllers.resume(e);
   }
 

@@ -46,6 +46,14 @@ import { Orphans } from "./orphans.ts";
 import { cellBases, serveBaseCalls } from "./base_calls.ts";
 import { BackupSender, BuddyStore, restoreFromBackup, restoreNpcsOf } from "./backup/mod.ts";
 import { entityProperties } from "./inspect.ts";
+import { history } from "../core/history.ts";
+
+/**
+ * A fault injection for tests only (SEAMLESS_FAULT_NO_FENCE=1): the cellapp ticks after a stall without the
+ * cellappmgr's word and keeps its cells when fenced, so that tests can show what fencing prevents (two reals of
+ * one entity, caught by tools/history/).
+ */
+const FAULT_NO_FENCE = Deno.env.get("SEAMLESS_FAULT_NO_FENCE") === "1";
 
 /** What a cellapp runs: the entity types and their cell scripts. */
 export interface CellAppGame {
@@ -235,6 +243,8 @@ export class CellApp {
     this.lease = new MgrLease(this.member.link, cfg.mgrLeaseMs, log);
     this.#authority = new Authority(this.member.link, this.lease, log, () => this.cells.size);
     this.member.link.onFenced = (why) => {
+      if (FAULT_NO_FENCE) return log.error(`fenced: ${why}; keeping every cell (SEAMLESS_FAULT_NO_FENCE)`);
+      history.dropAll("fenced");
       const dropped = dropAllCells(this.cells);
       this.#authority.dropped(`the cellappmgr gave this cellapp's cells to others (${why})`);
       log.error(
@@ -519,7 +529,9 @@ export class CellApp {
     const gap = start - this.#lastTickAt;
     const dt = Math.min(gap, 4 * this.periodMs);
     this.#lastTickAt = start;
-    if (!this.#authority.holds(gap)) return this.#scheduleTick();
+    const holds = this.#authority.holds(gap) || FAULT_NO_FENCE;
+    history.acting(holds);
+    if (!holds) return this.#scheduleTick();
     if (moveTrace.on) moveTrace.tick(performance.timeOrigin + start);
     beginTick();
     try {

@@ -6,7 +6,7 @@
 import { fileURLToPath as fromFileUrl } from "node:url";
 import type { Config } from "../core/config/mod.ts";
 import { createLogger, type Logger } from "../core/log.ts";
-import { announceReady, onStopSignal, PARENT_WATCH_ENV, type ReadyInfo } from "../core/process.ts";
+import { announceReady, isShutdownLine, onStopSignal, PARENT_WATCH_ENV, type ReadyInfo } from "../core/process.ts";
 import { StartError } from "./roles.ts";
 import { revive } from "./reviver.ts";
 
@@ -39,6 +39,13 @@ export const CHILD_V8_FLAGS: Readonly<Record<string, string>> = {
 export const READY_TIMEOUT_MS = 60_000;
 /** How long children get to stop after SIGTERM before SIGKILL. */
 const STOP_GRACE_MS = 10_000;
+/**
+ * After a cluster shutdown the cellappmgr exits last: a child still running this long after it is one that took no
+ * part (started again while the shutdown ran) and has nothing left to join; it gets SIGTERM, then SIGKILL after
+ * LEFTOVER_GRACE_MS, so that the local cluster ends within a few seconds of POST /api/shutdown.
+ */
+const LEFTOVER_WAIT_MS = 1000;
+const LEFTOVER_GRACE_MS = 1500;
 
 /**
  * The command that runs main.ts again: the same Deno with the project's
@@ -56,13 +63,17 @@ export function selfCommand(): { cmd: string; args: string[] } {
   };
 }
 
-/** Starts a child running main.ts with `flags`; its stdout is scanned for the ready line. */
+/**
+ * Starts a child running main.ts with `flags`; its stdout is scanned for the ready line, and for the line saying a
+ * cluster shutdown has begun (`onShutdown`).
+ */
 export function spawnSelf(
   role: string,
   flags: string[],
   env: Record<string, string>,
   log: Logger,
   wrap: readonly string[] = [],
+  onShutdown: () => void = () => {},
 ): Child {
   const self = selfCommand();
   // Deno refuses to start with an empty DENO_V8_FLAGS: set only when there is a flag.
@@ -77,7 +88,7 @@ export function spawnSelf(
     stdout: "piped",
     stderr: "inherit",
   }).spawn();
-  const ready = readReadyLine(process.stdout, role, log);
+  const ready = readReadyLine(process.stdout, role, log, onShutdown);
   return { role, pid: process.pid, process, ready, status: process.status };
 }
 
@@ -85,6 +96,7 @@ async function readReadyLine(
   stream: ReadableStream<Uint8Array>,
   role: string,
   log: Logger,
+  onShutdown: () => void,
 ): Promise<ReadyInfo> {
   const lines = stream.pipeThrough(new TextDecoderStream()).pipeThrough(
     splitLines(),
@@ -102,6 +114,7 @@ async function readReadyLine(
     for (;;) {
       const { value, done } = await reader.read();
       if (done) return;
+      if (isShutdownLine(value)) onShutdown();
       console.log(value);
     }
   })().catch((e) => log.debug(`${role} stdout: ${(e as Error).message}`));
@@ -154,16 +167,19 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
   /** Each child as it runs now: the reviver puts a restarted one in its place. */
   const children: { current: Child }[] = [];
   let stopping = false;
+  /** Set when the cellappmgr announces a cluster shutdown: from then on no child is started again. */
+  let shutdownBegun = false;
+  const noRestarts = () => stopping || shutdownBegun;
   const env = childEnv(cfg);
 
-  const stopAll = async (why: string) => {
+  const stopAll = async (why: string, graceMs = STOP_GRACE_MS) => {
     if (stopping) return;
     stopping = true;
     log.info(`stopping the local cluster: ${why}`);
     for (const c of children.slice().reverse()) signal(c.current, "SIGTERM");
     const timer = setTimeout(() => {
       for (const c of children) signal(c.current, "SIGKILL");
-    }, STOP_GRACE_MS);
+    }, graceMs);
     await Promise.allSettled(children.map((c) => c.current.status));
     clearTimeout(timer);
   };
@@ -171,8 +187,13 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
 
   /** The flags each child was started with, so that the reviver starts it again alike. */
   const flagsOf = new Map<Child, string[]>();
+  const onShutdown = () => {
+    if (shutdownBegun) return;
+    shutdownBegun = true;
+    log.info("a cluster shutdown has begun: no child is restarted from now on");
+  };
   const spawn = (role: string, flags: string[]) => {
-    const c = spawnSelf(role, flags, env, log);
+    const c = spawnSelf(role, flags, env, log, [], onShutdown);
     flagsOf.set(c, flags);
     return c;
   };
@@ -218,12 +239,20 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
   }
 
   // Children exit on their own after POST /api/shutdown; one that dies otherwise is started again.
-  const statuses = await Promise.all(
-    children.map((slot) =>
-      revive(slot, () => spawn(slot.current.role, flagsOf.get(slot.current)!), () => stopping, log)
-    ),
+  const statuses = children.map((slot) =>
+    revive(slot, () => spawn(slot.current.role, flagsOf.get(slot.current)!), noRestarts, log)
   );
-  const clean = stopping || statuses.every((s) => s.code === 0);
+  // The cellappmgr is not restarted once it exits cleanly (the end of a shutdown, or a signal of its own) or after a
+  // shutdown began: the others have nothing left to join, and any still running after a moment are stopped.
+  statuses[0].then(async () => {
+    await Promise.race([
+      Promise.allSettled(children.map((c) => c.current.status)),
+      new Promise((r) => setTimeout(r, LEFTOVER_WAIT_MS)),
+    ]);
+    await stopAll("the cellappmgr has exited", LEFTOVER_GRACE_MS);
+  });
+  const ended = await Promise.all(statuses);
+  const clean = stopping || shutdownBegun || ended.every((s) => s.code === 0);
   log.info(
     `every process of the local cluster has exited${clean ? "" : " (some with errors)"}`,
   );
@@ -255,6 +284,7 @@ function commonFlags(cfg: Config): string[] {
     ...(cfg.tlsCa !== null ? [`--tls-ca=${cfg.tlsCa}`] : []),
     // Already made absolute (cli/run.ts): the children resolve it alike whatever their working directory.
     ...(cfg.game !== null ? [`--game=${cfg.game}`] : []),
+    ...(cfg.historyDir !== null ? [`--history=${cfg.historyDir}`] : []),
   ];
 }
 

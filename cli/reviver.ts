@@ -3,7 +3,8 @@
  * started again with the same flags after a back-off, so that a one-machine
  * deployment heals by itself. A child that exits with status 0 stopped on
  * request (POST /api/shutdown) and is not restarted, nor is any child while
- * the cluster is stopping.
+ * the cluster is stopping or once the cellappmgr has announced a cluster
+ * shutdown (cli/local_cluster.ts).
  */
 import type { Logger } from "../core/log.ts";
 

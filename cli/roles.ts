@@ -1,13 +1,14 @@
 /** Starts one role in this process: the glue between config, roles and the admin API. */
 import { type Config, isLoopbackHost, wireTls } from "../core/config/mod.ts";
 import { createLogger, type Logger } from "../core/log.ts";
-import { announceReady, onStopSignal, watchParent } from "../core/process.ts";
+import { announceReady, announceShutdown, onStopSignal, watchParent } from "../core/process.ts";
 import { formatAddress } from "../core/wire/mod.ts";
 import { openDb, redactUrl } from "../core/db/mod.ts";
 import { clientPlacement, serverPlacement } from "../core/placement.ts";
 import type { Game } from "../core/game.ts";
 import type { BaseScripts } from "../base/mod.ts";
 import { traceFromEnv } from "../core/trace.ts";
+import { history } from "../core/history.ts";
 
 // Each role imports only its own part (cell/, base/, mgr/ with admin/) when it starts, not the others': every
 // module a process loads stays resident (a cellapp holding the baseapp's and the admin API's code wastes ~14 MB).
@@ -34,6 +35,7 @@ export async function runRole(cfg: Config, game: Game): Promise<void> {
   warnCleartext(cfg, log);
   log.info(`running game ${game.name}${cfg.game ? ` from ${cfg.game}` : ""}`);
   traceFromEnv(role); // only benchmarks set SEAMLESS_TRACE_DIR
+  if (cfg.historyDir !== null && role !== "cellappmgr") history.open(cfg.historyDir, role);
   if (role === "cellappmgr") return await runMgr(cfg, log, game);
   if (role === "cellapp") {
     const { CellApp } = await import("../cell/mod.ts");
@@ -135,6 +137,7 @@ async function runMgr(cfg: Config, log: Logger, game: Game): Promise<void> {
   };
   onStopSignal(stop);
   watchParent(stop);
+  mgr.shutdownBegun.then(() => announceShutdown({ pid: Deno.pid }));
   await mgr.shutdownDone;
   await stop("cluster shutdown complete");
 }

@@ -21,6 +21,20 @@ export function announceReady(info: ReadyInfo): void {
 }
 
 /**
+ * Prints `{"shutdown": info}` as one line on stdout: the cellappmgr tells the
+ * local cluster that a cluster shutdown has begun, so that it restarts no
+ * child from then on.
+ */
+export function announceShutdown(info: { pid: number }): void {
+  console.log(JSON.stringify({ shutdown: info }));
+}
+
+/** Whether `line` is the line announceShutdown prints. */
+export function isShutdownLine(line: string): boolean {
+  return line.startsWith('{"shutdown"');
+}
+
+/**
  * Runs `stop` once on SIGINT or SIGTERM; later signals are ignored while it
  * runs (a terminal's Ctrl-C reaches a local cluster's children twice: from the
  * terminal and from the parent). A stop that hangs exits with status 1.

@@ -120,6 +120,8 @@ export class CellAppMgr {
   readonly startedAt: number = Date.now();
   /** Resolves when a cluster shutdown has stopped every other process. */
   readonly shutdownDone: Promise<void>;
+  /** Resolves when a cluster shutdown begins (POST /api/shutdown). */
+  readonly shutdownBegun: Promise<void>;
   /** Where each cellapp backs up its NPCs. */
   readonly buddies: Buddies;
   /** The global store of base scripts, which it orders (base_scripts.ts). */
@@ -131,6 +133,7 @@ export class CellAppMgr {
   #opts: CellAppMgrOptions;
   #shuttingDown = false;
   #resolveShutdown!: () => void;
+  #resolveShutdownBegun!: () => void;
   #rejoin: RejoinWindow;
   /** GET /metrics: its own figures and every member's. */
   readonly #metrics: MetricsGatherer;
@@ -166,6 +169,7 @@ export class CellAppMgr {
       },
     );
     this.shutdownDone = new Promise((r) => (this.#resolveShutdown = r));
+    this.shutdownBegun = new Promise((r) => (this.#resolveShutdownBegun = r));
     const shuttingDown = () => this.#shuttingDown;
     const saveDrainsNow = () => void saveDrains(this.#opts.kv, this.spaces.draining, this.#log);
     const gameEntitiesOf = (bounds: Rect, isDefault: boolean, npcs: number) =>
@@ -312,6 +316,7 @@ export class CellAppMgr {
     const count = this.registry.members.size;
     if (!this.#shuttingDown) {
       this.#shuttingDown = true;
+      this.#resolveShutdownBegun();
       this.balancer.stop();
       this.#log.info(`cluster shutdown requested: stopping ${count} processes`);
       stopCluster(this.registry, this.#log).finally(() => this.#resolveShutdown());

@@ -7,6 +7,7 @@
  */
 import { decodeCellBackup, PropertyContainer } from "../../core/def/mod.ts";
 import { cellIndexAt } from "../../core/geo/bsp.ts";
+import { history } from "../../core/history.ts";
 import { rectDistanceOutside } from "../../core/geo/rect.ts";
 import {
   CellMsg,
@@ -288,6 +289,7 @@ export class CellOffloads {
     ghost.y = y;
     this.cell.rangeList.move(ghost, x, z);
     this.cell.entities.set(id, ghost);
+    history.real(id, this.cell.spaceId, this.cell.cellId, ghost.epoch);
     this.cell.loadMeter.clear(ghost);
     this.cell.hasHadEntities = true;
     this.cell.borders.ghosted.add(ghost);

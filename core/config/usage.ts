@@ -74,6 +74,9 @@ Flags (each also read from the environment variable shown):
                        partition) [60% of the cellappmgr's dead timeout]
   --game=PATH          the game module to run (exports a defineGame game)   SEAMLESS_GAME
                        [the sample game in entities/]
+  --history=DIR        each process appends what it holds (reals, bases,    SEAMLESS_HISTORY
+                       accounts) to DIR/<role>-<pid>.jsonl, for the
+                       history checker (tools/history/) [off]
   --tls-cert=FILE      PEM certificate (chain): baseapp serves wss://,       SEAMLESS_TLS_CERT
                        cellappmgr serves its admin API over HTTPS
   --tls-key=FILE       PEM private key of --tls-cert                        SEAMLESS_TLS_KEY
