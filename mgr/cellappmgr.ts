@@ -98,15 +98,19 @@ const STALL_REJOIN_MS = 5000;
 const ISOLATION_HOLD_MS = 60_000;
 
 /**
- * Whether `m`, lost to silence, went silent together with most members: at least two, and more than half of all,
- * have not been heard for half the dead timeout.
+ * Whether `m`, lost to silence, went silent together with most members: at least two, and more than half of all
+ * that were ever seen working (sent a heartbeat), have not been heard for half the dead timeout.
  */
 function cutOffFromMost(registry: Registry, m: Member, reason: string, deadAfterMs: number): boolean {
-  if (!reason.includes("missed heartbeats")) return false;
+  if (!reason.includes("missed heartbeats") || m.heartbeats === 0) return false;
   const now = performance.now();
-  let quiet = 1;
-  for (const o of registry.members.values()) if (now - o.channel.lastReceivedAt > deadAfterMs / 2) quiet++;
-  return quiet >= 2 && quiet * 2 > registry.members.size + 1;
+  let quiet = 1, working = 1;
+  for (const o of registry.members.values()) {
+    if (o.heartbeats === 0) continue;
+    working++;
+    if (now - o.channel.lastReceivedAt > deadAfterMs / 2) quiet++;
+  }
+  return quiet >= 2 && quiet * 2 > working;
 }
 
 /**
@@ -199,7 +203,8 @@ export class CellAppMgr {
       // Cut off from most of its members, this cellappmgr waits for them rather than give away what they hold.
       stayOpen: () => {
         const away = this.#membership.awaited;
-        return away >= 2 && away * 2 > away + this.registry.members.size;
+        const working = [...this.registry.members.values()].filter((m) => m.heartbeats > 0).length;
+        return away >= 2 && away * 2 > away + working;
       },
       maxMs: ISOLATION_HOLD_MS,
     });

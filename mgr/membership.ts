@@ -126,10 +126,12 @@ export class Membership {
     this.host.balancer.start();
   }
 
-  /** How many members that left while the rejoin window was open are not back yet. */
+  /** How many members that were seen working (sent a heartbeat) left while the rejoin window was open and are not back. */
   get awaited(): number {
     let n = 0;
-    for (const id of this.#leftInRejoin.keys()) if (!this.host.registry.members.has(id)) n++;
+    for (const [id, left] of this.#leftInRejoin) {
+      if (left.member.heartbeats > 0 && !this.host.registry.members.has(id)) n++;
+    }
     return n;
   }
 

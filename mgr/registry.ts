@@ -12,6 +12,8 @@ export interface Member {
   clientUrl: string | null;
   startedAt: number;
   lastHeartbeatAt: number;
+  /** Heartbeats it sent so far: a member that sent none was never seen working. */
+  heartbeats: number;
   load: number;
   /** Bytes the process reported sending to its peers so far. */
   peerBytesOut: number;
@@ -80,6 +82,7 @@ export class Registry {
       clientUrl: info.clientUrl === null ? null : reachableUrl(info.clientUrl, ch.remote),
       startedAt: info.startedAt,
       lastHeartbeatAt: performance.now(),
+      heartbeats: 0,
       load: 0,
       peerBytesOut: 0,
       ghostRadius: 0,
@@ -92,6 +95,7 @@ export class Registry {
       const bad = checkHeartbeatReport(payload);
       if (bad) return ch.drop(`bad heartbeat report from ${m.role} ${m.id}: ${bad}`);
       m.lastHeartbeatAt = performance.now();
+      m.heartbeats++;
       m.load = (payload as { load: number }).load;
     };
     ch.closed.then((reason) => this.#drop(m, reason));
