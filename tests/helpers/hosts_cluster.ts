@@ -27,6 +27,11 @@ export interface HostsClusterOptions {
   env?: Record<string, string>;
   /** Put the cellappmgr and the baseapps on one PostgreSQL server on a host of its own (else each its own KV). */
   postgres?: boolean;
+  /**
+   * Clients run in this process (the SDK), not on the client host: each baseapp announces (`--client-url`) a loopback
+   * forward to its client port, so that the URLs the servers hand out (resume redirects, the baseapp list) work here.
+   */
+  clientsHere?: boolean;
 }
 
 /** A running cluster on test hosts. */
@@ -43,6 +48,8 @@ export class HostsCluster implements AsyncDisposable {
     readonly baseapps: Proc[],
     /** The shared database, when there is one. */
     readonly db: PgServer | null,
+    /** Each baseapp's client URL as clients in this process reach it, when `clientsHere`. */
+    readonly forwards: string[] | null,
   ) {}
 
   /** Why test hosts cannot be made here, or null. */
@@ -102,10 +109,19 @@ export class HostsCluster implements AsyncDisposable {
           ),
         );
       }
+      const forwards = o.clientsHere
+        ? await Promise.all(
+          Array.from(
+            { length: o.baseapps },
+            (_, i) => hosts.forward(hosts.get("client"), `ws://${hosts.get(`base${i + 1}`).address}:7400/`),
+          ),
+        )
+        : null;
       const baseapps: Proc[] = [];
       for (let i = 0; i < o.baseapps; i++) {
         baseapps.push(
           await on(hosts.get(`base${i + 1}`), [
+            ...forwards ? [`--client-url=${forwards[i]}`] : [],
             "--role=base",
             "--port=7300",
             "--client-port=7400",
@@ -126,6 +142,7 @@ export class HostsCluster implements AsyncDisposable {
         cellapps,
         baseapps,
         db,
+        forwards,
       );
       await cluster.waitRegistered();
       return cluster;
@@ -183,6 +200,7 @@ export class HostsCluster implements AsyncDisposable {
 
   /** Loopback URLs through which SDK clients in this process reach each baseapp's client port, in order. */
   async clientUrls(): Promise<string[]> {
+    if (this.forwards) return this.forwards;
     const client = this.hosts.get("client");
     return await Promise.all(
       this.baseapps.map((_, i) => this.hosts.forward(client, `ws://${this.hosts.get(`base${i + 1}`).address}:7400/`)),
