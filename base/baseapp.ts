@@ -28,6 +28,8 @@ import { BaseAuthority, heldBackPeers } from "./fence.ts";
 import { PlayerEntry } from "./player_entry.ts";
 import { confirmedRequests, followMgr, LiveBaseApps } from "./membership.ts";
 import { serveBaseApp } from "./baseapp_handlers.ts";
+import { Checkouts } from "./checkout.ts";
+import { checkOutRestored } from "./checkout_route.ts";
 
 /**
  * A baseapp process: joins the cluster, serves game clients over WebSocket,
@@ -49,6 +51,8 @@ export class BaseApp implements SessionHost {
   readonly autosave: Autosave;
   /** Backs every proxy up to another baseapp once per backup period, and holds the backups of others' bases. */
   readonly backups: BaseBackups;
+  /** The accounts' entities checked out to this baseapp in the database: each logged-in account's base is in one place. */
+  readonly checkouts: Checkouts;
   /** Whether this baseapp may act for its bases: held back after a stall until the cellappmgr confirms it. */
   readonly authority: BaseAuthority;
   /** The peers as the routes to cell entities see them: held back while `authority` doubts. */
@@ -128,6 +132,7 @@ export class BaseApp implements SessionHost {
     );
     const { link, peers } = this.member;
     this.authority = new BaseAuthority(link, log);
+    this.checkouts = new Checkouts(kv, () => link.id === null ? null : { baseapp: link.id, address: link.address });
     this.#cellPeers = heldBackPeers(this.authority, peers);
     this.store = new EntityStore(kv);
     this.store.onCommit = (seconds) => this.metrics.commit(seconds);
@@ -177,6 +182,9 @@ export class BaseApp implements SessionHost {
         this.autosave.remove(p);
         this.#liveBaseApps.dropBackup(p.id);
         if (this.proxies.get(p.id) === p) this.proxies.delete(p.id);
+        this.checkouts.release(p.id).catch((e) =>
+          log.warn(`the checkout of entity ${p.id} was not given back: ${(e as Error).message}`, { entity: p.id })
+        );
       },
     };
     this.backups = new BaseBackups({
@@ -200,6 +208,8 @@ export class BaseApp implements SessionHost {
       metrics: this.metrics,
       tokens,
       backups: this.backups,
+      checkouts: this.checkouts,
+      selfId: () => link.id,
       store: this.store,
       proxies: this.proxies,
       sessions: this.sessions,
@@ -219,6 +229,7 @@ export class BaseApp implements SessionHost {
       proxies: this.proxies,
       autosave: this.autosave,
       backups: this.backups,
+      checkouts: this.checkouts,
       sessions: this.sessions,
     });
     const restoreHost: BaseRestoreHost = {
@@ -233,6 +244,15 @@ export class BaseApp implements SessionHost {
         this.scripts.fire(proxy, "onCreated");
       },
       holds: (proxy) => this.proxies.get(proxy.id) === proxy,
+      checkOut: (id, deadId) =>
+        checkOutRestored({ checkouts: this.checkouts, live: () => this.backups.live }, id, deadId),
+      drop: (proxy, why) => {
+        proxy.client?.close(`this account's base is elsewhere: ${why}`, 4002);
+        proxy.fence();
+        this.autosave.remove(proxy);
+        this.backups.forget(proxy.id);
+        if (this.proxies.get(proxy.id) === proxy) this.proxies.delete(proxy.id);
+      },
       rebase: async (cellapp, id) => await (await peers.get(cellapp)).request(BaseBackupMsg.rebase, id, this.address),
       spawn: () => this.#spawn(),
     };
@@ -287,8 +307,11 @@ export class BaseApp implements SessionHost {
     return this.#endpoint.url;
   }
 
-  /** SessionHost: checks the login and attaches the session to the account's proxy. */
-  login(session: ClientSession, m: Extract<ClientMessage, { id: typeof C2S.login }>): Promise<string | null> {
+  /** SessionHost: checks the login and attaches the session to the account's proxy (or says where it is). */
+  login(
+    session: ClientSession,
+    m: Extract<ClientMessage, { id: typeof C2S.login }>,
+  ): Promise<string | ResumeElsewhere | null> {
     return this.#entry.login(session, m);
   }
 

@@ -17,6 +17,7 @@ import type { PeerSource } from "./cell_route.ts";
 import { requestCellEntity } from "./cell_request.ts";
 import type { ProxyHost } from "./proxy.ts";
 import type { ClientSession } from "./session.ts";
+import type { Checkouts } from "./checkout.ts";
 
 /** What the cellappmgr's word on this baseapp touches. */
 export interface MemberHost {
@@ -29,6 +30,8 @@ export interface MemberHost {
   readonly proxies: Map<number, Savable & { fence(): void }>;
   readonly autosave: Pick<Autosave, "remove">;
   readonly backups: Pick<BaseBackups, "reset">;
+  /** The checkouts held: fenced, they were claimed by the baseapps that restored its bases. */
+  readonly checkouts: Pick<Checkouts, "forgetAll">;
   readonly sessions: ReadonlySet<Pick<ClientSession, "close">>;
 }
 
@@ -58,6 +61,7 @@ function fenced(host: MemberHost, why: string): void {
   }
   host.proxies.clear();
   host.backups.reset();
+  host.checkouts.forgetAll();
   const clients = host.sessions.size;
   for (const s of [...host.sessions]) {
     s.close("this baseapp was declared dead (fenced); resume on another", CloseCode.baseAppFenced);
