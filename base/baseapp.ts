@@ -29,7 +29,7 @@ import { PlayerEntry } from "./player_entry.ts";
 import { confirmedRequests, followMgr, LiveBaseApps } from "./membership.ts";
 import { serveBaseApp } from "./baseapp_handlers.ts";
 import { Checkouts } from "./checkout.ts";
-import { checkOutRestored } from "./checkout_route.ts";
+import { checkOutRestored, releaseStale } from "./checkout_route.ts";
 
 /**
  * A baseapp process: joins the cluster, serves game clients over WebSocket,
@@ -197,6 +197,24 @@ export class BaseApp implements SessionHost {
       },
     });
     this.#liveBaseApps = new LiveBaseApps(this.backups, this.sessions, link, peers, log);
+    const whereIsBase = async (address: string, entity: number) =>
+      await (await peers.get(address)).request(BaseBackupMsg.whereIsBase, entity);
+    // Once the cellappmgr's list names this registration, it says whose checkouts are stale (checkout_route.ts).
+    let swept: number | null = null;
+    this.#liveBaseApps.onChanged = (list) => {
+      const self = link.id;
+      if (self === null || swept === self || !list.some((b) => b.id === self)) return;
+      swept = self;
+      releaseStale({
+        log,
+        checkouts: this.checkouts,
+        live: () => this.backups.live,
+        selfId: () => link.id,
+        holdsBase: (id) => this.#entry.holdsBase(id),
+        holdsBackupOf: (id) => this.backups.holdsBackupOf(id),
+        whereIsBase,
+      }).catch((e) => log.warn(`stale checkouts were not given back: ${(e as Error).message}`));
+    };
     this.#entry = new PlayerEntry({
       log,
       registry: this.registry,
@@ -215,8 +233,7 @@ export class BaseApp implements SessionHost {
       sessions: this.sessions,
       placement: this.#opts.placement,
       spawn: () => this.#spawn(),
-      whereIsBase: async (address, entity) =>
-        await (await peers.get(address)).request(BaseBackupMsg.whereIsBase, entity),
+      whereIsBase,
       newProxy: this.#newProxy,
       hold: (proxy) => this.#hold(proxy),
     });

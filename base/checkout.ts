@@ -4,7 +4,9 @@
  * backup and a resume claim it with a check of the record they read, so that of two claims at once (two baseapps
  * in the same millisecond) one commits and the other sees who won; a logout gives it back (the generation kept).
  *
- * Key: ["checkout", entityId] → CheckoutRecord.
+ * Keys: ["checkout", entityId] → CheckoutRecord; ["checkedOut", baseapp, entityId] → generation, an index of what
+ * each baseapp holds (written in the same commits), so that the checkouts of a baseapp that is no longer live are
+ * found without reading every account's.
  */
 import type { Db, DbEntry, DbKey } from "../core/db/mod.ts";
 import { withKvRetry } from "./kv_retry.ts";
@@ -27,6 +29,11 @@ export interface CheckoutRecord {
 /** The key of entity `id`'s checkout. */
 export function checkoutKey(id: number): DbKey {
   return ["checkout", id];
+}
+
+/** The index key of entity `id` checked out to baseapp `baseapp`. */
+export function heldByKey(baseapp: number, id: number): DbKey {
+  return ["checkedOut", baseapp, id];
 }
 
 /** A checkout as read: its record (null: never checked out) and versionstamp, to claim it over. */
@@ -57,9 +64,12 @@ export class Checkouts {
     const generation = (seen.value?.generation ?? 0) + 1;
     const record: CheckoutRecord = { holder, generation, at: Date.now() };
     const key = checkoutKey(id);
-    const res = await withKvRetry(() =>
-      this.db.atomic().check({ key, versionstamp: seen.versionstamp }).set(key, record).commit()
-    );
+    const old = seen.value?.holder;
+    const res = await withKvRetry(() => {
+      const op = this.db.atomic().check({ key, versionstamp: seen.versionstamp }).set(key, record);
+      if (old && old.baseapp !== holder.baseapp) op.delete(heldByKey(old.baseapp, id));
+      return op.set(heldByKey(holder.baseapp, id), generation).commit();
+    });
     if (!res.ok) return null;
     this.#held.set(id, generation);
     return generation;
@@ -91,16 +101,50 @@ export class Checkouts {
   }
 
   async #release(id: number, generation: number): Promise<boolean> {
-    const key = checkoutKey(id);
     for (let tries = 0; tries < 5; tries++) {
       const seen = await this.read(id);
       const r = seen.value;
       if (!r?.holder || r.generation !== generation || !this.#isSelf(r.holder)) return false;
-      const record: CheckoutRecord = { holder: null, generation, at: Date.now() };
-      const res = await withKvRetry(() => this.db.atomic().check(seen).set(key, record).commit());
-      if (res.ok) return true;
+      if (await this.#giveBack(seen, r.holder)) return true;
     }
     return false;
+  }
+
+  /**
+   * The checkouts the database lists under baseapps other than `live` ones: entity id and checkout as read, by the
+   * holder's registration id.
+   */
+  async heldByNotLive(live: ReadonlySet<number>): Promise<Map<number, { id: number; seen: CheckoutEntry }[]>> {
+    const out = new Map<number, { id: number; seen: CheckoutEntry }[]>();
+    for await (const e of this.db.list<number>(["checkedOut"])) {
+      const [, baseapp, id] = e.key;
+      if (typeof baseapp !== "number" || typeof id !== "number" || live.has(baseapp)) continue;
+      const seen = await this.read(id);
+      if (seen.value?.holder?.baseapp !== baseapp) {
+        // A leftover of an index entry whose checkout moved on: dropped if it is still the same.
+        await withKvRetry(() => this.db.atomic().check(e).delete(e.key).commit());
+        continue;
+      }
+      let list = out.get(baseapp);
+      if (!list) out.set(baseapp, list = []);
+      list.push({ id, seen });
+    }
+    return out;
+  }
+
+  /** Gives back a checkout of another baseapp, as read in `seen` (it is not live): false when it changed since. */
+  releaseStale(seen: CheckoutEntry): Promise<boolean> {
+    const holder = seen.value?.holder;
+    return holder ? this.#giveBack(seen, holder) : Promise.resolve(false);
+  }
+
+  async #giveBack(seen: CheckoutEntry, holder: CheckoutHolder): Promise<boolean> {
+    const id = seen.key[1] as number;
+    const record: CheckoutRecord = { holder: null, generation: seen.value!.generation, at: Date.now() };
+    const res = await withKvRetry(() =>
+      this.db.atomic().check(seen).set(seen.key, record).delete(heldByKey(holder.baseapp, id)).commit()
+    );
+    return res.ok;
   }
 
   /** This baseapp was fenced: what it held was claimed by the baseapps that restored its bases. */

@@ -7,7 +7,7 @@
  * A restored base claims its checkout from its dead baseapp, and gives way to a live holder that claimed it since.
  */
 import type { Logger } from "../core/log.ts";
-import type { BaseAppInfo } from "../core/wire/mod.ts";
+import { type BaseAppInfo, sameAddress } from "../core/wire/mod.ts";
 import { type CheckoutHolder, type CheckoutRecord, type Checkouts, describeCheckout } from "./checkout.ts";
 import { type AskBaseApp, findBaseHolder } from "./resume_route.ts";
 
@@ -45,6 +45,14 @@ function who(h: CheckoutHolder): string {
   return `baseapp ${h.baseapp} at ${h.address}`;
 }
 
+/** Whether `h` is one of the `live` baseapps (the same registration at the same address). */
+function listed(live: readonly BaseAppInfo[], h: CheckoutHolder): boolean {
+  return live.some((b) => b.id === h.baseapp && sameAddress(b.address, h.address));
+}
+
+/** How many bases the stale checkouts' release asks about at once. */
+const ASK_BATCH = 16;
+
 /**
  * Checks entity `id` out to this baseapp for a login (or a resume), unless its base is held elsewhere: then the
  * client goes there. Never two bases: of two baseapps deciding at once, one claim commits and the other reads it.
@@ -79,7 +87,7 @@ export async function checkOutForLogin(host: CheckoutRouteHost, id: number): Pro
         await host.liveChanged(WAIT_MS);
         continue;
       }
-      const holderLive = live.some((b) => b.id === r.holder!.baseapp);
+      const holderLive = listed(live, r.holder);
       if (holderLive && Date.now() - r.at < SETTLE_MS) {
         await new Promise((res) => setTimeout(res, 100));
         continue;
@@ -110,10 +118,47 @@ export async function checkOutRestored(
     const seen = await host.checkouts.read(id);
     const r: CheckoutRecord | null = seen.value;
     if (r?.holder && host.checkouts.isSelf(r.holder)) return null;
-    if (r?.holder && r.holder.baseapp !== deadId && host.live().some((b) => b.id === r.holder!.baseapp)) {
+    if (r?.holder && r.holder.baseapp !== deadId && listed(host.live(), r.holder)) {
       return `${describeCheckout(id, r)} was checked out to live ${who(r.holder)} since its backup was made`;
     }
     if ((await host.checkouts.claim(id, seen)) !== null) return null;
   }
   return `the checkout of entity ${id} kept racing other claims`;
+}
+
+/**
+ * Gives back the checkouts of baseapps that the cellappmgr's list (the one that named this baseapp) no longer has
+ * live: this baseapp before it restarted, or one that died. Only those whose base no live baseapp holds, nor a backup
+ * of it (which it restores, claiming the checkout), are given back; the others are left to their holders. Resolves
+ * with how many were given back.
+ */
+export async function releaseStale(
+  host: Pick<CheckoutRouteHost, "log" | "live" | "selfId" | "holdsBase" | "holdsBackupOf" | "whereIsBase"> & {
+    readonly checkouts: Pick<Checkouts, "heldByNotLive" | "releaseStale">;
+  },
+): Promise<number> {
+  const live = host.live();
+  const self = host.selfId();
+  const stale = await host.checkouts.heldByNotLive(new Set(live.map((b) => b.id)));
+  const others = live.filter((b) => b.id !== self);
+  let total = 0;
+  for (const [baseapp, list] of stale) {
+    let released = 0, left = 0;
+    for (let i = 0; i < list.length; i += ASK_BATCH) {
+      await Promise.all(
+        list.slice(i, i + ASK_BATCH).map(async ({ id, seen }) => {
+          if (host.holdsBase(id) || host.holdsBackupOf(id) || await findBaseHolder(id, others, host.whereIsBase)) {
+            left++;
+          } else if (await host.checkouts.releaseStale(seen)) released++;
+        }),
+      );
+    }
+    total += released;
+    const at = list[0]?.seen.value?.holder?.address ?? "?";
+    host.log.info(
+      `checkouts of baseapp ${baseapp} at ${at}, which the cellappmgr does not list as live: ${released} given back, ` +
+        `${left} left to the live baseapps holding their bases`,
+    );
+  }
+  return total;
 }

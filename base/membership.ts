@@ -100,6 +100,9 @@ export function confirmedRequests(
 
 /** The live baseapps as the cellappmgr lists them: whom bases are backed up to, and where clients may resume. */
 export class LiveBaseApps {
+  /** Told each new list, after the backups and the clients. */
+  onChanged: ((list: BaseAppInfo[]) => void) | null = null;
+
   constructor(
     private readonly backups: Pick<BaseBackups, "setLive" | "clientUrls" | "forget" | "live">,
     private readonly sessions: Iterable<Pick<ClientSession, "state" | "sendMessage">>,
@@ -113,6 +116,7 @@ export class LiveBaseApps {
     this.backups.setLive(list);
     const urls = this.backups.clientUrls();
     for (const s of this.sessions) if (s.state === "online") s.sendMessage({ id: S2C.baseApps, urls });
+    this.onChanged?.(list);
   }
 
   /** Base `id` logged out: its backup baseapp drops its backup, so that it is not restored if this one dies. */

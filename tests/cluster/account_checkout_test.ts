@@ -148,3 +148,104 @@ Deno.test(
     );
   },
 );
+
+Deno.test(
+  "a baseapp that comes back after kill -9 gives back its checkouts from before its death once the cellappmgr " +
+    "lists it, and its players log in again: one base, one cell entity each, checked out anew",
+  opts,
+  async () => {
+    await using procs = new Procs();
+    await using dir = await tempDir();
+    const kv = `${dir.path}/base.kv`;
+    const cluster = await startCluster(procs, { mgrFlags: [secret], cellFlags: [secret] });
+    const a = await baseapp(procs, cluster, kv);
+    const aId = await baseappId(cluster.admin, a.clientUrl);
+    const ids = new Map<string, number>();
+    for (const name of ["fay", "gus"]) {
+      const c = await login(a.clientUrl, name);
+      assert.equal(await cellReady(c), 1);
+      ids.set(name, c.player.id);
+      c.close();
+    }
+    a.proc.kill("SIGKILL");
+    await a.proc.status;
+    await waitFor("the cellappmgr no longer lists A", async () => {
+      const view = (await api(cluster.admin, "/api/cluster")).body as ClusterView;
+      return !view.processes.some((p) => p.id === aId && p.role === "baseapp");
+    }, 10_000);
+
+    const a2 = await baseapp(procs, cluster, kv);
+    const a2Id = await baseappId(cluster.admin, a2.clientUrl);
+    await waitFor(
+      "A's old checkouts given back",
+      () =>
+        a2.proc.stderr.some((l) =>
+          l.includes(`checkouts of baseapp ${aId} at `) && l.includes("not list as live: 2 given back, 0 left")
+        ),
+      10_000,
+    );
+    for (const [name, id] of ids) {
+      const c = await login(a2.clientUrl, name);
+      assert.equal(c.player.id, id);
+      assert.equal(await cellReady(c), 1, `${name} gets its cell`);
+      assert.equal((await cellEntitiesOf(cluster.admin, id)).length, 1, `one cell entity for ${name}`);
+    }
+    assert.deepEqual((await players(cluster.admin)).players.map((p) => p.account), ["fay", "gus"]);
+    assert.ok(!a2.proc.stderr.some((l) => l.includes("checked out here instead")), "nothing left stale to take over");
+    // The database says whose they are now: A's new registration, a generation above the one before its death.
+    const db = await Deno.openKv(kv);
+    try {
+      for (const id of ids.values()) {
+        const r = (await db.get<{ holder: { baseapp: number }; generation: number }>(["checkout", id])).value!;
+        assert.equal(r.holder.baseapp, a2Id);
+        assert.equal(r.generation, 2);
+        assert.equal((await db.get(["checkedOut", aId, id])).value, null, "the old index entry is gone");
+      }
+    } finally {
+      db.close();
+    }
+  },
+);
+
+Deno.test(
+  "logins right after a baseapp is killed, while the others restore its bases: each is sent to the baseapp " +
+    "restoring its base and takes it over there, one base and one cell entity each",
+  opts,
+  async () => {
+    await using procs = new Procs();
+    await using dir = await tempDir();
+    const kv = `${dir.path}/base.kv`;
+    const cluster = await startCluster(procs, { mgrFlags: [secret], cellFlags: [secret] });
+    const a = await baseapp(procs, cluster, kv);
+    const b = await baseapp(procs, cluster, kv);
+    const c = await baseapp(procs, cluster, kv);
+    const names = ["hal", "ivy", "jon", "kim"];
+    const ids = new Map<string, number>();
+    for (const name of names) {
+      const cl = await login(a.clientUrl, name);
+      assert.equal(await cellReady(cl), 1);
+      ids.set(name, cl.player.id);
+      cl.close();
+    }
+    const held = (lines: string[]) =>
+      Number(lines.findLast((l) => l.includes("base backups held: "))?.match(/held: (\d+)/)?.[1] ?? 0);
+    await waitFor("B and C hold the four backups", () => held(b.proc.stderr) + held(c.proc.stderr) >= 4, 10_000);
+    a.proc.kill("SIGKILL");
+    await a.proc.status;
+    // At once: the death may not be announced yet, nor the restores done.
+    const again = await Promise.all(names.map((name, i) => login(i % 2 === 0 ? b.clientUrl : c.clientUrl, name)));
+    for (const [i, cl] of again.entries()) {
+      assert.equal(cl.player.id, ids.get(names[i]));
+      assert.equal(await cellReady(cl), 1, `${names[i]} gets its cell`);
+    }
+    const view = await players(cluster.admin);
+    assert.deepEqual(view.players.map((p) => p.account), names, "one base per account");
+    for (const [name, id] of ids) {
+      assert.equal((await cellEntitiesOf(cluster.admin, id)).length, 1, `exactly one cell entity for ${name}`);
+    }
+    const logs = [...b.proc.stderr, ...c.proc.stderr, ...cluster.cellapps[0].stderr];
+    assert.ok(!logs.some((l) => l.includes("already exists")), "no second cell entity asked for");
+    assert.ok(!logs.some((l) => l.includes("not restored from its backup")), "no restore gave way");
+    for (const cl of again) cl.close();
+  },
+);
