@@ -135,6 +135,7 @@ export class BaseApp implements SessionHost {
     this.checkouts = new Checkouts(kv, () => link.id === null ? null : { baseapp: link.id, address: link.address });
     this.#cellPeers = heldBackPeers(this.authority, peers);
     this.store = new EntityStore(kv);
+    this.store.holderCheck = (id) => this.checkouts.heldCheck(id);
     this.store.onCommit = (seconds) => this.metrics.commit(seconds);
     // Nothing is written after a stall until the cellappmgr confirms this baseapp (base/fence.ts): every commit waits.
     this.store.gate = () => this.authority.confirmed();

@@ -8,7 +8,7 @@
  * each baseapp holds (written in the same commits), so that the checkouts of a baseapp that is no longer live are
  * found without reading every account's.
  */
-import type { Db, DbEntry, DbKey } from "../core/db/mod.ts";
+import type { Db, DbCheck, DbEntry, DbKey } from "../core/db/mod.ts";
 import { withKvRetry } from "./kv_retry.ts";
 
 /** Who holds a checkout: a baseapp's registration and address. */
@@ -41,8 +41,8 @@ export type CheckoutEntry = DbEntry<CheckoutRecord>;
 
 /** The checkouts one baseapp holds, and its reads and claims of them in the database. */
 export class Checkouts {
-  /** The generation of each entity checked out to this baseapp. */
-  readonly #held = new Map<number, number>();
+  /** The generation of each entity checked out to this baseapp, and the versionstamp its claim committed at. */
+  readonly #held = new Map<number, { generation: number; versionstamp: string }>();
   /** Releases under way, by entity id: a login here waits for one before it reads the checkout. */
   readonly #releasing = new Map<number, Promise<boolean>>();
 
@@ -71,13 +71,22 @@ export class Checkouts {
       return op.set(heldByKey(holder.baseapp, id), generation).commit();
     });
     if (!res.ok) return null;
-    this.#held.set(id, generation);
+    this.#held.set(id, { generation, versionstamp: res.versionstamp });
     return generation;
   }
 
   /** The generation of entity `id`'s checkout held here, or undefined. */
   generation(id: number): number | undefined {
-    return this.#held.get(id);
+    return this.#held.get(id)?.generation;
+  }
+
+  /**
+   * "Entity `id` is still checked out to this baseapp as it claimed it": a check a save of its base commits with, so
+   * that a base whose checkout another baseapp claimed since writes nothing. Null when none is held here.
+   */
+  heldCheck(id: number): DbCheck | null {
+    const held = this.#held.get(id);
+    return held ? { key: checkoutKey(id), versionstamp: held.versionstamp } : null;
   }
 
   /**
@@ -85,7 +94,7 @@ export class Checkouts {
    * later holder's is never touched. Resolves true when given back, false when it was not this baseapp's any more.
    */
   release(id: number): Promise<boolean> {
-    const generation = this.#held.get(id);
+    const generation = this.#held.get(id)?.generation;
     if (generation === undefined) return Promise.resolve(false);
     this.#held.delete(id);
     const done = this.#release(id, generation).finally(() => {

@@ -7,10 +7,19 @@ import assert from "node:assert/strict";
 import { type Db, openDb, openDenoKv } from "../../core/db/mod.ts";
 import { type CheckoutHolder, Checkouts } from "../../base/checkout.ts";
 import { checkOutRestored } from "../../base/checkout_route.ts";
+import { EntityStore, type StoredEntity } from "../../base/storage.ts";
 import type { BaseAppInfo } from "../../core/wire/mod.ts";
 import { PgServer, skipWithoutPostgres } from "../helpers/postgres.ts";
 
 const holder = (baseapp: number): CheckoutHolder => ({ baseapp, address: `127.0.0.1:${4000 + baseapp}` });
+const entity = (x: number): StoredEntity => ({
+  type: "Avatar",
+  base: new Uint8Array([x]),
+  cell: new Uint8Array(0),
+  position: [x, 0, 0],
+  direction: [0, 0, 0],
+  spaceId: 1,
+});
 const info = (baseapp: number): BaseAppInfo => ({ id: baseapp, address: holder(baseapp).address, clientUrl: null });
 
 /** The cases, each given two handles on one fresh database (two baseapps' connections). */
@@ -75,6 +84,29 @@ const CASES: Record<string, (a: Db, b: Db) => Promise<void>> = {
     assert.match(why ?? "", /entity 12 \(generation 2, baseapp 2 at 127\.0\.0\.1:4002\) was checked out to live/);
     assert.deepEqual((await restorer.read(12)).value?.holder, holder(2), "left to the live holder");
   },
+};
+
+CASES["a base whose checkout another baseapp claimed since writes nothing; the others of its group are saved"] = async (
+  a,
+  b,
+) => {
+  const one = new Checkouts(a, () => holder(1)), two = new Checkouts(b, () => holder(2));
+  const store = new EntityStore(a);
+  store.holderCheck = (id) => one.heldCheck(id);
+  assert.equal(await one.claim(13, await one.read(13)), 1);
+  assert.equal(await one.claim(14, await one.read(14)), 1);
+  await store.save(13, entity(1));
+  assert.equal(await two.claim(13, await two.read(13)), 2);
+  // Both in one turn: one group, whose commit fails on 13's checkout; each is then saved alone.
+  const [lost, kept] = await Promise.allSettled([store.save(13, entity(2)), store.save(14, entity(3))]);
+  assert.equal(lost.status, "rejected");
+  assert.match(
+    String((lost as PromiseRejectedResult).reason),
+    /entity 13 was not saved: its account was checked out to another base since this one claimed it/,
+  );
+  assert.equal(kept.status, "fulfilled");
+  assert.deepEqual((await store.load(13))?.position, [1, 0, 0], "what the holder before saved");
+  assert.deepEqual((await store.load(14))?.position, [3, 0, 0]);
 };
 
 Deno.test("checkout contract: Deno KV", async (t) => {
