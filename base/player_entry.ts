@@ -44,7 +44,7 @@ export interface EntryHost {
   readonly tokens: Pick<ResumeTokens, "issue" | "redeem" | "ttlMs">;
   readonly backups: Pick<BaseBackups, "live" | "holdsBackupOf" | "checkResume" | "clientUrls" | "liveChanged">;
   /** The account checkouts this baseapp holds: a base is loaded here only once its entity is checked out here. */
-  readonly checkouts: Pick<Checkouts, "read" | "claim" | "isSelf" | "released" | "release">;
+  readonly checkouts: Pick<Checkouts, "read" | "claim" | "isSelf" | "released" | "release" | "generation">;
   /** This baseapp's registration id (null before it has one). */
   selfId(): number | null;
   readonly store: Pick<EntityStore, "load">;
@@ -193,28 +193,31 @@ export class PlayerEntry {
   ): Promise<string | ResumeElsewhere | { proxy: Proxy | Promise<{ proxy: Proxy; placement: Placement }> }> {
     const before = this.#deciding.get(entityId) ?? Promise.resolve();
     const turn = before.catch(() => {}).then(async () => {
-      let proxy = this.host.proxies.get(entityId);
-      if (proxy?.loggingOut) {
-        await proxy.logout().catch(() => {});
-        proxy = undefined;
+      for (let round = 0; round < 3; round++) {
+        const leaving = this.host.proxies.get(entityId);
+        if (leaving?.loggingOut) await leaving.logout().catch(() => {});
+        // A logout here gives the checkout back: read after it.
+        await this.host.checkouts.released(entityId);
+        const decided = await checkOutForLogin(this.#route, entityId);
+        if (decided.kind === "refused") return decided.reason;
+        if (decided.kind === "elsewhere") return { url: decided.url, reason: decided.reason };
+        const proxy = this.host.proxies.get(entityId);
+        if (proxy?.loggingOut) continue;
+        if (proxy) return { proxy };
+        let loading = this.#loading.get(entityId);
+        if (!loading) {
+          // Loaded only under a checkout of its own (a proxy that was here may have logged out since the decision).
+          if (this.host.checkouts.generation(entityId) === undefined) continue;
+          loading = this.#load(entityId, typeName, m).catch((e) => {
+            // Not loaded: the checkout goes back, for a later login here or elsewhere.
+            void this.host.checkouts.release(entityId).catch(() => false);
+            throw e;
+          }).finally(() => this.#loading.delete(entityId));
+          this.#loading.set(entityId, loading);
+        }
+        return { proxy: loading };
       }
-      // A logout here gives the checkout back: read after it.
-      await this.host.checkouts.released(entityId);
-      const decided = await checkOutForLogin(this.#route, entityId);
-      if (decided.kind === "refused") return decided.reason;
-      if (decided.kind === "elsewhere") return { url: decided.url, reason: decided.reason };
-      proxy = this.host.proxies.get(entityId);
-      if (proxy && !proxy.loggingOut) return { proxy };
-      let loading = this.#loading.get(entityId);
-      if (!loading) {
-        loading = this.#load(entityId, typeName, m).catch((e) => {
-          // Not loaded: the checkout goes back, for a later login here or elsewhere.
-          void this.host.checkouts.release(entityId).catch(() => false);
-          throw e;
-        }).finally(() => this.#loading.delete(entityId));
-        this.#loading.set(entityId, loading);
-      }
-      return { proxy: loading };
+      return `${typeName} ${entityId} is logging out and in here at the same time; try again`;
     });
     const settled = turn.finally(() => {
       if (this.#deciding.get(entityId) === settled) this.#deciding.delete(entityId);
