@@ -58,17 +58,23 @@ const ASK_BATCH = 16;
  * client goes there. Never two bases: of two baseapps deciding at once, one claim commits and the other reads it.
  */
 export async function checkOutForLogin(host: CheckoutRouteHost, id: number): Promise<CheckoutDecision> {
+  /** Until when a backup held here, whose baseapp is still listed live, is waited for to be restored. */
+  let restoreBy: number | null = null;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     if (host.holdsBase(id)) return { kind: "here" };
-    const self = host.selfId();
-    if (self === null || !host.live().some((b) => b.id === self)) {
+    const listedSelf = () => {
+      const self = host.selfId();
+      return self !== null && host.live().some((b) => b.id === self);
+    };
+    if (!listedSelf()) {
       // Whose checkouts are stale is the cellappmgr's word: none is taken over before its list names this baseapp.
       await host.liveChanged(WAIT_MS);
-      if (self === null || !host.live().some((b) => b.id === self)) {
+      if (!listedSelf()) {
         return { kind: "refused", reason: "this baseapp is not yet listed by the cellappmgr; try again in a moment" };
       }
       continue;
     }
+    const self = host.selfId();
     const seen = await host.checkouts.read(id);
     const r = seen.value;
     if (r?.holder && !host.checkouts.isSelf(r.holder)) {
@@ -82,9 +88,10 @@ export async function checkOutForLogin(host: CheckoutRouteHost, id: number): Pro
         };
       }
       if (host.holdsBase(id)) return { kind: "here" };
-      if (host.holdsBackupOf(id)) {
+      restoreBy ??= Date.now() + WAIT_MS;
+      if (host.holdsBackupOf(id) && Date.now() < restoreBy) {
         // Its baseapp is still listed live: restored here once its death is announced.
-        await host.liveChanged(WAIT_MS);
+        await host.liveChanged(restoreBy - Date.now());
         continue;
       }
       const holderLive = listed(live, r.holder);
