@@ -386,7 +386,10 @@ export class BaseApp implements SessionHost {
         this.log.error(`logout of ${p.id} failed: ${(e as Error).message}`)
       )
     );
-    await Promise.race([Promise.all(outs), new Promise((r) => setTimeout(r, 5000))]);
+    await Promise.race([
+      Promise.all(outs).then(() => this.checkouts.allReleased()),
+      new Promise((r) => setTimeout(r, 5000)),
+    ]);
     for (const s of this.sessions) s.close(reason, 1001);
     await this.#endpoint.close();
     await this.member.close(reason);

@@ -104,6 +104,11 @@ export class Checkouts {
     return done;
   }
 
+  /** Resolves once every release under way is done (before the database closes). */
+  async allReleased(): Promise<void> {
+    await Promise.all([...this.#releasing.values()].map((p) => p.catch(() => false)));
+  }
+
   /** Resolves once a release of entity `id` under way (if any) is done, whether or not it succeeded. */
   async released(id: number): Promise<void> {
     await this.#releasing.get(id)?.catch(() => false);

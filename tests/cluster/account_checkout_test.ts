@@ -140,6 +140,16 @@ Deno.test(
       await open[0].logout();
       await waitFor("eve logged out", async () => (await players(cluster.admin)).total === 0, 10_000);
     }
+    // Logged out, the checkout is given back: four logins that took it (the first, then one per round), no holder.
+    const db = await Deno.openKv(kv);
+    try {
+      await waitFor("eve's checkout given back", async () => {
+        const r = (await db.get<{ holder: unknown; generation: number }>(["checkout", id])).value;
+        return r !== null && r.holder === null && r.generation === 4;
+      }, 5_000);
+    } finally {
+      db.close();
+    }
     const logs = [...a.proc.stderr, ...b.proc.stderr];
     assert.ok(!logs.some((l) => l.includes("already exists")), "no second cell entity asked for");
     assert.ok(
