@@ -72,6 +72,13 @@ export class BaseBackups {
     this.#changed = Promise.withResolvers<void>();
   }
 
+  /** Resolves once the live list changes, or after `ms`. */
+  async liveChanged(ms: number): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([this.#changed.promise, new Promise((r) => timer = setTimeout(r, ms))]);
+    clearTimeout(timer);
+  }
+
   /** The client URLs of the live baseapps. */
   clientUrls(): string[] {
     return this.live.flatMap((b) => b.clientUrl === null ? [] : [b.clientUrl]);

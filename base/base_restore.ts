@@ -23,6 +23,13 @@ export interface BaseRestoreHost {
   hold(proxy: Proxy, nonce: string | null): void;
   /** Whether `proxy` is still the one held for its entity (it did not log out meanwhile). */
   holds(proxy: Proxy): boolean;
+  /**
+   * Checks entity `id` out to this baseapp from the dead baseapp `deadId`: null when done, else why not (a live
+   * baseapp claimed it since the backup was made).
+   */
+  checkOut(id: number, deadId: number): Promise<string | null>;
+  /** Drops a restored base that gives way to the live holder of its checkout: no write, no word to its cell. */
+  drop(proxy: Proxy, why: string): void;
   /** Tells the cellapp at `cellapp` that entity `id`'s base is here: where the real is, or null if not there. */
   rebase(cellapp: string, id: number): Promise<Rebased | null>;
   /** Where a player goes whose space is gone. */
@@ -45,6 +52,18 @@ export async function restoreBase(host: BaseRestoreHost, b: BaseBackup, deadId: 
   proxy.tokenNonce = b.tokenNonce;
   host.hold(proxy, b.tokenNonce);
   proxy.awaitClient();
+  let lost: string | null;
+  try {
+    lost = await host.checkOut(id, deadId);
+  } catch (e) {
+    lost = `its checkout could not be claimed: ${(e as Error).message}`;
+  }
+  if (lost !== null) {
+    if (host.holds(proxy)) host.drop(proxy, lost);
+    host.log.warn(`${type.name} ${id} not restored from its backup (baseapp ${deadId} died): ${lost}`, { entity: id });
+    return;
+  }
+  if (!host.holds(proxy)) return;
   let note = "no cell entity";
   if (b.cellapp !== null) {
     let at = null;

@@ -29,6 +29,8 @@ import { PlayerEntry } from "./player_entry.ts";
 import { confirmedRequests, followMgr, LiveBaseApps } from "./membership.ts";
 import { serveBaseApp } from "./baseapp_handlers.ts";
 import { history } from "../core/history.ts";
+import { Checkouts } from "./checkout.ts";
+import { checkOutRestored, releaseStale } from "./checkout_route.ts";
 
 /**
  * A baseapp process: joins the cluster, serves game clients over WebSocket,
@@ -50,6 +52,8 @@ export class BaseApp implements SessionHost {
   readonly autosave: Autosave;
   /** Backs every proxy up to another baseapp once per backup period, and holds the backups of others' bases. */
   readonly backups: BaseBackups;
+  /** The accounts' entities checked out to this baseapp in the database: each logged-in account's base is in one place. */
+  readonly checkouts: Checkouts;
   /** Whether this baseapp may act for its bases: held back after a stall until the cellappmgr confirms it. */
   readonly authority: BaseAuthority;
   /** The peers as the routes to cell entities see them: held back while `authority` doubts. */
@@ -129,8 +133,10 @@ export class BaseApp implements SessionHost {
     );
     const { link, peers } = this.member;
     this.authority = new BaseAuthority(link, log);
+    this.checkouts = new Checkouts(kv, () => link.id === null ? null : { baseapp: link.id, address: link.address });
     this.#cellPeers = heldBackPeers(this.authority, peers);
     this.store = new EntityStore(kv);
+    this.store.holderCheck = (id) => this.checkouts.heldCheck(id);
     this.store.onCommit = (seconds) => this.metrics.commit(seconds);
     // Nothing is written after a stall until the cellappmgr confirms this baseapp (base/fence.ts): every commit waits.
     this.store.gate = () => this.authority.confirmed();
@@ -177,9 +183,13 @@ export class BaseApp implements SessionHost {
       removed: (p) => {
         this.autosave.remove(p);
         this.#liveBaseApps.dropBackup(p.id);
-        if (this.proxies.get(p.id) !== p) return;
-        this.proxies.delete(p.id);
-        history.unbase(p.id, "removed");
+        if (this.proxies.get(p.id) === p) {
+          this.proxies.delete(p.id);
+          history.unbase(p.id, "removed");
+        }
+        this.checkouts.release(p.id).catch((e) =>
+          log.warn(`the checkout of entity ${p.id} was not given back: ${(e as Error).message}`, { entity: p.id })
+        );
       },
     };
     this.backups = new BaseBackups({
@@ -192,6 +202,24 @@ export class BaseApp implements SessionHost {
       },
     });
     this.#liveBaseApps = new LiveBaseApps(this.backups, this.sessions, link, peers, log);
+    const whereIsBase = async (address: string, entity: number) =>
+      await (await peers.get(address)).request(BaseBackupMsg.whereIsBase, entity);
+    // Once the cellappmgr's list names this registration, it says whose checkouts are stale (checkout_route.ts).
+    let swept: number | null = null;
+    this.#liveBaseApps.onChanged = (list) => {
+      const self = link.id;
+      if (self === null || swept === self || !list.some((b) => b.id === self)) return;
+      swept = self;
+      releaseStale({
+        log,
+        checkouts: this.checkouts,
+        live: () => this.backups.live,
+        selfId: () => link.id,
+        holdsBase: (id) => this.#entry.holdsBase(id),
+        holdsBackupOf: (id) => this.backups.holdsBackupOf(id),
+        whereIsBase,
+      }).catch((e) => log.warn(`stale checkouts were not given back: ${(e as Error).message}`));
+    };
     this.#entry = new PlayerEntry({
       log,
       registry: this.registry,
@@ -203,13 +231,14 @@ export class BaseApp implements SessionHost {
       metrics: this.metrics,
       tokens,
       backups: this.backups,
+      checkouts: this.checkouts,
+      selfId: () => link.id,
       store: this.store,
       proxies: this.proxies,
       sessions: this.sessions,
       placement: this.#opts.placement,
       spawn: () => this.#spawn(),
-      whereIsBase: async (address, entity) =>
-        await (await peers.get(address)).request(BaseBackupMsg.whereIsBase, entity),
+      whereIsBase,
       newProxy: this.#newProxy,
       hold: (proxy) => this.#hold(proxy),
     });
@@ -222,6 +251,7 @@ export class BaseApp implements SessionHost {
       proxies: this.proxies,
       autosave: this.autosave,
       backups: this.backups,
+      checkouts: this.checkouts,
       sessions: this.sessions,
     });
     const restoreHost: BaseRestoreHost = {
@@ -237,6 +267,15 @@ export class BaseApp implements SessionHost {
         this.scripts.fire(proxy, "onCreated");
       },
       holds: (proxy) => this.proxies.get(proxy.id) === proxy,
+      checkOut: (id, deadId) =>
+        checkOutRestored({ checkouts: this.checkouts, live: () => this.backups.live }, id, deadId),
+      drop: (proxy, why) => {
+        proxy.client?.close(`this account's base is elsewhere: ${why}`, 4002);
+        proxy.fence();
+        this.autosave.remove(proxy);
+        this.backups.forget(proxy.id);
+        if (this.proxies.get(proxy.id) === proxy) this.proxies.delete(proxy.id);
+      },
       rebase: async (cellapp, id) => await (await peers.get(cellapp)).request(BaseBackupMsg.rebase, id, this.address),
       spawn: () => this.#spawn(),
     };
@@ -291,8 +330,11 @@ export class BaseApp implements SessionHost {
     return this.#endpoint.url;
   }
 
-  /** SessionHost: checks the login and attaches the session to the account's proxy. */
-  login(session: ClientSession, m: Extract<ClientMessage, { id: typeof C2S.login }>): Promise<string | null> {
+  /** SessionHost: checks the login and attaches the session to the account's proxy (or says where it is). */
+  login(
+    session: ClientSession,
+    m: Extract<ClientMessage, { id: typeof C2S.login }>,
+  ): Promise<string | ResumeElsewhere | null> {
     return this.#entry.login(session, m);
   }
 
@@ -350,7 +392,10 @@ export class BaseApp implements SessionHost {
         this.log.error(`logout of ${p.id} failed: ${(e as Error).message}`)
       )
     );
-    await Promise.race([Promise.all(outs), new Promise((r) => setTimeout(r, 5000))]);
+    await Promise.race([
+      Promise.all(outs).then(() => this.checkouts.allReleased()),
+      new Promise((r) => setTimeout(r, 5000)),
+    ]);
     for (const s of this.sessions) s.close(reason, 1001);
     await this.#endpoint.close();
     await this.member.close(reason);

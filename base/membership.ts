@@ -18,6 +18,7 @@ import type { PeerSource } from "./cell_route.ts";
 import { requestCellEntity } from "./cell_request.ts";
 import type { ProxyHost } from "./proxy.ts";
 import type { ClientSession } from "./session.ts";
+import type { Checkouts } from "./checkout.ts";
 
 /** What the cellappmgr's word on this baseapp touches. */
 export interface MemberHost {
@@ -30,6 +31,8 @@ export interface MemberHost {
   readonly proxies: Map<number, Savable & { fence(): void }>;
   readonly autosave: Pick<Autosave, "remove">;
   readonly backups: Pick<BaseBackups, "reset">;
+  /** The checkouts held: fenced, they were claimed by the baseapps that restored its bases. */
+  readonly checkouts: Pick<Checkouts, "forgetAll">;
   readonly sessions: ReadonlySet<Pick<ClientSession, "close">>;
 }
 
@@ -60,6 +63,7 @@ function fenced(host: MemberHost, why: string): void {
   host.proxies.clear();
   history.dropAll("fenced");
   host.backups.reset();
+  host.checkouts.forgetAll();
   const clients = host.sessions.size;
   for (const s of [...host.sessions]) {
     s.close("this baseapp was declared dead (fenced); resume on another", CloseCode.baseAppFenced);
@@ -98,6 +102,9 @@ export function confirmedRequests(
 
 /** The live baseapps as the cellappmgr lists them: whom bases are backed up to, and where clients may resume. */
 export class LiveBaseApps {
+  /** Told each new list, after the backups and the clients. */
+  onChanged: ((list: BaseAppInfo[]) => void) | null = null;
+
   constructor(
     private readonly backups: Pick<BaseBackups, "setLive" | "clientUrls" | "forget" | "live">,
     private readonly sessions: Iterable<Pick<ClientSession, "state" | "sendMessage">>,
@@ -111,6 +118,7 @@ export class LiveBaseApps {
     this.backups.setLive(list);
     const urls = this.backups.clientUrls();
     for (const s of this.sessions) if (s.state === "online") s.sendMessage({ id: S2C.baseApps, urls });
+    this.onChanged?.(list);
   }
 
   /** Base `id` logged out: its backup baseapp drops its backup, so that it is not restored if this one dies. */

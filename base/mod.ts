@@ -13,3 +13,4 @@ export { EntityStore, type StoredEntity } from "./storage.ts";
 export type { BaseEntityApi, BaseScripts } from "./scripts.ts";
 export { BaseScriptRuntime } from "./scripts.ts";
 export type { Proxy } from "./proxy.ts";
+export { type CheckoutHolder, type CheckoutRecord, Checkouts } from "./checkout.ts";

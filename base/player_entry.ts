@@ -26,6 +26,8 @@ import { type ResumeTokens, tokenNonce } from "./resume_token.ts";
 import { type AskBaseApp, findBaseHolder } from "./resume_route.ts";
 import type { MakeProxy, Proxy } from "./proxy.ts";
 import type { ClientSession, ResumeElsewhere } from "./session.ts";
+import type { Checkouts } from "./checkout.ts";
+import { checkOutForLogin, type CheckoutRouteHost } from "./checkout_route.ts";
 
 type LoginMessage = Extract<ClientMessage, { id: typeof C2S.login }>;
 type ResumeMessage = Extract<ClientMessage, { id: typeof C2S.resume }>;
@@ -40,7 +42,11 @@ export interface EntryHost {
   readonly accounts: Pick<Accounts, "login">;
   readonly metrics: Pick<BaseAppMetrics, "login">;
   readonly tokens: Pick<ResumeTokens, "issue" | "redeem" | "ttlMs">;
-  readonly backups: Pick<BaseBackups, "live" | "holdsBackupOf" | "checkResume" | "clientUrls">;
+  readonly backups: Pick<BaseBackups, "live" | "holdsBackupOf" | "checkResume" | "clientUrls" | "liveChanged">;
+  /** The account checkouts this baseapp holds: a base is loaded here only once its entity is checked out here. */
+  readonly checkouts: Pick<Checkouts, "read" | "claim" | "isSelf" | "released" | "release" | "generation">;
+  /** This baseapp's registration id (null before it has one). */
+  selfId(): number | null;
   readonly store: Pick<EntityStore, "load">;
   /** The proxies held, by entity id. */
   readonly proxies: ReadonlyMap<number, Proxy>;
@@ -61,9 +67,24 @@ export interface EntryHost {
 export class PlayerEntry {
   /** Proxies being loaded from the database, by entity id: a second login waits for the first one's. */
   readonly #loading = new Map<number, Promise<{ proxy: Proxy; placement: Placement }>>();
+  /** Loads whose placement a login took (to ask for the cell once): the first login of a load does. */
+  readonly #placed = new WeakSet<Promise<{ proxy: Proxy; placement: Placement }>>();
   readonly #tokenTimer: ReturnType<typeof setInterval>;
+  /** The login or resume deciding where each entity's base is, by entity id: one at a time per entity here. */
+  readonly #deciding = new Map<number, Promise<unknown>>();
+  readonly #route: CheckoutRouteHost;
 
   constructor(private readonly host: EntryHost) {
+    this.#route = {
+      log: host.log,
+      checkouts: host.checkouts,
+      selfId: () => host.selfId(),
+      live: () => host.backups.live,
+      liveChanged: (ms) => host.backups.liveChanged(ms),
+      holdsBase: (id) => this.holdsBase(id),
+      holdsBackupOf: (id) => host.backups.holdsBackupOf(id),
+      whereIsBase: host.whereIsBase,
+    };
     // A client holds a token that is still good when its connection is lost: each gets a new one in time.
     this.#tokenTimer = setInterval(() => {
       // Not after a stall: if this baseapp was fenced, a base restored elsewhere accepts only the token it backed up.
@@ -72,8 +93,11 @@ export class PlayerEntry {
     }, host.tokens.ttlMs / 2);
   }
 
-  /** Checks the login and attaches the session to the account's proxy; resolves with the reason on failure. */
-  async login(session: ClientSession, m: LoginMessage): Promise<string | null> {
+  /**
+   * Checks the login and attaches the session to the account's proxy; resolves with the reason on failure, or with
+   * the client URL of the baseapp holding the account's base (the client logs in there).
+   */
+  async login(session: ClientSession, m: LoginMessage): Promise<string | ResumeElsewhere | null> {
     const host = this.host;
     await host.authority.confirmed();
     const res = await host.accounts.login({ name: m.name, password: m.password, remote: session.remote });
@@ -118,16 +142,28 @@ export class PlayerEntry {
     return await this.#enterOrRefuse(session, entityId, type, login, " (resumed)");
   }
 
-  /** #enter, or the reason it was refused: the entity could not be loaded while the database is unreachable. */
+  /**
+   * #enter once the entity is checked out here, or where its base is (another baseapp holds it), or the reason it
+   * was refused: the entity could not be checked out or loaded while the database is unreachable.
+   */
   async #enterOrRefuse(
     session: ClientSession,
     entityId: number,
     typeName: string,
     m: LoginMessage,
     note: string,
-  ): Promise<string | null> {
+  ): Promise<string | ResumeElsewhere | null> {
     try {
-      await this.#enter(session, entityId, typeName, m, note);
+      const got = await this.#decide(entityId, typeName, m);
+      if (typeof got === "string") {
+        this.host.log.info(`login of "${m.name}" refused: ${got}`, { entity: entityId });
+        return got;
+      }
+      if ("url" in got) {
+        this.host.log.info(`login of "${m.name}" sent on: ${got.reason}`, { entity: entityId });
+        return got;
+      }
+      await this.#enter(session, got.proxy, m, note);
       return null;
     } catch (e) {
       if (!isDbUnavailable(e)) throw e;
@@ -146,33 +182,67 @@ export class PlayerEntry {
     clearInterval(this.#tokenTimer);
   }
 
-  /** Attaches the session to the proxy of `entityId`, loading it (and asking for its cell) when it is not here. */
-  async #enter(
-    session: ClientSession,
+  /**
+   * Where the base of `entityId` is, one login of it at a time here: its proxy (held, or loading once it is checked
+   * out here), the baseapp holding it, or why neither.
+   */
+  #decide(
     entityId: number,
     typeName: string,
+    m: LoginMessage,
+  ): Promise<string | ResumeElsewhere | { proxy: Proxy | Promise<{ proxy: Proxy; placement: Placement }> }> {
+    const before = this.#deciding.get(entityId) ?? Promise.resolve();
+    const turn = before.catch(() => {}).then(async () => {
+      for (let round = 0; round < 3; round++) {
+        const leaving = this.host.proxies.get(entityId);
+        if (leaving?.loggingOut) await leaving.logout().catch(() => {});
+        // A logout here gives the checkout back: read after it.
+        await this.host.checkouts.released(entityId);
+        const decided = await checkOutForLogin(this.#route, entityId);
+        if (decided.kind === "refused") return decided.reason;
+        if (decided.kind === "elsewhere") return { url: decided.url, reason: decided.reason };
+        const proxy = this.host.proxies.get(entityId);
+        if (proxy?.loggingOut) continue;
+        if (proxy) return { proxy };
+        let loading = this.#loading.get(entityId);
+        if (!loading) {
+          // Loaded only under a checkout of its own (a proxy that was here may have logged out since the decision).
+          if (this.host.checkouts.generation(entityId) === undefined) continue;
+          loading = this.#load(entityId, typeName, m).catch((e) => {
+            // Not loaded: the checkout goes back, for a later login here or elsewhere.
+            void this.host.checkouts.release(entityId).catch(() => false);
+            throw e;
+          }).finally(() => this.#loading.delete(entityId));
+          this.#loading.set(entityId, loading);
+        }
+        return { proxy: loading };
+      }
+      return `${typeName} ${entityId} is logging out and in here at the same time; try again`;
+    });
+    const settled = turn.finally(() => {
+      if (this.#deciding.get(entityId) === settled) this.#deciding.delete(entityId);
+    });
+    this.#deciding.set(entityId, settled);
+    return turn;
+  }
+
+  /** Attaches the session to `got`: a proxy held, or one loading (asking for its cell when this login loaded it). */
+  async #enter(
+    session: ClientSession,
+    got: Proxy | Promise<{ proxy: Proxy; placement: Placement }>,
     m: LoginMessage,
     note: string,
   ): Promise<void> {
     const host = this.host;
-    const res = { entityId, type: typeName };
-    let proxy = host.proxies.get(res.entityId);
-    if (proxy?.loggingOut) {
-      await proxy.logout().catch(() => {});
-      proxy = undefined;
-    }
+    let proxy: Proxy;
     let placement: Placement | null = null;
-    if (!proxy) {
-      let loading = this.#loading.get(res.entityId);
-      const fresh = !loading;
-      if (!loading) {
-        loading = this.#load(res.entityId, res.type, m).finally(() => this.#loading.delete(res.entityId));
-        this.#loading.set(res.entityId, loading);
-      }
-      const loaded = await loading;
+    if (got instanceof Promise) {
+      const fresh = !this.#placed.has(got);
+      this.#placed.add(got);
+      const loaded = await got;
       proxy = loaded.proxy;
       if (fresh) placement = loaded.placement;
-    }
+    } else proxy = got;
     session.proxy = proxy;
     session.state = session.state === "closed" ? "closed" : "online";
     proxy.attach(session, {

@@ -50,8 +50,14 @@ export interface SessionHost {
   readonly registry: EntityRegistry;
   readonly log: Logger;
   readonly limits: SessionLimits;
-  /** Logs in and attaches the session to the account's proxy; resolves with the reason on failure. */
-  login(session: ClientSession, m: Extract<ClientMessage, { id: typeof C2S.login }>): Promise<string | null>;
+  /**
+   * Logs in and attaches the session to the account's proxy; resolves with the reason on failure, or with the client
+   * URL of the baseapp that holds the account's base (the client logs in there).
+   */
+  login(
+    session: ClientSession,
+    m: Extract<ClientMessage, { id: typeof C2S.login }>,
+  ): Promise<string | ResumeElsewhere | null>;
   /**
    * Takes the player of a resume token back; resolves with the reason on failure (like `login`), or with the client
    * URL of the baseapp that holds the player (the token unused there).
@@ -274,7 +280,10 @@ export class ClientSession implements ClientLink {
         }
         if (typeof reason === "object") {
           this.sendMessage({ id: S2C.resumeElsewhere, url: reason.url, reason: reason.reason });
-          this.close(`resume elsewhere: ${reason.reason}`, CloseCode.resumeElsewhere);
+          this.close(
+            `${m.id === C2S.login ? "log in" : "resume"} elsewhere: ${reason.reason}`,
+            CloseCode.resumeElsewhere,
+          );
           return;
         }
         this.sendMessage({ id: S2C.loginFailed, reason });

@@ -9,7 +9,7 @@
  * database's held-id mark (held_ids.ts).
  */
 
-import type { Db, DbAtomic, DbCommit, DbEntry, DbUnavailableError } from "../core/db/mod.ts";
+import type { Db, DbAtomic, DbCheck, DbCommit, DbEntry, DbUnavailableError } from "../core/db/mod.ts";
 import { withKvRetry } from "./kv_retry.ts";
 import { holdId } from "./held_ids.ts";
 
@@ -54,7 +54,10 @@ function join(parts: Uint8Array[]): Uint8Array {
   return out;
 }
 
-/** Most entities written in one commit: each adds a check of its meta record to the atomic operation. */
+/**
+ * Most entities written in one commit: each adds a check of its meta record, and one of its account's checkout, to
+ * the atomic operation (Deno KV allows 100 checks).
+ */
 export const MAX_GROUP = 50;
 /** Most bytes of state in one grouped commit (Deno KV refuses more than 800 KiB of mutations in one). */
 const MAX_GROUP_BYTES = 600_000;
@@ -85,6 +88,11 @@ export class EntityStore {
    * acknowledged to its caller is never lost to an outage).
    */
   onUnavailable: ((e: DbUnavailableError) => void) | null = null;
+  /**
+   * The account checkout a save of entity `id` must find unchanged (checkout.ts), or null for none: a base whose
+   * checkout another baseapp claimed since (the account lives there now) writes nothing.
+   */
+  holderCheck: ((id: number) => DbCheck | null) | null = null;
   readonly stats = { commits: 0, grouped: 0 };
   #pending: PendingSave[] = [];
   #draining = false;
@@ -187,7 +195,7 @@ export class EntityStore {
         const op = this.kv.atomic();
         let top = 0;
         group.forEach((p, k) => {
-          addSave(op, p.id, p.e, olds[k]);
+          addSave(op, p.id, p.e, olds[k], this.holderCheck?.(p.id) ?? null);
           top = Math.max(top, p.id);
         });
         holdId(op, top);
@@ -229,8 +237,14 @@ export class EntityStore {
     const metaKey = ["entity", id, "meta"];
     for (let attempt = 0; attempt < 5; attempt++) {
       const old = await this.kv.get<Meta>(metaKey);
-      const op = holdId(addSave(this.kv.atomic(), id, e, old), id);
+      const holder = this.holderCheck?.(id) ?? null;
+      const op = holdId(addSave(this.kv.atomic(), id, e, old, holder), id);
       if ((await this.#commit(op)).ok) return;
+      if (holder && (await this.kv.get(holder.key)).versionstamp !== holder.versionstamp) {
+        throw new Error(
+          `entity ${id} was not saved: its account was checked out to another base since this one claimed it`,
+        );
+      }
     }
     throw new Error(`could not save entity ${id}: other saves kept racing it`);
   }
@@ -245,6 +259,7 @@ function addSave(
   id: number,
   e: StoredEntity,
   old: DbEntry<Meta>,
+  holder: DbCheck | null,
 ): DbAtomic {
   const base = chunks(e.base);
   const cell = chunks(e.cell);
@@ -258,6 +273,7 @@ function addSave(
     savedAt: Date.now(),
   };
   op.check(old).set(["entity", id, "meta"], meta);
+  if (holder) op.check(holder);
   base.forEach((c, i) => op.set(["entity", id, "base", i], c));
   cell.forEach((c, i) => op.set(["entity", id, "cell", i], c));
   for (let i = base.length; i < (old.value?.baseChunks ?? 0); i++) op.delete(["entity", id, "base", i]);

@@ -22,6 +22,9 @@ import { type LoginOk, readFrame, type Receiver } from "./dispatch.ts";
 import { type ResumeOptions, Resumer } from "./resume.ts";
 import { baseCall, cellCall, positionMessage } from "./calls.ts";
 
+/** Most times a login is sent on to the baseapp holding the player, so that two pointing at each other end. */
+const MAX_LOGIN_REDIRECTS = 4;
+
 /** A logged-in client. */
 export class Client extends Emitter<ClientEvents> {
   player!: PlayerEntity;
@@ -33,6 +36,8 @@ export class Client extends Emitter<ClientEvents> {
   #resumer: Resumer;
   #receiver: Receiver;
   #loggedIn: PendingLogin | null = null;
+  /** The login under way: what it sends, where the server said the player is, and how many times it was sent on. */
+  #login: { creds: Credentials; next: string | null; redirects: number } | null = null;
   #closed = false;
 
   private constructor(url: string, opts: ConnectOptions) {
@@ -48,6 +53,10 @@ export class Client extends Emitter<ClientEvents> {
       resume: this.#resumer,
       loginOk: (m) => this.#onLoginOk(m),
       loginFailed: (reason) => this.#onLoginFailed(reason),
+      elsewhere: (url, reason) => {
+        if (this.#loggedIn && this.#login) this.#login.next = url;
+        else this.#resumer.noteElsewhere(url, reason);
+      },
     };
   }
 
@@ -56,6 +65,7 @@ export class Client extends Emitter<ClientEvents> {
     const c = new Client(url, opts);
     return awaitLogin(url, opts.timeoutMs ?? 15_000, c, () => c.close(), (pending) => {
       c.#loggedIn = pending;
+      c.#login = { creds, next: null, redirects: 0 };
       c.#transport.use(new WebSocket(url), () => loginMessage(creds));
     });
   }
@@ -174,6 +184,17 @@ export class Client extends Emitter<ClientEvents> {
   #onClose(code: number, reason: string): void {
     if (this.#closed) return;
     if (this.#resumer.closed(code, reason)) return;
+    const login = this.#login;
+    if (this.#loggedIn && login?.next && login.redirects < MAX_LOGIN_REDIRECTS) {
+      // The account's player is held by another baseapp: the login goes there (BigWorld's onLogOnAttempt there).
+      const url = login.next;
+      login.next = null;
+      login.redirects++;
+      this.#resumer.url = url;
+      this.#transport.discard();
+      this.#transport.use(new WebSocket(url), () => loginMessage(login.creds));
+      return;
+    }
     const resume = this.#opts.resume ?? {};
     if (resume !== false && !this.#loggedIn && this.#resumer.mayResume(code)) {
       this.#resume(resume, code, reason);
@@ -197,6 +218,7 @@ export class Client extends Emitter<ClientEvents> {
   }
 
   #onLoginOk(m: LoginOk): void {
+    this.#login = null;
     this.player = startPlayer(m.entityId, m.typeId, this.#opts, {
       send: (b) => this.send(b),
       events: this,

@@ -38,6 +38,8 @@ export interface Receiver {
   loginOk(m: LoginOk): void;
   /** The login (or resume) was refused. */
   loginFailed(reason: string): void;
+  /** The baseapp said the player is held by the baseapp at `url` (a login or resume goes there next). */
+  elsewhere(url: string, reason: string): void;
 }
 
 /** Reads one frame from the server and hands each of its messages on. */
@@ -81,7 +83,7 @@ function onSession(m: ServerMessage, to: Receiver): void {
       to.resume.noteBaseApps(m.urls);
       return;
     case S2C.resumeElsewhere:
-      to.resume.noteElsewhere(m.url, m.reason);
+      to.elsewhere(m.url, m.reason);
       return;
     case S2C.error:
       c.emit("error", m.code, m.message, m.about);

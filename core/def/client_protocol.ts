@@ -44,15 +44,15 @@ export const S2C = {
   /** The client URLs of the live baseapps, where it may resume when its own is lost; sent at login and on a change. */
   baseApps: 26,
   /**
-   * The answer to a resume on a baseapp that does not hold the player: the baseapp at `url` does. The token is not
-   * used up; the server closes the connection next, and the client resumes there.
+   * The answer to a resume (or a login) on a baseapp that does not hold the player: the baseapp at `url` does. The
+   * token is not used up; the server closes the connection next, and the client resumes (or logs in) there.
    */
   resumeElsewhere: 27,
 } as const;
 
 /** WebSocket close codes the server uses that the SDK acts on. */
 export const CloseCode = {
-  /** After resumeElsewhere: the player is on another baseapp, the resume token still good. */
+  /** After resumeElsewhere: the player is on another baseapp (the resume token still good): resume or log in there. */
   resumeElsewhere: 4010,
   /**
    * This baseapp was declared dead while it stalled, and its players were restored on other baseapps: the client
