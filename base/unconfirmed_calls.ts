@@ -72,9 +72,8 @@ export class UnconfirmedCalls {
 
   /** A backup holds the calls up to `seq`: they go. */
   confirm(seq: number): void {
-    let n = 0;
-    while (n < this.#calls.length && this.#calls[n].seq <= seq) n++;
-    if (n > 0) this.#calls.splice(0, n);
+    const calls = this.#calls;
+    while (calls.length > 0 && calls[0].seq <= seq) calls.shift();
   }
 
   /**
