@@ -211,3 +211,49 @@ Deno.test(
     again.c.close();
   },
 );
+
+Deno.test(
+  "raises sent every 50 ms across a SIGKILL of their cellapp are each carried out once or answered with an error",
+  opts,
+  async () => {
+    await using procs = new Procs();
+    const { cluster, base, url, spaceId } = await scene(procs);
+    const p = await player(url, "ray", spaceId);
+    const id = p.c.player.id;
+    const doomed = await cellappOf(cluster, id);
+    await raise(p, 1, 1);
+    let sent = 1;
+    const timer = setInterval(() => {
+      p.c.callCell(null, "raiseCounter");
+      sent++;
+    }, 50);
+    try {
+      await new Promise((r) => setTimeout(r, 500));
+      doomed.kill("SIGKILL");
+      await waitFor(
+        "the cell entity restored",
+        () =>
+          base.stderr.some((l) => l.includes(`Avatar ${id}]`) && l.includes("cell entity restored from its backup")),
+        15_000,
+      );
+      // Raising on for a while after the restore too.
+      await new Promise((r) => setTimeout(r, 500));
+    } finally {
+      clearInterval(timer);
+    }
+    await read(p, "every raise sent");
+    const answered = () => p.errors.filter((e) => e.code === ErrorCode.noCell || e.code === ErrorCode.callLost).length;
+    await waitFor(
+      "every raise carried out or answered",
+      () => p.c.player.props.counter === sent - answered(),
+      10_000,
+    ).catch((e) => {
+      throw new Error(
+        `${(e as Error).message}: sent ${sent}, answered ${answered()}, counter ${p.c.player.props.counter}; ` +
+          `errors ${JSON.stringify(p.errors.slice(0, 3))}`,
+      );
+    });
+    await raise(p, 1, sent - answered() + 1);
+    p.c.close();
+  },
+);
