@@ -16,6 +16,7 @@ import {
   cellReady,
   entityAt,
   type LocalCluster,
+  seen,
   startBaseProcess,
   startCluster,
 } from "../helpers/players.ts";
@@ -255,5 +256,41 @@ Deno.test(
     });
     await raise(p, 1, sent - answered() + 1);
     p.c.close();
+  },
+);
+
+Deno.test(
+  "a call of another entity sent into a dying cellapp is answered with callLost; the player's own raise runs once",
+  opts,
+  async () => {
+    await using procs = new Procs();
+    const { cluster, base, url, spaceId } = await scene(procs);
+    const p = await player(url, "uma", spaceId);
+    const q = await player(url, "vic", spaceId);
+    const id = p.c.player.id;
+    await seen(p.c, q.c.player.id);
+    const doomed = await cellappOf(cluster, id);
+    doomed.kill("SIGSTOP");
+    try {
+      p.c.callCell(q.c.player.id, "raiseCounter");
+      p.c.callCell(null, "raiseCounter");
+      await read(p, "two calls sent");
+    } finally {
+      doomed.kill("SIGKILL");
+    }
+    const line = await replayed(base, id);
+    assert.match(
+      line,
+      /1 client calls sent since the backup replayed .*; 1 calls of other entities answered with callLost/,
+    );
+    await waitFor(
+      "callLost for the call of the other entity",
+      () => p.errors.some((e) => e.code === ErrorCode.callLost),
+    );
+    assert.match(p.errors.find((e) => e.code === ErrorCode.callLost)!.message, new RegExp(`entity ${q.c.player.id} `));
+    await waitFor("the own raise carried out", () => p.c.player.props.counter === 1, 10_000);
+    await raise(p, 1, 2);
+    p.c.close();
+    q.c.close();
   },
 );
