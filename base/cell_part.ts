@@ -6,6 +6,7 @@
  */
 import { encodeCellBackup, type EntityType, type PropertyContainer } from "../core/def/mod.ts";
 import {
+  C2S,
   ErrorCode,
   type ErrorCodeValue,
   S2C,
@@ -26,6 +27,7 @@ import type { CellRoute } from "./cell_route.ts";
 import type { ClientFrameOrder } from "./client_order.ts";
 import type { CellBackupKeeper } from "./cell_backup.ts";
 import type { SpeedCheck } from "./speed_check.ts";
+import { callsIn, type SentCall, UnconfirmedCalls } from "./unconfirmed_calls.ts";
 
 /** Where the cell part is. */
 export type CellState = "none" | "creating" | "live" | "destroying";
@@ -68,6 +70,8 @@ export interface CellHost {
 export class CellPart {
   /** The cell entity request under way, and how to stop it waiting for the cellappmgr. */
   #creating: { done: Promise<void>; abort: AbortController } | null = null;
+  /** The client calls sent to the cell entity that no backup held here covers yet: a restore replays them. */
+  readonly calls: UnconfirmedCalls = new UnconfirmedCalls();
 
   constructor(
     private readonly owner: CellOwner,
@@ -172,7 +176,7 @@ export class CellPart {
   backedUp(backup: CellBackup, from: string): void {
     const refusedBefore = this.frames.stats.foreign;
     this.frames.notice(backup.epoch, from, () => {
-      if (this.owner.cellState === "live") this.backup.keep(backup);
+      if (this.owner.cellState === "live" && this.backup.keep(backup)) this.calls.confirm(callsIn(backup));
     });
     this.backup.stats.refused += this.frames.stats.foreign - refusedBefore;
   }
@@ -203,6 +207,8 @@ export class CellPart {
       o.cellState = "live";
       o.spaceId = where.spaceId;
       this.route.setAddress(where.cellappAddress);
+      // Before the witness: the client sees nothing of the restored entity until the calls it made are in it again.
+      this.#replay(backup);
       o.speed.reset(backup.entity.position);
       o.direction = [...backup.entity.direction];
       this.log.info(`cell entity restored from its backup in space ${where.spaceId} on ${where.cellappAddress}`, {
@@ -217,6 +223,7 @@ export class CellPart {
       this.backup.clear();
       const why = `the cell entity was lost with its cellapp and not restored: ${(e as Error).message}`;
       this.log.error(why);
+      this.#answerLost(this.calls.lose(), "not carried out: the cell entity was lost with its cellapp");
       o.client?.sendMessage({ id: S2C.cellGone, reason: why });
     }
   }
@@ -250,8 +257,67 @@ export class CellPart {
     o.witness = false;
     this.frames.reset();
     this.backup.clear();
+    this.calls.clear();
     this.route.setAddress(null);
     o.client?.sendMessage({ id: S2C.cellGone, reason });
+  }
+
+  /**
+   * Sends the client's call of cell method `method` of `target` (of type `typeId`, as the client says) to the cell,
+   * numbered and kept until a backup holds it; returns what was wrong instead (the caller replies).
+   */
+  call(
+    target: number,
+    typeId: number,
+    method: number,
+    args: Uint8Array,
+  ): { code: ErrorCodeValue; message: string } | null {
+    if (this.owner.cellState !== "live") return { code: ErrorCode.noCell, message: "no cell entity yet" };
+    const c = this.calls.add(target, typeId, method, args);
+    if (!c) {
+      return {
+        code: ErrorCode.rateLimited,
+        message: `${this.calls.limit} calls wait for the cell entity's backup; this one was dropped, try again`,
+      };
+    }
+    this.route.send(CellMsg.clientCall, this.owner.id, target, typeId, method, args, this.host.address, c.seq, false);
+    return null;
+  }
+
+  /** Replays into the cell entity restored from `backup` the client calls it does not hold; answers the others. */
+  #replay(backup: CellBackup): void {
+    const { replay, unknown } = this.calls.restored(this.owner.id, callsIn(backup));
+    for (const c of replay) {
+      this.route.send(
+        CellMsg.clientCall,
+        this.owner.id,
+        c.target,
+        c.typeId,
+        c.method,
+        c.args,
+        this.host.address,
+        c.seq,
+        true,
+      );
+    }
+    this.#answerLost(unknown, "its cellapp died before a backup confirmed it: it may or may not have run");
+    if (replay.length + unknown.length > 0) {
+      this.log.info(
+        `${replay.length} client calls sent since the backup replayed into the restored cell entity` +
+          (unknown.length ? `; ${unknown.length} calls of other entities answered with callLost` : ""),
+      );
+    }
+  }
+
+  /** Tells the client that each of `calls` went to a cellapp that died, and `what` became of it. */
+  #answerLost(calls: SentCall[], what: string): void {
+    for (const c of calls) {
+      this.owner.client?.error(
+        ErrorCode.callLost,
+        C2S.callCell,
+        `call of method ${c.method} on entity ${c.target} ${what}`,
+      );
+    }
   }
 
   /**

@@ -309,7 +309,7 @@ export class Proxy implements ChangeSink, CellOwner, SavedBase {
   }
 
   /**
-   * Forwards a checked call of an exposed cell method of `target`, which the
+   * Forwards a checked call of an exposed cell method of `target` (kept until a cell backup holds it), which the
    * client says is of type `typeId` (the cell checks that, and adds the caller
    * as first argument).
    */
@@ -319,9 +319,7 @@ export class Proxy implements ChangeSink, CellOwner, SavedBase {
     method: number,
     args: Uint8Array,
   ): { code: ErrorCodeValue; message: string } | null {
-    if (this.cellState !== "live") return { code: ErrorCode.noCell, message: "no cell entity yet" };
-    this.route.send(CellMsg.clientCall, this.id, target, typeId, method, args, this.host.address);
-    return null;
+    return this.#cell.call(target, typeId, method, args);
   }
 
   /** Client-to-server AOI messages (requestUpdate) for the witness, as the client framed them. */

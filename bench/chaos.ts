@@ -84,7 +84,7 @@ export function markdown(r: ChaosReport): string {
       ms(f.restoreMaxMs)
     } | ${
       ms(f.playersRestoreMaxMs)
-    } | ${f.affected} | ${f.lost} | ${f.bots.resumed} / ${f.bots.closed} | ${f.bots.counterLost} (${f.bots.maxDrop}) | ${f.bots.unreflected} (${f.bots.maxUnreflected}) |`
+    } | ${f.affected} | ${f.lost} | ${f.bots.resumed} / ${f.bots.closed} | ${f.bots.undone} (${f.bots.maxDrop}) | ${f.bots.unreflected} (${f.bots.maxUnreflected}) | ${f.bots.answered} |`
   );
   const worstPlayer = Math.max(0, ...r.faults.map((f) => f.playersRestoreMaxMs ?? 0));
   const maxDrop = Math.max(0, ...r.faults.map((f) => f.bots.maxDrop));
@@ -99,13 +99,13 @@ started again ${o.restartAfterMs} ms later on its ports and database (${
 ${o.stopSeconds} s. Detection: the fault to the cellappmgr's /api/cluster no longer listing the process (cellappmgr:
 to its admin API answering again with every member back). Restore: from detection to the entity real again on a
 live cellapp (cellapps), or to the bot resumed (baseapp); the admin API is polled every ${o.pollMs} ms, which bounds
-the resolution. Counter seen lower: a bot's own counter seen lower than it saw before, summed (the largest drop of
-one bot). Raises lost: raises a bot sent that its counter never showed, summed (the most of one bot); these include
-those a restore took back without the client being sent the lower value, and raises sent while its connection
-was down.
+the resolution. Confirmed then undone: a bot's own counter seen lower than it saw before, summed (the largest drop
+of one bot): a raise it saw confirmed, taken back by a restore. Raises lost: raises a bot sent that its counter never
+showed, summed (the most of one bot); these include those answered with an error (next column: no cell entity while
+it is restored, or a call lost with its cellapp), and raises sent while its connection was down.
 
-| at | fault | process | detection ms | restore p50 / p99 / max ms | players max ms | entities (bots) on it | lost | bots resumed / gone | counter seen lower (max) | raises lost (max) |
-| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+| at | fault | process | detection ms | restore p50 / p99 / max ms | players max ms | entities (bots) on it | lost | bots resumed / gone | confirmed then undone (max) | raises lost (max) | raises answered with an error |
+| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
 ${rows.join("\n")}
 
 | total | value | aim |
@@ -114,7 +114,7 @@ ${rows.join("\n")}
 | entities doubled (real on two cellapps in two polls in a row) | ${r.doubled.length} | 0 |
 | slowest player restore after detection | ${worstPlayer} ms | within 3,000 ms |
 | bots connected at the end | ${r.botsConnectedAtEnd} / ${r.botsStarted} | all |
-| largest counter drop one bot saw | ${maxDrop} | one backup period: ${Math.ceil(1 / o.raiseEvery)} (+1 in flight) |
+| confirmed then undone (largest counter drop one bot saw) | ${maxDrop} | 0 |
 | most raises one bot lost in one fault | ${maxLost} | one backup period: ${
     Math.ceil(1 / o.raiseEvery)
   } (+1 in flight) |

@@ -215,6 +215,7 @@ export class Cell implements EntityHost {
     [e.yaw, e.pitch, e.roll] = state.direction;
     e.isOnGround = state.isOnGround;
     e.nextControllerId = state.nextControllerId;
+    e.clientCallSeq = state.clientCallSeq ?? 0;
     this.#add(e);
     this.restoreControllers(e, state.controllers);
     return e;

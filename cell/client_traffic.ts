@@ -81,18 +81,47 @@ export class ClientTraffic {
         if (!this.#fromBase(ch, at, id, "disableWitness")) return;
         this.#atReal(ch, at, id, CellMsg.disableWitness, [id], (e) => e.cell.disableWitness(e));
       })
-      .on(CellMsg.clientCall, (ch, callerId, targetId, typeId, index, args, origin) => {
-        if (!this.#fromBase(ch, this.#locate(callerId), callerId, "clientCall")) return;
+      .on(CellMsg.clientCall, (ch, callerId, targetId, typeId, index, args, origin, seq, replay) => {
+        const caller = this.#locate(callerId);
+        if (!this.#fromBase(ch, caller, callerId, "clientCall")) return;
         // Refusals go back to the base that sent the call, whatever a forwarded copy says.
         if (ch?.peer.role === "baseapp") origin = ch.peer.address;
         const fail = (code: ErrorCodeValue, message: string) =>
           this.refuse(origin, callerId, code, C2S.callCell, message);
+        const call: [number, number, number, number, Uint8Array, string, number, boolean] = [
+          callerId,
+          targetId,
+          typeId,
+          index,
+          args,
+          origin,
+          seq,
+          replay,
+        ];
+        if (targetId === callerId) {
+          // Its number is kept on the real as the call runs: the real's backups tell its base which calls they hold.
+          this.#atReal(ch, caller, callerId, CellMsg.clientCall, call, (e) => {
+            if (seq > 0) {
+              if (replay && seq <= e.clientCallSeq) {
+                this.host.log.debug(`replayed call ${seq} of ${e.type.name} ${e.id} had run already; skipped`);
+                return;
+              }
+              e.clientCallSeq = seq;
+            }
+            clientCall(e.cell, callerId, e, typeId, index, args, fail);
+          });
+          return;
+        }
+        if (replay) return; // Only calls of the caller's own entity are replayed.
+        // A call of another entity leaves from the caller's real: its base is not to replay it once a backup says so.
+        const real = caller.real;
+        if (seq > 0 && ch?.peer.role === "baseapp" && real && !real.offloading) real.clientCallSeq = seq;
         this.#atReal(
           ch,
           this.#locate(targetId),
           targetId,
           CellMsg.clientCall,
-          [callerId, targetId, typeId, index, args, origin],
+          call,
           (e) => clientCall(e.cell, callerId, e, typeId, index, args, fail),
         );
       })

@@ -148,6 +148,11 @@ export class Entity implements CellEntityApi {
   movement: Movement | null = null;
   readonly triggers: Map<number, ScriptTrigger> = new Map();
   nextControllerId = 1;
+  /**
+   * The sequence number of the last client call from its base that ran on it (0: none): it travels with the entity
+   * and its backups, and its base replays the later calls into it once it is restored from a backup.
+   */
+  clientCallSeq = 0;
   /** This entity's node on its cell's range list. */
   rangeNode: RangeNode | null = null;
   /** The baseapp holding this entity's base part, for entities created by a base. */
@@ -345,7 +350,7 @@ export class Entity implements CellEntityApi {
     for (const t of this.triggers.values()) {
       controllers.push({ kind: "rangeTrigger", id: t.id, radius: t.radius, userArg: t.userArg });
     }
-    return {
+    const state: EntityState = {
       id: this.id,
       type: this.type.name,
       position: [this.x, this.y, this.z],
@@ -355,6 +360,9 @@ export class Entity implements CellEntityApi {
       controllers,
       nextControllerId: this.nextControllerId,
     };
+    // Only an entity its client called carries it: NPC backups, sent by the thousand, stay as small as they were.
+    if (this.clientCallSeq > 0) state.clientCallSeq = this.clientCallSeq;
+    return state;
   }
 
   /** The property container an EntityState carries. */

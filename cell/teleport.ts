@@ -136,6 +136,7 @@ export function receiveTeleport(cell: TeleportCell, state: TeleportState): Entit
   [e.yaw, e.pitch, e.roll] = s.direction;
   e.isOnGround = s.isOnGround;
   e.nextControllerId = s.nextControllerId;
+  e.clientCallSeq = s.clientCallSeq ?? 0;
   e.baseAddress = state.baseAddress;
   e.hasClient = state.hasClient;
   e.epoch = (state.epoch ?? 0) + 1;

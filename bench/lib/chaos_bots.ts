@@ -1,16 +1,24 @@
 /**
  * The chaos benchmark's players: SDK clients that stand in the space and
  * raise their avatar's counter every `raiseEvery` seconds, and count what a
- * fault does to them: a counter seen lower than it was seen before (progress
- * lost), lost connections the SDK resumed by itself, and ones it could not.
+ * fault does to them: a counter seen lower than it was seen before (a raise
+ * seen confirmed, then undone), raises answered with an error, lost
+ * connections the SDK resumed by itself, and ones it could not.
  */
 import { type Client, connect } from "../../client/client.ts";
 import type { EntityRegistry } from "../../core/def/mod.ts";
+import { C2S, ErrorCode } from "../../core/def/client_protocol.ts";
+
+/** The errors that answer a raise the server did not carry out because of a fault. */
+const RAISE_ANSWERS: ReadonlySet<number> = new Set([ErrorCode.noCell, ErrorCode.callLost, ErrorCode.rateLimited]);
 
 /** What happened to the bots while one fault was the latest. */
 export interface BotTally {
-  /** Counter steps lost as seen (sampled once a raise period): sum over drops of (highest seen − the lower value). */
-  counterLost: number;
+  /**
+   * Confirmed then undone: counter steps a bot saw and then saw taken back (sampled once a raise period), summed over
+   * drops of (highest seen − the lower value).
+   */
+  undone: number;
   /** The largest single drop any bot saw. */
   maxDrop: number;
   /**
@@ -19,6 +27,8 @@ export interface BotTally {
    */
   unreflected: number;
   maxUnreflected: number;
+  /** Raises the server answered with an error (no cell entity while it is restored, a call lost with its cellapp). */
+  answered: number;
   /** Lost connections taken back with the resume token. */
   resumed: number;
   /** Lost connections the SDK gave up on. */
@@ -30,10 +40,11 @@ export interface BotTally {
 /** A new, empty tally starting now. */
 export function newTally(): BotTally & { since: number } {
   return {
-    counterLost: 0,
+    undone: 0,
     maxDrop: 0,
     unreflected: 0,
     maxUnreflected: 0,
+    answered: 0,
     resumed: 0,
     closed: 0,
     resumeMs: [],
@@ -125,7 +136,7 @@ export class CounterBots {
       const v = counter();
       if (v === null) return;
       if (v < highest) {
-        this.tally.counterLost += highest - v;
+        this.tally.undone += highest - v;
         this.tally.maxDrop = Math.max(this.tally.maxDrop, highest - v);
       }
       highest = v;
@@ -138,6 +149,9 @@ export class CounterBots {
       this.urlOf.set(c, to);
       this.tally.resumed++;
       this.tally.resumeMs.push(performance.now() - this.tally.since);
+    });
+    c.on("error", (code, _message, about) => {
+      if (about === C2S.callCell && RAISE_ANSWERS.has(code)) this.tally.answered++;
     });
     c.on("close", (code) => {
       if (code !== 1000) this.tally.closed++;

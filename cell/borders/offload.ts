@@ -127,6 +127,7 @@ export function becomeReal(e: Entity, state: OffloadState): void {
   e.hasClient = state.hasClient;
   e.epoch = (state.epoch ?? 0) + 1;
   e.nextControllerId = state.entity.nextControllerId;
+  e.clientCallSeq = state.entity.clientCallSeq ?? 0;
   const g = new RealGhosting();
   g.seq = g.announcedSeq = state.syncSeq;
   const now = e.cell.time;

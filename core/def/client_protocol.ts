@@ -88,6 +88,8 @@ export const ErrorCode = {
   serverError: 14,
   loggedInElsewhere: 15,
   rateLimited: 16,
+  /** A call went to a cellapp that died before a backup held it, and was not carried out again (README, Fault tolerance). */
+  callLost: 17,
 } as const;
 
 /** One of the error codes. */

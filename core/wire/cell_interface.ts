@@ -87,6 +87,11 @@ export interface EntitySnapshot {
   /** Timers, movement and range triggers, in the cellapp's serialised form. */
   controllers: unknown[];
   nextControllerId: number;
+  /**
+   * The sequence number of the last client call its base sent that ran on it: its base
+   * replays the later ones into the entity restored from this state. Absent: 0.
+   */
+  clientCallSeq?: number;
 }
 
 /** What a real's cell sends the cell that takes it over (seed 002's migrate_out). */
@@ -262,6 +267,7 @@ const snapshot: Check = obj({
   props: bytes(4 * 1024 * 1024),
   controllers: arrayOf(any, 100_000),
   nextControllerId: int(0, 2 ** 53),
+  clientCallSeq: optional(int(0, 2 ** 53)),
 });
 /** Checks an EntitySnapshot from the wire (cell backups too). */
 export const entitySnapshotCheck: Check = snapshot;
@@ -346,13 +352,15 @@ export const CellMsg = {
   /**
    * A client's call of an exposed cell method: caller, target entity, the
    * target's type id as the client named it, method index, encoded
-   * arguments, and the caller's baseapp (where a refusal goes; a baseapp
-   * sending it can only name itself).
+   * arguments, the caller's baseapp (where a refusal goes; a baseapp
+   * sending it can only name itself), the call's sequence number from the
+   * caller's base (0: none), and whether it is a replay into the caller's
+   * restored entity (run only if later than its clientCallSeq).
    */
-  clientCall: message<[number, number, number, number, Uint8Array, string]>(
+  clientCall: message<[number, number, number, number, Uint8Array, string, number, boolean]>(
     89,
     "clientCall",
-    tuple(entityId, entityId, int(0, 65535), int(0, 65535), bytes(64 * 1024), address),
+    tuple(entityId, entityId, int(0, 65535), int(0, 65535), bytes(64 * 1024), address, seq, bool),
     CLIENT,
   ),
   /** The position the client reports for the entity it controls: [x, y, z], [yaw, pitch, roll]. */

@@ -216,6 +216,7 @@ Deno.test("an entity restored from its backup keeps its state and timers, hears 
   old.addTimer(e, 250, 0, 5);
   e.baseAddress = "127.0.0.1:7001";
   e.epoch = 2;
+  e.clientCallSeq = 1_700_000_000_000_042;
   const { sent, sender } = recordingSender(100, 100);
   sender.tick([old]);
   const backup = sent[0][1];
@@ -229,6 +230,7 @@ Deno.test("an entity restored from its backup keeps its state and timers, hears 
   assert.equal(r.baseAddress, "127.0.0.1:7001");
   assert.equal(r.hasClient, true);
   assert.equal(r.epoch, 3, "past the backup's epoch, as after a move");
+  assert.equal(r.clientCallSeq, 1_700_000_000_000_042, "the number of the last client call it ran, for its base");
   assert.deepEqual(heard, ["onRestore steps=9"]);
   cell.tick(200);
   assert.deepEqual(heard, ["onRestore steps=9"]);

@@ -67,6 +67,7 @@ Deno.test("what is set while an offload is in flight ends on the new real and on
   const e = c1.createEntity("Walker", { x: 95, y: 0, z: 95 });
   await h.tick(3);
   assert.deepEqual([...copies(h, e.id).ghosts.keys()].sort(), [2, 3, 4], "ghosted into its three neighbours");
+  e.clientCallSeq = 41;
   c1.moveEntity(e, 115, 0, 115);
   tickOnly(h);
   assert.ok(e.offloading, "the offload to cell 4 is in flight");
@@ -83,6 +84,7 @@ Deno.test("what is set while an offload is in flight ends on the new real and on
   assert.equal(real.cell.cellId, 4);
   assert.deepEqual(view(real), [999, [9, 2], 115, 115], "nothing set in flight was lost on the new real");
   assert.equal(real.props.secret, 7, "cell-private properties too");
+  assert.equal(real.clientCallSeq, 41, "the number of the last client call it ran, for its base's replays");
   assert.deepEqual([...ghosts.keys()].sort(), [1, 2, 3]);
   for (const [cell, g] of ghosts) assert.deepEqual(view(g), view(real), `the ghost in cell ${cell} converged`);
 });

@@ -100,7 +100,7 @@ Deno.test(
       });
       // An unexposed method, or arguments of the wrong shape, are refused: the base hears it, to tell its client.
       const call = (index: number, args: Uint8Array, typeId = avatar.id) =>
-        cell.send(CellMsg.clientCall, spec.entityId, spec.entityId, typeId, index, args, base.address);
+        cell.send(CellMsg.clientCall, spec.entityId, spec.entityId, typeId, index, args, base.address, 0, false);
       const takeDamage = avatar.method("cell", "takeDamage");
       call(takeDamage.index, new Uint8Array());
       await waitFor("the refusal", () => refused.length === 1);

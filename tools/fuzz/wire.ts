@@ -189,7 +189,19 @@ const SAMPLES: Sample[] = [
   [CellMsg.disableWitness, (r) => [baseId(r)]],
   [
     CellMsg.clientCall,
-    (r, c) => [id(r), id(r), intIn(r, 0, 2), intIn(r, 0, 4), randomBytes(r, intIn(r, 0, 8)), c.self],
+    (
+      r,
+      c,
+    ) => [
+      id(r),
+      id(r),
+      intIn(r, 0, 2),
+      intIn(r, 0, 4),
+      randomBytes(r, intIn(r, 0, 8)),
+      c.self,
+      intIn(r, 0, 9),
+      r() < 0.5,
+    ],
   ],
   [CellMsg.clientPosition, (r) => [baseId(r), vec(r), [r(), 0, 0]]],
   [CellMsg.clientAoi, (r) => [baseId(r), randomBytes(r, intIn(r, 0, 12))]],
