@@ -8,7 +8,7 @@ import { configureSpaceAoI, Witness, type WitnessOptions } from "../../cell/witn
 import { ClientWorld } from "../../client/world.ts";
 import { memoryLogger } from "../helpers/log.ts";
 
-/** Seed 004's LoD table: levels at 20, 100 and 500 m. */
+/** The LoD table of BigWorld's documentation: levels at 20, 100 and 500 m. */
 const Seer = defineEntity({
   name: "Seer",
   hasCell: true,
