@@ -2,7 +2,7 @@
  * The framework as a package (`@seamless/server`): what a game in its own
  * repository imports to define its entities, scripts and hooks, and to start
  * the server with itself. The client SDK is `@seamless/server/client`.
- * See the README's "A game in its own repository".
+ * See docs/game.md, "A game in its own repository".
  */
 import { defineGame as defineGameOf, type Game as GameOf } from "./core/game.ts";
 import type { BaseScripts } from "./core/base_script.ts";

@@ -1,6 +1,6 @@
 /**
  * `deno task bench peer [--clients=500] [--seconds=30] [--side=2000,400] [--ours-only]`: the Colyseus peer's
- * scenario (../shared/peers/colyseus, README: clients walking at 5 m/s in a square of side S, 10 moves/s in 10
+ * scenario (docs/benchmarks.md: clients walking at 5 m/s in a square of side S, 10 moves/s in 10
  * send groups, a counter raised every 5 s, AoI 100 m, 10 Hz, measured after a 5 s warm-up) against a local
  * cluster of one cellapp and one baseapp with one space of S × S in one cell; then, when the peer folder is
  * there, against Colyseus (installed with npm into a temporary folder) in the same run. Prints and records

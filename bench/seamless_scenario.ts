@@ -1,5 +1,5 @@
 /**
- * `deno task bench seamless_scenario`: issue 7's scenario on a local cluster.
+ * `deno task bench seamless_scenario`: the scenario of docs/benchmarks.md ("Seamless scenario") on a local cluster.
  * 200 bots and 2,000 NPCs in a 4-cell space over 2 cellapps walk across the
  * borders for 60 s; the bots report what their clients saw (out of order,
  * gaps, leaves of entities still in range), and once they have logged out the

@@ -1,7 +1,7 @@
 /**
  * Calls of cell methods: a client's call of an exposed method (through its
  * proxy), and a script's awaitable call of another entity's method, which
- * runs on the entity's real wherever it is (seed 002's forwarding, with a
+ * runs on the entity's real wherever it is (a ghost forwards it, with a
  * promise instead of callbacks).
  */
 import { ByteReader, methodArgs } from "../core/def/mod.ts";

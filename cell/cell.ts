@@ -114,7 +114,7 @@ export class Cell implements EntityHost {
     return this.geometry.isDefault;
   }
 
-  /** Whether the cellappmgr has shut the space down (seed 003; see shutdown.ts). */
+  /** Whether the cellappmgr has shut the space down (see shutdown.ts). */
   get shuttingDown(): boolean {
     return this.#shutdown.started;
   }
@@ -291,7 +291,7 @@ export class Cell implements EntityHost {
     this.#controllers.cancel(e, id);
   }
 
-  /** The client of `e` enabled entities: `e` gets a witness (seed 000), which writes that client's updates to `sink` each tick. */
+  /** The client of `e` enabled entities: `e` gets a witness, which writes that client's updates to `sink` each tick. */
   enableWitness(e: Entity, sink: (frame: Uint8Array) => void, opts: WitnessOptions = {}): Witness {
     return enableWitness(e, sink, opts);
   }
@@ -440,7 +440,7 @@ export class Cell implements EntityHost {
     this.#shutdown.recheck();
   }
 
-  /** The cellappmgr shuts the space down (seed 003): every real hears onSpaceGone and is destroyed, the cell goes. */
+  /** The cellappmgr shuts the space down: every real hears onSpaceGone and is destroyed, the cell goes. */
   shutDown(): void {
     this.#shutdown.start();
   }

@@ -1,5 +1,5 @@
 /**
- * The controllers of a cell's reals (seed 004), run each tick: its timer heap, the reals moving and the reals with
+ * The controllers of a cell's reals, run each tick: its timer heap, the reals moving and the reals with
  * an onTick; and the script range triggers. Each real is charged the CPU of its own (cell/load/).
  */
 import { type ControllerState, type Movement, type Timer, TimerHeap } from "./controllers.ts";

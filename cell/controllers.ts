@@ -1,5 +1,5 @@
 /**
- * Controllers (seed 004): timers and movement attached to an entity, run by
+ * Controllers: timers and movement attached to an entity, run by
  * its cell each tick, destroyed with it, and serialisable so they travel with
  * the entity to another cell.
  */

@@ -1,5 +1,5 @@
 /**
- * The cellapp's lease on its cells (README, Fault tolerance: "The cellappmgr lease"). The cellappmgr
+ * The cellapp's lease on its cells (docs/faults.md, "The lease"). The cellappmgr
  * declares a cellapp dead after `deadAfterMs` without a frame from it, and only then gives its cells and entities
  * to others. A ping sent at time t and answered on the registered channel proves the cellappmgr heard this cellapp
  * at t or later, so it cannot declare it dead before t + deadAfterMs: the cellapp may act until t + leaseMs, with

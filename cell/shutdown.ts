@@ -1,7 +1,7 @@
 /**
- * Seed 003's shutdown of a space, as one cell of it sees it: an emptied space with a single cell (not the default
- * space) asks the cellappmgr for its shutdown; when told to, the cell waits for in-flight work to settle, then every
- * real hears onSpaceGone and is destroyed, and the cell goes.
+ * The shutdown of a space (docs/architecture.md, "Spaces and cells"), as one cell of it sees it: an emptied space with
+ * a single cell (not the default space) asks the cellappmgr for its shutdown; when told to, the cell waits for
+ * in-flight work to settle, then every real hears onSpaceGone and is destroyed, and the cell goes.
  */
 import type { CellHost } from "./cell_host.ts";
 import type { Entity } from "./entity.ts";
@@ -62,7 +62,7 @@ export class SpaceShutdown {
     cell.host.requestShutDown(cell.spaceId, "the space is empty");
   }
 
-  /** Seed 003's condition: an emptied space with one cell that is not the default space. */
+  /** The condition: an emptied space with one cell that is not the default space. */
   #mayShutDown(): boolean {
     const cell = this.#cell;
     return cell.entities.size === 0 && !this.started && !cell.isDefault && cell.hasHadEntities &&

@@ -1,10 +1,10 @@
 /**
- * Teleports (seed 004): a real jumps to a position in its space, or in
+ * Teleports: a real jumps to a position in its space, or in
  * another one. Within its own cell it simply moves; otherwise the real is
  * created directly in the destination cell (no ghost needed there) and
  * removed here once that cell has it, and its client's view is rebuilt: the
  * old view gets a leave for everything, the new witness enters what is there.
- * Its event numbering goes with it (seed 000's writeOffloadData), so observers
+ * Its event numbering goes with it (as a hand-over carries it), so observers
  * there that held its ghost keep their copy and cached clients stay valid;
  * its base hears where it landed (its client gets a forced position, its
  * speed check starts there).

@@ -101,7 +101,7 @@ export class Client extends Emitter<ClientEvents> {
     return this.world?.hasReceived(id, name) ?? false;
   }
 
-  /** The reference position packed positions are relative to (seed 000), as the server last set it. */
+  /** The reference position packed positions are relative to (docs/protocol.md), as the server last set it. */
   get reference(): Readonly<Vec3> {
     return this.world?.reference ?? { x: 0, y: 0, z: 0 };
   }

@@ -1,6 +1,6 @@
 /**
  * How far a position the client holds may be from the server's: entities' positions come packed relative to the
- * reference position (seed 000's PackedXZ / PackedXYZ), with a precision that is finest near the reference and
+ * reference position (PackedXZ / PackedXYZ, docs/protocol.md), with a precision that is finest near the reference and
  * coarser by octaves away from it. Positions sent in full (far from the reference) are float32.
  */
 import { PACKED_XZ_LIMIT, XZ_MANTISSA_BITS, Y_MANTISSA_BITS } from "../core/geo/packed.ts";

@@ -1,5 +1,5 @@
 /**
- * The game's view of a base entity (seed 004's Base, KBEngine's Base): its
+ * The game's view of a base entity (BigWorld's and KBEngine's Base): its
  * properties and client, its cell part, other bases, the global store and
  * the database. Game code extends BaseScript and sees only this, so it never
  * depends on how baseapps work.

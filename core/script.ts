@@ -1,5 +1,5 @@
 /**
- * The game's view of a cell entity: the built-ins of seed 004 that a cell
+ * The game's view of a cell entity: the BigWorld built-ins that a cell
  * script calls, and the callbacks the cell calls on it. Scripts live in
  * entities/ and see only this, so game code never depends on how cells work.
  *
@@ -18,9 +18,9 @@ export interface BasePart {
 export type { SpaceSettings, SpaceSettingsView } from "./space_settings.ts";
 
 /**
- * A witness's settings a script may change (seed 000): its AoI radius, the bytes its client may be sent per tick,
- * and the priority weights (an entity's update comes every (distance * distanceWeighting + 1) * weighting ticks'
- * worth of priority; a tick goes no further than maxPriorityDelta past the first one queued).
+ * A witness's settings a script may change (docs/game.md, "Witness settings"): its AoI radius, the bytes its client may
+ * be sent per tick, and the priority weights (an entity's update comes every (distance * distanceWeighting + 1) *
+ * weighting ticks' worth of priority; a tick goes no further than maxPriorityDelta past the first one queued).
  */
 export interface WitnessSettings {
   aoiRadius: number;
@@ -99,7 +99,7 @@ export interface MoveOptions {
   userArg?: number;
 }
 
-/** What a cell script can do with its entity (seed 004's built-ins). */
+/** What a cell script can do with its entity (BigWorld's built-ins). */
 export interface CellEntityApi<P = Record<string, unknown>> extends EntityRef {
   readonly spaceID: number;
   /** The entity's space: its bounds, this entity's cell and the cells around it. */
@@ -158,13 +158,13 @@ export interface CellEntityApi<P = Record<string, unknown>> extends EntityRef {
    * failure there is logged with the id).
    */
   createEntity(typeName: string, position: Vec3, props?: Record<string, unknown>, spaceId?: number): number;
-  /** Calls a client method on this entity's own client (seed 004). */
+  /** Calls a client method on this entity's own client. */
   readonly ownClient: Readonly<Record<string, (...args: unknown[]) => void>>;
   /** Calls a client method on the clients that see this entity, within the method's DetailDistance. */
   readonly otherClients: Readonly<Record<string, (...args: unknown[]) => void>>;
   /** Both of the above. */
   readonly allClients: Readonly<Record<string, (...args: unknown[]) => void>>;
-  /** Keeps entity `id` in this entity's AoI whatever the distance (seed 000's manual AoI). */
+  /** Keeps entity `id` in this entity's AoI whatever the distance (BigWorld's manual AoI). */
   addToAoI(id: number): void;
   /** Undoes addToAoI. */
   removeFromAoI(id: number): void;
@@ -176,7 +176,7 @@ export interface CellEntityApi<P = Record<string, unknown>> extends EntityRef {
    * the rule, or an Error without a witness. They move with the entity to other cells of the space.
    */
   setWitnessSettings(change: Partial<WitnessSettings>): void;
-  /** setWitnessSettings({ aoiRadius }): seed 000's setAoIRadius. */
+  /** setWitnessSettings({ aoiRadius }): BigWorld's setAoIRadius. */
   setAoIRadius(radius: number): void;
   /** Its space's AoI and ghost radius in force, as this cell has them. */
   readonly spaceSettings: Readonly<SpaceSettingsView>;
@@ -200,9 +200,9 @@ export abstract class CellScript<P = Record<string, unknown>> {
   constructor(readonly self: CellEntityApi<P>) {}
   /** The entity was created (not called again when it moves to another cell). */
   onCreated?(): void;
-  /** The entity is moving to another cell (its real leaves this cellapp); seed 002's on_become_ghost. */
+  /** The entity is moving to another cell (its real leaves this cellapp). */
   onLeavingCell?(): void;
-  /** The entity became real in this cell after moving here; seed 002's on_become_real. */
+  /** The entity became real in this cell after moving here. */
   onEnteredCell?(): void;
   /** A move to another cell failed; the entity stays real here. */
   onStayedInCell?(): void;

@@ -30,7 +30,7 @@ export interface CellEntityHost {
 }
 
 /**
- * Makes a base's cell entity: in its space (or a new one, seed 003's
+ * Makes a base's cell entity: in its space (or a new one, BigWorld's
  * createEntityInNewSpace), on the cellapp whose cell contains its position.
  */
 export async function createCellEntity(host: CellEntityHost, spec: CellEntitySpec): Promise<CellEntityPlace> {

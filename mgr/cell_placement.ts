@@ -1,4 +1,4 @@
-/** Which cellapps a new cell goes to (seed 003's findBestCellApp): the least loaded, preferring a host when asked. */
+/** Which cellapps a new cell goes to (BigWorld's findBestCellApp): the least loaded, preferring a host when asked. */
 import type { Member } from "./registry.ts";
 import type { Space } from "./space.ts";
 

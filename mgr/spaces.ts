@@ -1,5 +1,5 @@
 /**
- * The spaces of the cluster on the cellappmgr (seed 003): creation on the best
+ * The spaces of the cluster on the cellappmgr (docs/architecture.md, "Spaces and cells"): creation on the best
  * cellapps, spawning into them, their settings, the shutdown flow, and what
  * their cells report. Tree changes are tree_changes.ts; the space itself is space.ts.
  */
@@ -24,7 +24,7 @@ import { dropCellApp, giveCellsToBareSpaces, PLACE_WAIT_MS, placed, setTree, typ
 export interface SpaceSpec {
   bounds: Rect;
   cells: number;
-  /** Prefer cellapps on this host (seed 003's preferred IP). */
+  /** Prefer cellapps on this host (BigWorld's preferred IP). */
   preferredHost?: string | null;
   isDefault?: boolean;
   /** Entities to spawn once the cells exist. */
@@ -225,7 +225,7 @@ export class Spaces {
   }
 
   /**
-   * Shuts a space down (seed 003): every cellapp of the space is told, and the
+   * Shuts a space down: every cellapp of the space is told, and the
    * space is forgotten here at once; repeated requests are ignored.
    */
   shutDown(id: number, why: string): void {
@@ -358,7 +358,7 @@ export class Spaces {
     return setTree(this.#trees, space, tree);
   }
 
-  /** Seed 004: each space that lost its only cell gets a new one on a live cellapp (tree_changes.ts). */
+  /** Each space that lost its only cell gets a new one on a live cellapp (tree_changes.ts). */
   giveCellsToBareSpaces(): Promise<void> {
     return giveCellsToBareSpaces(this.#trees);
   }

@@ -1,7 +1,7 @@
 /**
  * Changes to the BSP trees of live spaces: a dead cellapp's cells leave their
  * trees, load balancing gives a space a new tree, and a space that lost its
- * only cell (seed 004) gets a new one on a live cellapp.
+ * only cell gets a new one on a live cellapp (docs/faults.md, "Backups").
  */
 import { type BspNode, removeCell } from "../core/geo/bsp.ts";
 import { CellMsg, type SpaceGeometry } from "../core/wire/mod.ts";
@@ -103,7 +103,7 @@ export async function setTree(host: TreeHost, space: Space, tree: BspNode): Prom
 }
 
 /**
- * Seed 004: every space keeps at least one cell. Each bare space (see
+ * Every space keeps at least one cell. Each bare space (see
  * dropCellApp) gets one new cell covering it, with a fresh cell id, on
  * the least loaded live cellapp; with no cellapp alive it stays bare until
  * one registers (call again then). Resolves once the cellapps answered; a

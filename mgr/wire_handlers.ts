@@ -101,7 +101,7 @@ export function mgrHandlers(host: WireHost): Handlers {
         return;
       }
       if (!space.hasHadEntities) {
-        // Seed 003: a space that never held an entity is still being set up; the cell asks again after it reports.
+        // A space that never held an entity is still being set up; the cell asks again after it reports.
         host.log.info(`space ${spaceId} has not had any entities; not shutting it down (asked by cellapp ${m.id})`);
         return;
       }

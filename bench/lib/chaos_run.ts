@@ -1,5 +1,5 @@
 /**
- * The chaos scene (issue 12): a cluster of cellapps and baseapps, a space of
+ * The chaos scene (docs/faults.md, "Chaos"): a cluster of cellapps and baseapps, a space of
  * several cells with NPCs, bots raising counters, and a seeded schedule of
  * faults (cellapps killed or stopped, a baseapp killed, the cellappmgr
  * killed), each restarted as an operator or the local reviver would; per

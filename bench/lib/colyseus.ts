@@ -1,5 +1,5 @@
 /**
- * The Colyseus peer of `deno task bench peer`: copies ../shared/peers/colyseus
+ * The Colyseus peer of `deno task bench peer`: copies the peer harness (beside the repository, when there)
  * into a temporary folder, installs it there with npm (never tuned down), runs
  * its run.mjs with the scene's parameters and returns its one JSON line.
  */

@@ -1,7 +1,7 @@
 /**
  * Sends each real's cell backup once per backup period, spread over the ticks:
  * tick n backs up the reals whose id is n modulo the ticks per period, so no
- * tick carries them all (seed 004: cell entities are backed up to their base).
+ * tick carries them all (docs/faults.md, "Backups").
  * A real new to this cellapp (created, restored, or arrived by offload or
  * teleport) is backed up from here at once instead, at most FRESH_PER_TICK a
  * tick: until then a death of this cellapp would lose it.

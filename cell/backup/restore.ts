@@ -1,6 +1,6 @@
 /**
- * Restoring a cell entity from its latest backup after its cellapp died (seed 004): re-created with its
- * id, properties, position, direction, timers, movement and range triggers as the backup had them, in the cell now
+ * Restoring a cell entity from its latest backup after its cellapp died (docs/faults.md, "Backups"): re-created with
+ * its id, properties, position, direction, timers, movement and range triggers as the backup had them, in the cell now
  * covering its position; its script hears onRestore instead of onCreated.
  */
 import { type CellBackup, type EntitySnapshot, sameAddress } from "../../core/wire/mod.ts";

@@ -1,5 +1,5 @@
 /**
- * A cell's borders (seeds 002 and 004): the ghosts its reals keep in
+ * A cell's borders (docs/architecture.md, "Ghosts and hand-overs"): the ghosts its reals keep in
  * neighbouring cells, and the ghosts it holds of theirs, kept in step with
  * their reals wherever those go. Offloading a real that crossed into a
  * neighbour is offload.ts's.
@@ -82,7 +82,7 @@ export class CellBorders {
   }
 
   /**
-   * The periodic ghost check (seed 002's check_ghost_create_destroy): each
+   * The periodic ghost check: each
    * real gets a ghost in every neighbour cell whose rect grown by the ghost
    * radius contains it, and loses ghosts outside that area once they lived
    * the minimum time; creations per pass are capped, unanswered ones retried.

@@ -1,5 +1,5 @@
 /**
- * Ghosts of a dead cellapp's reals (seed 004's fault tolerance). Once the
+ * Ghosts of a dead cellapp's reals (docs/faults.md, "Backups"). Once the
  * cellappmgr has taken the dead cellapp's cells out of the space's tree, the
  * ghosts here of their reals freeze: they stay as they were, so observers see
  * a pause rather than a leave and an enter, until a restored real takes them

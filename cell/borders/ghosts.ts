@@ -1,5 +1,5 @@
 /**
- * Ghosts (seeds 002 and 004). A real entity near a cell border keeps a ghost
+ * Ghosts (docs/architecture.md, "Ghosts and hand-overs"). A real entity near a cell border keeps a ghost
  * in each neighbouring cell whose rect, grown by the ghost radius, contains
  * it; each tick it sends its ghosts what changed (volatile data, ghosted
  * properties, history events) as one numbered batch, which a ghost applies
@@ -41,7 +41,7 @@ export interface GhostConfig {
    * gives up and says so.
    */
   resyncMaxTries: number;
-  /** A real moves cell once this far outside its rect (seed 004: about 10 m). */
+  /** A real moves cell once this far outside its rect (about 10 m, as in BigWorld). */
   offloadHysteresis: number;
   /** How long the old cell waits for the new one to take a real over. */
   offloadTimeoutMs: number;
@@ -53,7 +53,7 @@ export interface GhostConfig {
   restoreTimeoutMs: number;
 }
 
-/** Defaults after seeds 002 and 004. */
+/** Defaults, as docs/architecture.md ("Ghosts and hand-overs") gives them. */
 export const GHOST_DEFAULTS: GhostConfig = {
   ghostRadius: 520,
   checkMs: 1000,

@@ -6,7 +6,7 @@
  * properties or moving it, its destruction) is recorded in order instead of
  * reaching its ghosts, history and clients. Once the hand-over succeeds the
  * record goes to the new real, which does it all again in the same order
- * (seed 002: the old real forwards what it gets to the new one); if it fails,
+ * (the old real forwards what it gets to the new one); if it fails,
  * the old real, still real, publishes it itself.
  */
 import {

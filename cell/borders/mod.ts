@@ -1,5 +1,5 @@
 /**
- * A cell's borders (seeds 002 and 004): ghosts of reals near them in the
+ * A cell's borders (docs/architecture.md, "Ghosts and hand-overs"): ghosts of reals near them in the
  * neighbour cells, numbered ghost batches with resync, the two-phase hand-over
  * of a real that crosses one (fenced while in flight), and ghosts frozen while
  * a dead cellapp's reals are restored.

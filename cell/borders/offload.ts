@@ -1,5 +1,5 @@
 /**
- * Offloading (seeds 002 and 004): a real that left its cell's rect by more
+ * Offloading (docs/architecture.md, "Ghosts and hand-overs"): a real that left its cell's rect by more
  * than the hysteresis moves to the cell containing it, onto the ghost that
  * cell already holds. The old real becomes a ghost of the new one; nothing is
  * lost or doubled: the old cell fences the entity while the new one takes it
@@ -145,7 +145,7 @@ export class CellOffloads {
   constructor(private readonly cell: OffloadCell) {}
 
   /**
-   * Seed 004's offload check, every tick: a real more than the hysteresis
+   * The offload check, every tick: a real more than the hysteresis
    * outside this cell's rect moves to the cell containing it, provided that
    * cell already holds its ghost (the ghost check sees to that) and none of
    * its ghosts is still being created (the new real could not know whether
@@ -245,7 +245,7 @@ export class CellOffloads {
   }
 
   /**
-   * Makes the ghost here of an offloading real the real (seed 002's migrate_in). A real sent back here before this
+   * Makes the ghost here of an offloading real the real. A real sent back here before this
    * cell settled its own hand-over of it to the sender (the answer came, its continuation has not run yet) is still
    * real here: it takes the entity once it became the sender's ghost, answering then.
    */

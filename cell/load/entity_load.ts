@@ -1,5 +1,5 @@
 /**
- * Per-entity CPU (seed 004's load balancing): the time each real
+ * Per-entity CPU (docs/architecture.md, "Balancing"): the time each real
  * costs in its script callbacks, controllers, witness update and ghost sync,
  * counted in the tick path and smoothed once a second by its cell
  * (cell_load.ts).

@@ -1,5 +1,5 @@
 /**
- * The range list (seed 002): entities and trigger bounds kept sorted along X
+ * The range list (docs/architecture.md, "The witness"): entities and trigger bounds kept sorted along X
  * and Z, shuffled as they move, firing enter and leave as bounds cross.
  */
 export { RangeList } from "./range_list.ts";

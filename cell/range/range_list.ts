@@ -1,9 +1,9 @@
 /**
- * A cell's range list (seed 000): entity nodes and trigger bounds on two doubly linked lists sorted on X and on Z,
- * between head and tail terminators at -/+Infinity. Moving a node shuffles it along both lists; crossing a bound
- * that wants the entity's flags toggles one axis of the trigger's square, which fires enter/leave when the other
- * axis is inside. Events are queued while nodes move and delivered once the lists are consistent (the end of each
- * public mutating call), so handlers may move, add and remove entities and triggers.
+ * A cell's range list (docs/architecture.md, "The witness"): entity nodes and trigger bounds on two doubly linked lists
+ * sorted on X and on Z, between head and tail terminators at -/+Infinity. Moving a node shuffles it along both lists;
+ * crossing a bound that wants the entity's flags toggles one axis of the trigger's square, which fires enter/leave when
+ * the other axis is inside. Events are queued while nodes move and delivered once the lists are consistent (the end of
+ * each public mutating call), so handlers may move, add and remove entities and triggers.
  */
 import {
   ORDER_ENTITY,

@@ -1,5 +1,5 @@
 /**
- * A witness's records of the entities in its AoI (seed 000's EntityCache), one slot each: where the client is in the
+ * A witness's records of the entities in its AoI (BigWorld's EntityCache), one slot each: where the client is in the
  * entity's life cycle (state), its place in the priority queue, the events and detail level it has seen, the
  * per-level event stamps (lodEventNumbers), its id alias and the volatile data last sent.
  *
@@ -50,7 +50,7 @@ export const LIFE = 21;
 /** Numbers per slot. */
 export const F = 22;
 
-/** Left the AoI; the leave is queued (seed 000's GONE flag: the state says what the client was told). */
+/** Left the AoI; the leave is queued (BigWorld's GONE flag: the state says what the client was told). */
 export const FLAG_GONE = 1;
 /** In the AoI because the trigger saw it, because the game added it (addToAoI), or both. */
 export const FLAG_TRIGGER = 2, FLAG_MANUAL = 4;

@@ -1,9 +1,9 @@
 /**
- * An entity's event history (seed 001): every change of a property other clients see, and every client method call
- * to other clients, numbered in one sequence, encoded once and read by every witness that has the entity in its AoI.
- * It also keeps, per property, the number of the event that last changed it (propertyEventStamps), which is what
- * the detail-level and cache round-trip sends compare against. Own-client changes and calls go straight to the
- * entity's own witness, if it has one.
+ * An entity's event history (docs/architecture.md, "The witness"): every change of a property other clients see, and
+ * every client method call to other clients, numbered in one sequence, encoded once and read by every witness that has
+ * the entity in its AoI. It also keeps, per property, the number of the event that last changed it
+ * (propertyEventStamps), which is what the detail-level and cache round-trip sends compare against. Own-client changes
+ * and calls go straight to the entity's own witness, if it has one.
  */
 import {
   AUD,
@@ -40,7 +40,7 @@ export interface OwnClientSink {
   ownMethod(call: Uint8Array): void;
 }
 
-/** Default history horizon (seed 004: about 60 s, so that everything queued gets a turn within it). */
+/** Default history horizon (about 60 s, so that everything queued gets a turn within it). */
 export const DEFAULT_HISTORY_HORIZON_MS = 60_000;
 
 const scratch = new ByteWriter(256);
@@ -60,7 +60,7 @@ export function newLife(): number {
 }
 
 /**
- * The event history of one entity; attach it as its cell container's sink (historyOf does). Trimming is seed 001's
+ * The event history of one entity; attach it as its cell container's sink (historyOf does). Trimming is BigWorld's
  * two-phase trim, run at most once per horizon: each trim drops what was already there at the previous trim, so an
  * event is kept for at least one horizon.
  */
@@ -159,7 +159,7 @@ export class EventHistory implements ChangeSink {
     const ev: HistoryEvent = { seq: ++this.lastSeq, prop, level, distance, bytes };
     if (prop >= 0) this.propStamps[prop] = ev.seq;
     if (latestOnly) {
-      // Seed 001: a sendLatestOnly property keeps one event, its newest.
+      // A sendLatestOnly property keeps one event, its newest.
       const at = this.#latest.get(prop);
       if (at !== undefined && at - this.#base >= this.head) this.events[at - this.#base] = null;
       this.#latest.set(prop, this.#base + this.events.length);
@@ -176,7 +176,7 @@ export class EventHistory implements ChangeSink {
     this.trim();
   }
 
-  /** Seed 001's trim: drops the events numbered up to the newest of the previous trim, then remembers today's. */
+  /** The two-phase trim: drops the events numbered up to the newest of the previous trim, then remembers today's. */
   trim(): void {
     const ev = this.events;
     while (this.head < ev.length) {

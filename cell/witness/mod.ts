@@ -1,6 +1,6 @@
 /**
- * Witnesses (seed 000): what a client sees of the world around its entity, under a byte budget per tick, with the
- * entity caches, the event history and the client cache round trip.
+ * Witnesses (docs/architecture.md, "The witness"): what a client sees of the world around its entity, under a byte
+ * budget per tick, with the entity caches, the event history and the client cache round trip.
  */
 export { Witness, witnessesOf, witnessOf } from "./witness.ts";
 export { enableWitness } from "./witness_enable.ts";

@@ -1,7 +1,8 @@
 /**
- * The witness's priority queue (seed 000): an array min-heap of slot numbers on their priority, smallest first.
- * Slots and priorities are kept in typed arrays side by side, so sifting compares contiguous numbers instead of
- * touching every cache record on the way. No allocation once the arrays have grown to the AoI's size.
+ * The witness's priority queue (docs/architecture.md, "The witness"): an array min-heap of slot numbers on their
+ * priority, smallest first. Slots and priorities are kept in typed arrays side by side, so sifting compares contiguous
+ * numbers instead of touching every cache record on the way. No allocation once the arrays have grown to the AoI's
+ * size.
  */
 
 /** A min-heap of non-negative integers (slots), each pushed with its priority. */

@@ -1,8 +1,9 @@
 /**
- * The witness (seed 000): exists while a client is attached to a real entity. AoI triggers on the cell's range list
- * add entities to its AoI (and the game may add any entity with addToAoI); each gets a cache slot (entity_cache.ts), queued in a
- * min-heap by priority. Once per tick `update()` writes, within the client's byte budget, the caches whose turn has
- * come (enter, create, events, volatile, detail level, leave) and hands the frame to the sink.
+ * The witness (docs/architecture.md, "The witness"): exists while a client is attached to a real entity. AoI triggers
+ * on the cell's range list add entities to its AoI (and the game may add any entity with addToAoI); each gets a cache
+ * slot (entity_cache.ts), queued in a min-heap by priority. Once per tick `update()` writes, within the client's byte
+ * budget, the caches whose turn has come (enter, create, events, volatile, detail level, leave) and hands the frame to
+ * the sink.
  */
 import { AOI_MSG, NO_ALIAS, writeOwnMethod, writeOwnProperty, writeReference } from "../../core/def/aoi_protocol.ts";
 import { ErrorCode } from "../../core/def/client_protocol.ts";
@@ -134,14 +135,14 @@ export class Witness implements SendContext, OwnClientSink {
   }
 
   /**
-   * Re-creates the witness an entity brought from its old cell (seed 000's readAoI): the client keeps its view;
+   * Re-creates the witness an entity brought from its old cell (BigWorld's readAoI): the client keeps its view;
    * entities still in range stay without a leave or an enter, the others leave.
    */
   static restore(entity: Entity, state: WitnessState, sink: (frame: Uint8Array) => void): Witness {
     return new Witness(entity, {}, sink, state);
   }
 
-  /** The witness as plain data, to travel with its entity (seed 000's writeOffloadData). */
+  /** The witness as plain data, to travel with its entity (BigWorld's writeOffloadData). */
   offloadData(): WitnessState {
     return captureWitness(this.#parts());
   }
@@ -286,7 +287,7 @@ export class Witness implements SendContext, OwnClientSink {
     return true;
   }
 
-  /** Takes an entity out of the AoI; one added both ways stays until both are cleared (seed 000). */
+  /** Takes an entity out of the AoI; one added both ways stays until both are cleared. */
   removeFromAoI(e: Entity, manual = true): void {
     const t = this.t, s = this.#caches.get(e.id);
     if (s === undefined || t.has(s, FLAG_GONE) || t.entity[s] !== e) return;
@@ -304,7 +305,7 @@ export class Witness implements SendContext, OwnClientSink {
   }
 
   /**
-   * The client's answer to an enter: the life and stamps of its cached copy (none: send everything). Seed 000's
+   * The client's answer to an enter: the life and stamps of its cached copy (none: send everything). BigWorld's
    * requestEntityUpdate, with the stamps checked: stamps of another life of the entity (a cache from before it was
    * made again) are normal and ignored, so it is sent whole; of its life, extra ones are dropped and reported, future
    * ones reported and treated as 0 (nothing known: everything of that level is sent), and so are ones the history no
@@ -522,7 +523,7 @@ export class Witness implements SendContext, OwnClientSink {
       }
       if (w.pos > mark) first = false;
     }
-    // Seed 000: when everything was sent, priorities restart at 0; otherwise nothing sent may fall behind the
+    // When everything was sent, priorities restart at 0; otherwise nothing sent may fall behind the
     // earliest unsent priority, so entities due several times a tick do not lag behind virtual time.
     const allSent = heap.size === 0;
     const earliest = allSent ? 0 : heap.minPriority;

@@ -1,5 +1,5 @@
 /**
- * The script's handles for calling client methods (seed 004: ownClient, otherClients, allClients): one function per
+ * The script's handles for calling client methods (BigWorld's ownClient, otherClients, allClients): one function per
  * client method of the entity's type. Calls to other clients go through the entity's event history, so they stay
  * in order with its property changes and reach whoever sees the entity (DetailDistance decides how far).
  */

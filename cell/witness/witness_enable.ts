@@ -1,4 +1,4 @@
-/** A client enabled entities (seed 000): its entity gets a fresh witness, which first tells it its own properties. */
+/** A client enabled entities: its entity gets a fresh witness, which first tells it its own properties. */
 import { ByteWriter, writeChange } from "../../core/def/mod.ts";
 import type { Entity } from "../entity.ts";
 import { Witness, witnessOf } from "./witness.ts";

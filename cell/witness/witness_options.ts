@@ -15,7 +15,7 @@ export interface WitnessOptions {
   hysteresis?: number;
   /** Bytes the client may be sent per tick (own-client messages included). */
   bytesPerTick?: number;
-  /** Seed 000's MAX_PRIORITY_DELTA: a tick goes no further than this past the first priority. */
+  /** BigWorld's MAX_PRIORITY_DELTA: a tick goes no further than this past the first priority. */
   maxPriorityDelta?: number;
   /** Priority delta = (distance * distanceWeighting + 1) * weighting. */
   distanceWeighting?: number;
@@ -30,7 +30,7 @@ export interface WitnessOptions {
   packedScale?: number;
   /** Id aliases available (at most 255). */
   maxAliases?: number;
-  /** Event history horizon of the entities seen, ms (seed 004: 60 s). */
+  /** Event history horizon of the entities seen, ms (60 s, as in BigWorld). */
   historyHorizonMs?: number;
   /** Told of bad client input (cheating or a broken client): what it was. */
   onBadInput?: (what: string) => void;

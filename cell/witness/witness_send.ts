@@ -1,7 +1,7 @@
 /**
  * What a witness writes for one entity cache when the priority queue reaches it: enter, create, leave, and for a
  * created entity the events since its last send (or a refresh when the history no longer reaches back), its
- * volatile data and its detail-level changes (seed 000's sendQueueElement, seed 001's writeClientUpdateDataToBundle
+ * volatile data and its detail-level changes (BigWorld's sendQueueElement, writeClientUpdateDataToBundle
  * and updateDetailLevel).
  */
 import { ByteReader, type ByteWriter, type PropertyDef } from "../../core/def/mod.ts";
@@ -114,14 +114,14 @@ export function hasVolatile(t: CacheTable, s: number): boolean {
   return t.f[s * F + POS_DIST] >= 0 || t.f[s * F + YAW_DIST] >= 0;
 }
 
-/** Seed 000's enterAoI: id, alias, and the life of the entity's event numbering (the client's cache checks it). */
+/** BigWorld's enterAoI: id, alias, and the life of the entity's event numbering (the client's cache checks it). */
 export function sendEnter(ctx: SendContext, s: number): void {
   const f = ctx.t.f, o = s * F;
   writeEnter(ctx.w, ctx.t.entity[s]!.id, f[o + ALIAS], f[o + LIFE]);
   ctx.stats.enters++;
 }
 
-/** Seed 000's leaveAoI: the per-level stamps (only if the client had the entity created). */
+/** BigWorld's leaveAoI: the per-level stamps (only if the client had the entity created). */
 export function sendLeave(ctx: SendContext, s: number): void {
   const t = ctx.t, st = t.stamps[s], o = s * F, id = t.entity[s]!.id;
   if (t.f[o + STATE] === CREATED) {
@@ -146,7 +146,7 @@ function collect(ctx: SendContext, s: number, from: number, to: number, after: n
 }
 
 /**
- * Seed 000's sendCreate: position, direction and the outermost level's properties changed since the client's stamp
+ * BigWorld's sendCreate: position, direction and the outermost level's properties changed since the client's stamp
  * for it (all of them without a cached copy); nearer levels follow through updateDetail.
  */
 export function sendCreate(ctx: SendContext, s: number, dist: number): void {
@@ -203,7 +203,7 @@ function sendEvents(ctx: SendContext, s: number, dist: number): void {
 }
 
 /**
- * Seed 001's updateDetailLevel with the type's hysteresis (a level is entered within its distance and left beyond its
+ * BigWorld's updateDetailLevel with the type's hysteresis (a level is entered within its distance and left beyond its
  * distance plus hysteresis): moving nearer sends each newly visible level's properties changed since the client last
  * had that level; moving away records the stamps of the levels left.
  */
@@ -222,7 +222,7 @@ export function updateDetail(ctx: SendContext, s: number, dist: number): void {
 }
 
 /**
- * Seed 000's writeVolatileDataToBundle: what changed since the last send, position relative to the reference
+ * BigWorld's writeVolatileDataToBundle: what changed since the last send, position relative to the reference
  * position as PackedXZ on the ground or PackedXYZ otherwise (full position when it does not fit), direction as
  * yaw / yaw+pitch / all three by the type's volatile LoD distances.
  */

@@ -1,5 +1,5 @@
 /**
- * A witness as plain data, so that it travels with its entity when the entity offloads to another cell (seed 000's
+ * A witness as plain data, so that it travels with its entity when the entity offloads to another cell (BigWorld's
  * writeOffloadData / readAoI): its settings, the reference position the client holds, every cache with its state,
  * event numbers, per-level stamps, detail level, alias and priority, the alias free list, own-client messages not
  * sent yet and the counters. Everything is numbers, arrays and a Uint8Array, for msgpack.

@@ -1,6 +1,5 @@
 /** The resolved configuration every process runs with, and the error a bad value raises. */
 import type { LogFormat, LogLevel } from "../log.ts";
-import type { TlsMaterial } from "./tls.ts";
 
 /** The three server roles; null in a Config means "run the whole local cluster". */
 export type ServerRole = "cellappmgr" | "cellapp" | "baseapp";
@@ -110,3 +109,11 @@ export class ConfigError extends Error {
 
 /** Port the cellappmgr listens on unless told otherwise. */
 export const DEFAULT_MGR_PORT = 7100;
+
+/** The PEM text of this process's certificate chain and key, and of the CA process ports are checked against. */
+export interface TlsMaterial {
+  cert: string;
+  key: string;
+  /** Set with --tls-ca: the process ports run over TLS, each dialler checking the peer against this CA. */
+  ca: string | null;
+}

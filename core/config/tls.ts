@@ -4,16 +4,8 @@
  * client's handshake later.
  */
 import { createPrivateKey, X509Certificate } from "node:crypto";
-import { type Config, ConfigError } from "./config.ts";
+import { type Config, ConfigError, type TlsMaterial } from "./config.ts";
 import type { WireTls } from "../wire/channel.ts";
-
-/** The PEM text of this process's certificate chain and key, and of the CA process ports are checked against. */
-export interface TlsMaterial {
-  cert: string;
-  key: string;
-  /** Set with --tls-ca: the process ports run over TLS, each dialler checking the peer against this CA. */
-  ca: string | null;
-}
 
 /**
  * Reads and checks the TLS files `cfg` names; null when it names none. Throws ConfigError (naming the flag and the

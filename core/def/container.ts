@@ -246,7 +246,7 @@ export class PropertyContainer<V = Record<string, unknown>> implements TrackOwne
     }
   }
 
-  /** TrackOwner: throws on a ghost (seed 001: only the real may change state). */
+  /** TrackOwner: throws on a ghost (only the real may change state). */
   assertWritable(prop: PropertyDef): void {
     if (this.readOnly) {
       throw new PropertyError(
@@ -266,7 +266,7 @@ export class PropertyContainer<V = Record<string, unknown>> implements TrackOwne
     const sink = this.sink;
     if (sink === null) return;
     if (prop.sendLatestOnly && (path.length > 0 || start >= 0)) {
-      // Seed 001's forced change: a partial change of a latest-only property resends all of it.
+      // A forced change: a partial change of a latest-only property resends all of it.
       sink.onChange(prop, EMPTY, this.values[prop.index], -1, -1);
     } else sink.onChange(prop, path, value, start, end);
   }

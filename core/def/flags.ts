@@ -55,7 +55,7 @@ const FLAG_AUDIENCES: { readonly [F in Flag]: readonly Audience[] } = {
   ALL_CLIENTS: ["cell", "ghost", "ownClient", "otherClients"],
 };
 
-/** Older spellings found in BigWorld and KBEngine files (seed 004 uses some). */
+/** Older spellings found in BigWorld and KBEngine files (KBEngine's demo definitions use some). */
 export const FLAG_ALIASES: Readonly<Record<string, Flag>> = {
   PRIVATE: "CELL_PRIVATE",
   OTHER_CLIENT: "OTHER_CLIENTS",

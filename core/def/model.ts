@@ -198,7 +198,7 @@ export class EntityType {
   }
 
   /**
-   * The detail level after a move, with hysteresis (seed 004's LoDLevels): a
+   * The detail level after a move, with hysteresis (BigWorld's LoDLevels): a
    * level is entered within its distance and left only beyond its distance
    * plus its hysteresis, so an observer that stays in between keeps it.
    */

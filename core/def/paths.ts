@@ -1,6 +1,6 @@
 /**
  * Change paths: one index per level below a property (array element index, or
- * FIXED_DICT field index in declared order), as seed 001 describes.
+ * FIXED_DICT field index in declared order), as BigWorld encodes them.
  */
 import { ArrayType, DictType } from "./compound.ts";
 import { PropertyDef } from "./model.ts";

@@ -1,5 +1,5 @@
 /**
- * A space's BSP tree as seed 003 describes it: inner nodes split the plane at
+ * A space's BSP tree (docs/architecture.md, "Spaces and cells"): inner nodes split the plane at
  * a position on X or Z (horizontal and vertical lines only, so a kd-tree);
  * leaves are cells, each with an id unique within its space and run by one
  * cellapp (a cellapp may run several cells of a space). The cellappmgr builds

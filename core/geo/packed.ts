@@ -1,8 +1,8 @@
 /**
- * Seed 000's packed volatile data: positions relative to a reference point as small floats (PackedXZ on the ground,
- * PackedXYZ otherwise) and angles as int8. A packed axis is a sign, a 3-bit exponent and a mantissa: the magnitude
- * (divided by the scale) plus 2 is stored as a float in [2, 512), so precision is finest near the reference point
- * and a value that does not fit must be sent as a full position.
+ * Packed volatile data (docs/protocol.md, "AoI messages"): positions relative to a reference point as small floats
+ * (PackedXZ on the ground, PackedXYZ otherwise) and angles as int8. A packed axis is a sign, a 3-bit exponent and a
+ * mantissa: the magnitude (divided by the scale) plus 2 is stored as a float in [2, 512), so precision is finest near
+ * the reference point and a value that does not fit must be sent as a full position.
  */
 
 const EXP_MAX = 8;
@@ -92,7 +92,7 @@ export function unpackXYZ(xz: number, y: number, scale = 1): [number, number, nu
   return [unpackX(xz, scale), unpackY(y, scale), unpackZ(xz, scale)];
 }
 
-/** An angle in radians as int8 (-128..127 = [-pi, pi)), wrapping first: seed 000's angleToInt<8>. */
+/** An angle in radians as int8 (-128..127 = [-pi, pi)), wrapping first: BigWorld's angleToInt<8>. */
 export function packAngle(rad: number): number {
   const twoPi = 2 * Math.PI;
   const a = rad - twoPi * Math.floor((rad + Math.PI) / twoPi);

@@ -1,5 +1,5 @@
 /**
- * Cell entity backups (seed 004's fault tolerance): each real's cell
+ * Cell entity backups (docs/faults.md, "Backups"): each real's cell
  * state goes to its base every backup period; reals without a base (NPCs) go
  * to the buddy cellapp the cellappmgr assigns.
  */

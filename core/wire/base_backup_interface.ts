@@ -1,5 +1,5 @@
 /**
- * Base backups (seed 004): each baseapp backs its bases up to
+ * Base backups (docs/faults.md, "Backups"): each baseapp backs its bases up to
  * another baseapp, chosen by a hash of the entity id over the live baseapps
  * the cellappmgr lists; when a baseapp dies, the holders of its backups
  * restore its bases and tell their cell entities where their base is now.

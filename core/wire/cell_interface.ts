@@ -94,7 +94,7 @@ export interface EntitySnapshot {
   clientCallSeq?: number;
 }
 
-/** What a real's cell sends the cell that takes it over (seed 002's migrate_out). */
+/** What a real's cell sends the cell that takes it over. */
 export interface OffloadState {
   spaceId: number;
   /** The cell (id within the space) that takes the real. */
@@ -345,7 +345,7 @@ export const CellMsg = {
     tuple(cellEntitySpec(1)),
     MGR,
   ),
-  /** The proxy's client enabled entities: the cell entity gets a witness (seed 000). */
+  /** The proxy's client enabled entities: the cell entity gets a witness. */
   enableWitness: message<[number]>(87, "enableWitness", tuple(entityId), CLIENT),
   /** The client went away: the witness goes. */
   disableWitness: message<[number]>(88, "disableWitness", tuple(entityId), CLIENT),

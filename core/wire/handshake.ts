@@ -1,5 +1,5 @@
 /**
- * The channel handshake's decisions (DESIGN.md's wire section): the dialling
+ * The channel handshake's decisions (docs/protocol.md, "Handshake"): the dialling
  * side answers a challenge with a hello carrying its proof of the secret and a
  * nonce of its own; the accepting side checks the hello's role, version and
  * proof before anything else of the peer is read, and answers with a welcome

@@ -88,7 +88,7 @@ export const checkHeartbeatReport = obj({ load });
 
 /**
  * The fractions of a cell's entity load that its entity-bound levels are given
- * for (seed 003's EntityBoundLevels), smallest first.
+ * for (BigWorld's EntityBoundLevels), smallest first.
  */
 export const BOUND_LEVELS: readonly number[] = [0.05, 0.1, 0.2, 0.3, 0.4, 0.5];
 
@@ -124,7 +124,7 @@ export interface CellReport {
   /** Reals that moved here from another cell, and away to another cell, since the cell began. */
   offloadsIn: number;
   offloadsOut: number;
-  /** Whether the cell has ever held a real (seed 003's hasHadEntities): only such a space may ask to shut down. */
+  /** Whether the cell has ever held a real (BigWorld's hasHadEntities): only such a space may ask to shut down. */
   hadEntities: boolean;
   /**
    * The CPU its reals cost (script callbacks, controllers, witness updates,
@@ -229,7 +229,7 @@ export const MgrMsg = {
   ),
   /**
    * A base creates its cell entity: in space `spaceId` (0 for a new space,
-   * seed 003's createEntityInNewSpace), in the cell containing its position.
+   * BigWorld's createEntityInNewSpace), in the cell containing its position.
    * Replies where it went.
    */
   createCellEntity: message<[CellEntitySpec], { spaceId: number; cellapp: number; cellappAddress: string }>(

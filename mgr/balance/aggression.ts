@@ -1,5 +1,5 @@
 /**
- * Each partition's aggression (seed 004's load balancing): how boldly it
+ * Each partition's aggression (docs/architecture.md, "Balancing"): how boldly it
  * moves. It grows while the partition keeps moving the same way, so a far
  * target is reached quickly, and it shrinks when the partition turns back, so
  * an overshoot is followed by a smaller step and the partition settles

@@ -1,5 +1,5 @@
 /**
- * The cellappmgr's load balancer (seeds 003 and 004): once a balance period
+ * The cellappmgr's load balancer (docs/architecture.md, "Balancing"): once a balance period
  * it feeds each space's latest cell reports to the space's SpaceBalancer,
  * adds a zero-width cell where the space's cellapps are overloaded, retires
  * idle cells and the cells of cellapps being drained, and sends the space's

@@ -1,5 +1,5 @@
 /**
- * Adding and retiring a space's cells (seeds 003 and 004): where a new cell
+ * Adding and retiring a space's cells (docs/architecture.md, "Balancing"): where a new cell
  * goes, when to add one and on which cellapp, when to retire one, and when a
  * retiring cell may leave the tree. Pure decisions; the cellappmgr's balancer
  * acts on them.

@@ -1,5 +1,5 @@
 /**
- * Load balancing of a space's cells (seeds 003 and 004): the pure algorithm
+ * Load balancing of a space's cells (docs/architecture.md, "Balancing"): the pure algorithm
  * the cellappmgr's balancer runs each balance period.
  */
 export { type BalanceOptions, type CellLoad, DEFAULT_BALANCE, DEFAULT_MIN_CELL_WIDTH } from "./types.ts";

@@ -1,5 +1,5 @@
 /**
- * Moving a space's partitions toward its load (seed 004's load balancing).
+ * Moving a space's partitions toward its load (docs/architecture.md, "Balancing").
  * Each balance period the tree is walked from the root; at each split the two
  * sides' average load per cell is compared and the partition moves into the
  * more loaded side by the distance that side's entity-bound levels say hands

@@ -1,5 +1,5 @@
 /**
- * What the load balancer of a space works from and with (seeds 003 and 004):
+ * What the load balancer of a space works from and with (docs/architecture.md, "Balancing"):
  * the figures each cell reports, and the knobs an operator sets. The
  * algorithm (partition.ts, cells.ts) is pure: the cellappmgr's balancer
  * (balancer.ts) feeds it the latest reports each balance period and sends the

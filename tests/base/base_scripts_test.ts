@@ -1,7 +1,8 @@
 /**
- * Base scripts (issue 15) on one baseapp in this process against a real cellappmgr and cellapp: base methods called
- * by the own client (exposed only), by the cell entity and by other bases, a base calling its cell, base-only
- * entities, the global store (checked values, KV, notifications) and writeToDB, with every bad input refused by name.
+ * Base scripts (docs/game.md, "Base scripts") on one baseapp in this process against a real cellappmgr and cellapp:
+ * base methods called by the own client (exposed only), by the cell entity and by other bases, a base calling its cell,
+ * base-only entities, the global store (checked values, KV, notifications) and writeToDB, with every bad input refused
+ * by name.
  */
 import assert from "node:assert/strict";
 import { ErrorCode } from "../../core/def/client_protocol.ts";

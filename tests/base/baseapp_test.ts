@@ -82,7 +82,7 @@ Deno.test("the clientUrl is reported to the cellappmgr and plain HTTP is told to
 });
 
 Deno.test(
-  "enableEntities before the cell entity exists: the witness is enabled once it does (seed 000)",
+  "enableEntities before the cell entity exists: the witness is enabled once it does",
   opts,
   async () => {
     await using b = await startBase();

@@ -1,6 +1,6 @@
 /**
- * A cell's load for the balancer (issue 13): each real's CPU, charged once however sections nest, and the cell's
- * entity load and entity-bound levels as its report carries them. Cells in-process, no cellapp.
+ * A cell's load for the balancer (docs/architecture.md, "Balancing"): each real's CPU, charged once however sections
+ * nest, and the cell's entity load and entity-bound levels as its report carries them. Cells in-process, no cellapp.
  */
 import assert from "node:assert/strict";
 import { createRegistry, defineEntity } from "../../core/def/mod.ts";

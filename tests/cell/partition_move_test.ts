@@ -1,8 +1,8 @@
 /**
- * Cells following the balancer's partition moves (issue 13): reals a move leaves outside their cell hand over at
- * most maxOffloadsPerTick a tick and end real exactly once, in the right cell; a cell that left the tree hands all
- * its reals over and removes itself; cells of zero width (growing from, or shrinking to, nothing) hold nothing.
- * In-process cells (tests/helpers/two_cells.ts), messages delivered in order.
+ * Cells following the balancer's partition moves (docs/architecture.md, "Balancing"): reals a move leaves outside their
+ * cell hand over at most maxOffloadsPerTick a tick and end real exactly once, in the right cell; a cell that left the
+ * tree hands all its reals over and removes itself; cells of zero width (growing from, or shrinking to, nothing) hold
+ * nothing. In-process cells (tests/helpers/two_cells.ts), messages delivered in order.
  */
 import assert from "node:assert/strict";
 import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";

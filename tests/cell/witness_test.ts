@@ -8,7 +8,7 @@ import { configureSpaceAoI, Witness, type WitnessOptions } from "../../cell/witn
 import { ClientWorld } from "../../client/world.ts";
 import { memoryLogger } from "../helpers/log.ts";
 
-/** Seed 004's LoD table: levels at 20, 100 and 500 m. */
+/** The LoD table of BigWorld's documentation: levels at 20, 100 and 500 m. */
 const Seer = defineEntity({
   name: "Seer",
   hasCell: true,
@@ -114,7 +114,7 @@ Deno.test("two clients see each other enter and leave at the AoI radius, with hy
   assert.ok(log.includes(`lose ${a.id}`));
 });
 
-Deno.test("seed 004's LoD table: observers at 15, 90, 400 and 1000 m see the levels they are within", () => {
+Deno.test("BigWorld's example LoD table: observers at 15, 90, 400 and 1000 m see the levels they are within", () => {
   const cell = makeCell();
   configureSpaceAoI(cell, { aoiRadius: 1200, hysteresis: 10 });
   const subject = cell.createEntity("Seer", at(0), { name: "s", badge: 1, outfit: 1, banner: 1 });

@@ -1,6 +1,6 @@
 /**
- * A baseapp killed with -9 while another runs (issue 12): its bases were backed up to the other, which restores
- * them; their cell entities take the new base, and the SDK clients resume there by themselves, no password.
+ * A baseapp killed with -9 while another runs (docs/faults.md, "Backups"): its bases were backed up to the other, which
+ * restores them; their cell entities take the new base, and the SDK clients resume there by themselves, no password.
  */
 import assert from "node:assert/strict";
 import { Client, connect } from "../../client/mod.ts";

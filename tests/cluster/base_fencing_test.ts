@@ -1,8 +1,8 @@
 /**
- * Baseapp fencing (issue 12): a baseapp stopped (SIGSTOP) past the cellappmgr's dead timeout has its bases restored
- * on the other baseapp from their backups. When it wakes it is told it was fenced: it drops every base without a
- * write to Deno KV or a word to the cells, closes its clients with a code that makes the SDK resume on the other
- * baseapp, and registers again, empty. Real processes, one shared KV file, an SDK client.
+ * Baseapp fencing (docs/faults.md, "Fencing and generations"): a baseapp stopped (SIGSTOP) past the cellappmgr's dead
+ * timeout has its bases restored on the other baseapp from their backups. When it wakes it is told it was fenced: it
+ * drops every base without a write to Deno KV or a word to the cells, closes its clients with a code that makes the SDK
+ * resume on the other baseapp, and registers again, empty. Real processes, one shared KV file, an SDK client.
  */
 import assert from "node:assert/strict";
 import { connect } from "../../client/mod.ts";

@@ -1,8 +1,9 @@
 /**
- * Base scripts across baseapps (issue 15): a cellappmgr, a cellapp and two baseapps as main.ts processes running the
- * sample game, SDK clients on each. A guild (a base-only entity) made on the least loaded baseapp is joined from both
- * (one call crosses baseapps), the global store reaches every baseapp's scripts, and when the guild's baseapp is
- * killed the guild comes back from its backup on another baseapp, members and all, and is found there by id.
+ * Base scripts across baseapps (docs/game.md, "Base scripts"): a cellappmgr, a cellapp and two baseapps as main.ts
+ * processes running the sample game, SDK clients on each. A guild (a base-only entity) made on the least loaded baseapp
+ * is joined from both (one call crosses baseapps), the global store reaches every baseapp's scripts, and when the
+ * guild's baseapp is killed the guild comes back from its backup on another baseapp, members and all, and is found
+ * there by id.
  */
 import assert from "node:assert/strict";
 import { type Client, connect } from "../../client/mod.ts";

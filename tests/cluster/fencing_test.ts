@@ -1,5 +1,5 @@
 /**
- * Fencing (issue 12): a cellapp that stalls past the cellappmgr's dead timeout
+ * Fencing (docs/faults.md, "Fencing and generations"): a cellapp that stalls past the cellappmgr's dead timeout
  * (SIGSTOP) has its cells given to another; when it wakes it is told it was
  * fenced, drops every cell and entity it held and registers again, empty. No
  * entity is real on two cellapps, and client frames of its dead generation are

@@ -1,5 +1,5 @@
 /**
- * Seed 003's checkForShutDown on the cellappmgr: a space that has never held
+ * BigWorld's checkForShutDown on the cellappmgr: a space that has never held
  * an entity is still being set up, and a cell's request to shut it down is
  * refused until the cellappmgr has heard that it had entities.
  */

@@ -18,7 +18,7 @@ function audiences(reg: EntityRegistry, type: string): Record<string, string[]> 
   return Object.fromEntries(reg.get(type).properties.map((p) => [p.name, [...p.audiences]]));
 }
 
-Deno.test("seed 001 Account.def and ClientAvatar.def give the seeds' audiences", async () => {
+Deno.test("Account.def and ClientAvatar.def (fixtures/seeds) give each property the audiences its flags mean", async () => {
   const reg = await loadDefs(`${FIX}seeds`, { userTypes });
   assert.deepEqual(audiences(reg, "Account"), {
     playerName: ["base", "ownClient", "db"],
@@ -46,7 +46,7 @@ Deno.test("seed 001 Account.def and ClientAvatar.def give the seeds' audiences",
   assert.deepEqual((ca.property("prop5").default as { intValue: number }).intValue, 100);
 });
 
-Deno.test("seed 004 Seat.def: older spellings, LoD levels, DetailLevel, DetailDistance, Exposed", async () => {
+Deno.test("Seat.def (fixtures/seeds): older spellings, LoD levels, DetailLevel, DetailDistance, Exposed", async () => {
   const reg = await loadDefs(`${FIX}seeds`, { userTypes });
   const seat = reg.get("Seat");
   assert.deepEqual(audiences(reg, "Seat"), {

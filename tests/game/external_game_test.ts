@@ -1,5 +1,5 @@
 /**
- * A game in its own folder, outside this repository, laid out as the README
+ * A game in its own folder, outside this repository, laid out as docs/game.md
  * says: a Deno workspace whose members are the framework and the game; the
  * game imports `@seamless/server` by name and starts the local cluster with
  * its own `deno task start`. Its types run, its cell script runs, its
@@ -18,7 +18,7 @@ import { waitFor } from "../helpers/wait.ts";
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
 
-/** The files of the workspace, as the README shows them. */
+/** The files of the workspace, as docs/game.md ("A game in its own repository") shows them. */
 const FILES: Record<string, string> = {
   "deno.json": JSON.stringify({ workspace: ["./seamless", "./game"], unstable: ["kv"], nodeModulesDir: "none" }),
   "game/deno.json": JSON.stringify({

@@ -22,7 +22,7 @@ const TOKEN = "hosts-test-token";
 const PUBLIC = "play.example.test";
 
 /**
- * Where each process binds: its host's address on a free port, or (as on machines of their own, the README's
+ * Where each process binds: its host's address on a free port, or (as on machines of their own, docs/operations.md's
  * deployment) every interface on the same fixed ports.
  */
 type Binding = "own address" | "wildcard, same ports";
