@@ -55,7 +55,9 @@ async function roundTrip(url: string, procs: Procs, admin?: string): Promise<num
         const logs = procs.all.map((p) => `--- ${p.ready.role} ${p.pid}\n${p.stderr.slice(-30).join("\n")}`);
         throw new Error(
           `${(e as Error).message}: a (${a.player.id}) at x=${a.player.position.x}, wanted ${x}; b sees ` +
-            `${JSON.stringify(b.entities.get(a.player.id)?.position)}; server: ${JSON.stringify(view)}\n${logs.join("\n")}`,
+            `${JSON.stringify(b.entities.get(a.player.id)?.position)}; server: ${JSON.stringify(view)}\n${
+              logs.join("\n")
+            }`,
           { cause: e },
         );
       });
