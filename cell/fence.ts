@@ -18,7 +18,6 @@ import {
 } from "../core/wire/mod.ts";
 import type { Cell } from "./cell.ts";
 
-
 /** Drops every cell of `cells` with its reals and ghosts, without a word to bases or peers; returns the counts. */
 export function dropAllCells(cells: Map<string, Cell>): { cells: number; reals: number; ghosts: number } {
   let reals = 0, ghosts = 0;
