@@ -242,7 +242,10 @@ export class BaseApp implements SessionHost {
         this.scripts.fire(proxy, "onCreated");
       },
       holds: (proxy) => this.proxies.get(proxy.id) === proxy,
-      rebase: async (cellapp, id) => await (await peers.get(cellapp)).request(BaseBackupMsg.rebase, id, this.address),
+      rebase: async (cellapp, id) => {
+        await this.authority.confirmed();
+        return await (await peers.get(cellapp)).request(BaseBackupMsg.rebase, id, this.address);
+      },
       spawn: () => this.#spawn(),
     };
     serveBaseApp(this.member.handlers, {
