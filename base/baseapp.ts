@@ -4,13 +4,13 @@ import { type MemberProcess, startMember } from "../core/member_process.ts";
 import { type Db, openDb } from "../core/db/mod.ts";
 import { EntityIdPool } from "../core/id_pool.ts";
 import { BusyMeter } from "../core/busy.ts";
-import { BaseBackupMsg } from "../core/wire/mod.ts";
+import { BaseBackupMsg, MgrLease } from "../core/wire/mod.ts";
 import type { EntityRegistry } from "../core/def/mod.ts";
-import type { C2S, ClientMessage } from "../core/def/client_protocol.ts";
+import { type C2S, type ClientMessage, ErrorCode } from "../core/def/client_protocol.ts";
 import type { Placement } from "../core/placement.ts";
 import { Autosave, DEFAULT_AUTOSAVE_SEC } from "./autosave.ts";
 import { Accounts } from "./accounts.ts";
-import { CellRoute, type PeerSource } from "./cell_route.ts";
+import type { PeerSource } from "./cell_route.ts";
 import { heldIdHighWater } from "./held_ids.ts";
 import { type ClientEndpoint, serveClients } from "./client_endpoint.ts";
 import { type MakeProxy, Proxy, type ProxyHost } from "./proxy.ts";
@@ -24,7 +24,7 @@ import { ResumeTokens } from "./resume_token.ts";
 import { BaseBackups } from "./base_backup.ts";
 import { BaseAppMetrics } from "./metrics.ts";
 import { type BaseRestoreHost, restoreBase } from "./base_restore.ts";
-import { BaseAuthority, heldBackPeers } from "./fence.ts";
+import { BaseAuthority, heldBackPeers, HeldBackRoute } from "./fence.ts";
 import { PlayerEntry } from "./player_entry.ts";
 import { confirmedRequests, followMgr, LiveBaseApps } from "./membership.ts";
 import { serveBaseApp } from "./baseapp_handlers.ts";
@@ -54,7 +54,12 @@ export class BaseApp implements SessionHost {
   readonly backups: BaseBackups;
   /** The accounts' entities checked out to this baseapp in the database: each logged-in account's base is in one place. */
   readonly checkouts: Checkouts;
-  /** Whether this baseapp may act for its bases: held back after a stall until the cellappmgr confirms it. */
+  /** Its lease on its bases, renewed by the cellappmgr's answers (core/wire/lease.ts). */
+  readonly lease: MgrLease;
+  /**
+   * Whether this baseapp may act for its bases: held back after a stall, or while its lease is lapsed, until the
+   * cellappmgr confirms it.
+   */
   readonly authority: BaseAuthority;
   /** The peers as the routes to cell entities see them: held back while `authority` doubts. */
   readonly #cellPeers: PeerSource;
@@ -69,17 +74,12 @@ export class BaseApp implements SessionHost {
   readonly #opts: ResolvedOptions;
   readonly #proxyHost: ProxyHost;
   /** A new proxy of this baseapp (not yet held), its way to its cell entity held back while `authority` doubts. */
-  readonly #newProxy: MakeProxy = (id, type, account, cellProps, position, direction) =>
-    new Proxy(
-      id,
-      type,
-      account,
-      cellProps,
-      new CellRoute(this.#cellPeers, this.log),
-      this.#proxyHost,
-      position,
-      direction,
-    );
+  readonly #newProxy: MakeProxy = (id, type, account, cellProps, position, direction) => {
+    const route = new HeldBackRoute(this.authority, this.#cellPeers, this.log);
+    const proxy = new Proxy(id, type, account, cellProps, route, this.#proxyHost, position, direction);
+    route.refuse = (message) => proxy.client?.error(ErrorCode.serverError, 0, message);
+    return proxy;
+  };
   /** Login and resume: sessions get their players. */
   readonly #entry: PlayerEntry;
   /** The live baseapps: whom bases are backed up to, where clients may resume. */
@@ -132,7 +132,8 @@ export class BaseApp implements SessionHost {
       () => this.ids.highWater,
     );
     const { link, peers } = this.member;
-    this.authority = new BaseAuthority(link, log);
+    this.lease = new MgrLease(link, cfg.mgrLeaseMs, log, "baseapp");
+    this.authority = new BaseAuthority(link, this.lease, log, () => this.proxies.size);
     this.checkouts = new Checkouts(kv, () => link.id === null ? null : { baseapp: link.id, address: link.address });
     this.#cellPeers = heldBackPeers(this.authority, peers);
     this.store = new EntityStore(kv);
@@ -167,7 +168,11 @@ export class BaseApp implements SessionHost {
       callTimeoutMs: opts.callTimeoutMs ?? 5000,
       local: (id) => this.proxies.get(id),
       others: () => this.backups.live.filter((b) => b.id !== link.id).map((b) => b.address),
-      peer: (address) => peers.get(address),
+      // Calls to other bases wait, like everything its bases do, while the cellappmgr may have declared it dead.
+      peer: async (address) => {
+        await this.authority.confirmed();
+        return await peers.get(address);
+      },
       mgr: () => link.channel,
     });
     this.#proxyHost = {
@@ -197,7 +202,7 @@ export class BaseApp implements SessionHost {
       selfId: () => link.id,
       bases: () => this.proxies.values(),
       send: async (address, backup) => {
-        if (!this.authority.mayAct()) throw new Error("this baseapp stalled and awaits the cellappmgr's word");
+        if (!this.authority.mayAct()) throw new Error("this baseapp awaits the cellappmgr's word");
         (await peers.get(address)).send(BaseBackupMsg.baseBackup, backup);
       },
     });
@@ -276,7 +281,10 @@ export class BaseApp implements SessionHost {
         this.backups.forget(proxy.id);
         if (this.proxies.get(proxy.id) === proxy) this.proxies.delete(proxy.id);
       },
-      rebase: async (cellapp, id) => await (await peers.get(cellapp)).request(BaseBackupMsg.rebase, id, this.address),
+      rebase: async (cellapp, id) => {
+        await this.authority.confirmed();
+        return await (await peers.get(cellapp)).request(BaseBackupMsg.rebase, id, this.address);
+      },
       spawn: () => this.#spawn(),
     };
     serveBaseApp(this.member.handlers, {
@@ -361,7 +369,7 @@ export class BaseApp implements SessionHost {
 
   /** Creates a base-only entity of `type` here (createBaseAnywhere chose this baseapp); resolves where it is. */
   async createBase(type: string, props: Record<string, unknown>): Promise<{ id: number; address: string }> {
-    const route = new CellRoute(this.member.peers, this.log);
+    const route = new HeldBackRoute(this.authority, this.#cellPeers, this.log);
     const proxy = createBaseHere(this.registry, type, props, await this.ids.next(), (id, t, cellProps) => {
       return new Proxy(id, t, "", cellProps, route, this.#proxyHost, [0, 0, 0], [0, 0, 0]);
     });
@@ -386,6 +394,7 @@ export class BaseApp implements SessionHost {
     this.autosave.close();
     this.backups.close();
     this.authority.close();
+    this.lease.stop();
     this.#entry.close();
     const outs = [...this.proxies.values()].map((p) =>
       p.logout(`the server is shutting down: ${reason}`).catch((e) =>

@@ -1,8 +1,8 @@
 /**
  * A baseapp's membership of the cluster, as the cellappmgr keeps it: what registering does (ids, the global store,
  * the authority confirmed), what being fenced drops (every base, every client), the requests and writes of its
- * bases that wait until the cellappmgr confirms it after a stall, and following the list of live baseapps (base
- * backups, where clients may resume).
+ * bases that wait until the cellappmgr confirms it after a stall or a lapse of its lease, and following the list of
+ * live baseapps (base backups, where clients may resume).
  */
 import type { Logger } from "../core/log.ts";
 import type { EntityIdPool } from "../core/id_pool.ts";
@@ -49,9 +49,10 @@ export function followMgr(host: MemberHost): void {
 }
 
 /**
- * The cellappmgr says this baseapp was declared dead while it stalled: its bases were restored on other baseapps
- * from their backups. Every base is dropped without a write or a word to its cell, and every client is closed with
- * CloseCode.baseAppFenced, which makes the SDK resume where its base is now; it registers again, empty, next.
+ * The cellappmgr says this baseapp was declared dead while it stalled or was cut off: its bases were restored on
+ * other baseapps from their backups. Every base is dropped without a write or a word to its cell, and every client is
+ * closed with CloseCode.baseAppFenced, which makes the SDK resume where its base is now; it registers again, empty,
+ * next.
  */
 function fenced(host: MemberHost, why: string): void {
   host.authority.fenced(why);
@@ -76,7 +77,8 @@ function fenced(host: MemberHost, why: string): void {
 
 /**
  * The cellappmgr requests and the writes of this baseapp's bases. Each waits until this baseapp may act: nothing is
- * asked or written after a stall until the cellappmgr confirms it, as it may have been fenced meanwhile.
+ * asked or written after a stall or while its lease is lapsed until the cellappmgr confirms it, as it may have been
+ * fenced meanwhile.
  */
 export function confirmedRequests(
   link: MgrLink,

@@ -17,6 +17,7 @@ import {
   endTick,
   MAX_LOAD,
   type MessageDef,
+  MgrLease,
   MgrMsg,
   ProcMsg,
   readGhostSyncs,
@@ -41,7 +42,6 @@ import { ClientTraffic } from "./client_traffic.ts";
 import { cellAt, cellKey, cellOf, cellsOfSpace } from "./cell_table.ts";
 import { spawnInCell } from "./create_entity.ts";
 import { Authority, dropAllCells, gateHandlers } from "./fence.ts";
-import { MgrLease } from "./lease.ts";
 import { Orphans } from "./orphans.ts";
 import { cellBases, serveBaseCalls } from "./base_calls.ts";
 import { BackupSender, BuddyStore, restoreFromBackup, restoreNpcsOf } from "./backup/mod.ts";
@@ -125,7 +125,7 @@ export class CellApp {
   #selfAddresses = new Set<string>();
   /** Whether the cells may act: not while the cellappmgr may have declared this cellapp dead. */
   #authority: Authority;
-  /** The cells' lease, renewed by the cellappmgr's answers (lease.ts). */
+  /** The cells' lease, renewed by the cellappmgr's answers (core/wire/lease.ts). */
   readonly lease: MgrLease;
   /** Cell entities whose baseapp died, waiting to be adopted. */
   readonly orphans: Orphans;
@@ -240,7 +240,7 @@ export class CellApp {
       generation: () => this.member.link.generation,
       baseGone: (address) => this.orphans.isDead(address),
     });
-    this.lease = new MgrLease(this.member.link, cfg.mgrLeaseMs, log);
+    this.lease = new MgrLease(this.member.link, cfg.mgrLeaseMs, log, "cellapp");
     this.#authority = new Authority(this.member.link, this.lease, log, () => this.cells.size);
     this.member.link.onFenced = (why) => {
       if (FAULT_NO_FENCE) return log.error(`fenced: ${why}; keeping every cell (SEAMLESS_FAULT_NO_FENCE)`);

@@ -8,9 +8,15 @@
  * belong to others now.
  */
 import type { Logger } from "../core/log.ts";
-import { type Channel, ChannelMsg, type Handlers, type MessageDef, type MgrLink } from "../core/wire/mod.ts";
+import {
+  type Channel,
+  ChannelMsg,
+  type Handlers,
+  type MessageDef,
+  type MgrLease,
+  type MgrLink,
+} from "../core/wire/mod.ts";
 import type { Cell } from "./cell.ts";
-import type { MgrLease } from "./lease.ts";
 
 /** Drops every cell of `cells` with its reals and ghosts, without a word to bases or peers; returns the counts. */
 export function dropAllCells(cells: Map<string, Cell>): { cells: number; reals: number; ghosts: number } {
@@ -52,7 +58,7 @@ interface HeldBack {
  * Two things stop it, each logged once when it starts and once when it ends. Its own stall: a process that stalled
  * (a SIGSTOP, a long pause) for half the cellappmgr's dead timeout may have been declared dead meanwhile, and what
  * it reads on waking may be old; it waits until a ping sent after the stall is answered on the same link, or the
- * cellappmgr takes a new registration (which fences it if it was declared dead). And its lease (lease.ts): when the
+ * cellappmgr takes a new registration (which fences it if it was declared dead). And its lease (core/wire/lease.ts): when the
  * cellappmgr has not answered for the lease's length (a partition, or the cellappmgr died or stalls) the cells hold
  * still, keeping their state, until it answers again. With `--mgr-lease=0` there is no lease: a cellappmgr that
  * merely went quiet stops nothing, and the receivers drop what a fenced generation sends.

@@ -83,8 +83,9 @@ export interface Config {
   /** Cellapps: seconds a cell entity whose baseapp is gone waits to be adopted by a restarted one before it goes. */
   orphanTimeoutSec: number;
   /**
-   * Cellapps (`--mgr-lease`): how long (ms) the cells act after the cellappmgr last answered; null for the default,
-   * a share of its dead timeout (cell/lease.ts); 0 for no lease (they act on through a cellappmgr outage).
+   * Cellapps and baseapps (`--mgr-lease`): how long (ms) their cells or bases act after the cellappmgr last answered;
+   * null for the default, a share of its dead timeout (core/wire/lease.ts); 0 for no lease (they act on through a
+   * cellappmgr outage).
    */
   mgrLeaseMs: number | null;
   /** The game module every role runs (cli/game.ts); null runs the sample game in entities/. */

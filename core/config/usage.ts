@@ -68,10 +68,11 @@ Flags (each also read from the environment variable shown):
                        entity (also saved at logout) [10]
   --orphan-timeout=S   cellapp: seconds a cell entity whose baseapp died    SEAMLESS_ORPHAN_TIMEOUT
                        waits to be adopted before it is destroyed [60]
-  --mgr-lease=MS       cellapp: its cells act only this long after the      SEAMLESS_MGR_LEASE
-                       cellappmgr last answered, then hold still; 0 = no
-                       lease, act on through an outage (unsafe under a
-                       partition) [60% of the cellappmgr's dead timeout]
+  --mgr-lease=MS       cellapp, baseapp: its cells or bases act only this   SEAMLESS_MGR_LEASE
+                       long after the cellappmgr last answered, then hold
+                       still; 0 = no lease, act on through an outage
+                       (unsafe under a partition) [60% of the cellappmgr's
+                       dead timeout]
   --game=PATH          the game module to run (exports a defineGame game)   SEAMLESS_GAME
                        [the sample game in entities/]
   --history=DIR        each process appends what it holds (reals, bases,    SEAMLESS_HISTORY

@@ -20,3 +20,4 @@ export * from "./base_backup_interface.ts";
 export * from "./metrics.ts";
 export * from "./base_script_interface.ts";
 export * from "./player_interface.ts";
+export * from "./lease.ts";

@@ -1,12 +1,11 @@
 /**
- * The lease of a cellapp on its cells (cell/lease.ts) and what it holds back (cell/fence.ts), against a real
+ * The lease of a cellapp on its cells (core/wire/lease.ts) and what it holds back (cell/fence.ts), against a real
  * cellappmgr in this process: held once a ping is answered, cut to a safe length, none with 0, ended at once when
  * the channel closes; while it is lapsed the cells do not tick and what they are asked waits, in order, until the
  * cellappmgr confirms them, or fails when they are dropped.
  */
 import assert from "node:assert/strict";
-import { MgrLink } from "../../core/wire/mod.ts";
-import { MgrLease } from "../../cell/lease.ts";
+import { MgrLease, MgrLink } from "../../core/wire/mod.ts";
 import { Authority } from "../../cell/fence.ts";
 import { memoryLogger } from "../helpers/log.ts";
 import { playAlong } from "../helpers/fake_member.ts";

@@ -56,8 +56,10 @@ async function roundTrip(url: string, procs: Procs, admin?: string): Promise<num
         const there = [...b.entities.values()].filter((o) => Math.hypot(o.position.x - x, o.position.z) < 1)
           .map((o) => `${o.id}@${o.position.x.toFixed(3)},${o.position.z.toFixed(3)}`);
         const settings = admin ? (await api(admin, "/api/spaces/1")).body as { settings?: unknown } : undefined;
-        console.error(`b sees near x=${x}: ${there.join(" ")}; b sees ${b.entities.size} entities; space 1: ` +
-          JSON.stringify(settings?.settings));
+        console.error(
+          `b sees near x=${x}: ${there.join(" ")}; b sees ${b.entities.size} entities; space 1: ` +
+            JSON.stringify(settings?.settings),
+        );
         const logs = procs.all.map((p) => `--- ${p.ready.role} ${p.pid}\n${p.stderr.slice(-30).join("\n")}`);
         throw new Error(
           `${(e as Error).message}: a (${a.player.id}) at x=${a.player.position.x}, wanted ${x}; b sees ` +

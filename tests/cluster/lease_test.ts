@@ -1,5 +1,5 @@
 /**
- * The cellapps' lease on their cells (cell/lease.ts), both sides of its trade-off. Safety: a cellapp cut off from
+ * The cellapps' lease on their cells (core/wire/lease.ts), both sides of its trade-off. Safety: a cellapp cut off from
  * the cellappmgr (on test hosts, every packet between the two dropped while it still reaches the baseapp and the
  * other cellapp, or with its link down) stops acting before the cellappmgr declares it dead and restores its entities
  * elsewhere, so no frame of its dead generation reaches the baseapp afterwards; without a lease (`--mgr-lease=0`) it

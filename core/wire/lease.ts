@@ -1,14 +1,17 @@
 /**
- * The cellapp's lease on its cells (docs/faults.md, "The lease"). The cellappmgr
- * declares a cellapp dead after `deadAfterMs` without a frame from it, and only then gives its cells and entities
- * to others. A ping sent at time t and answered on the registered channel proves the cellappmgr heard this cellapp
- * at t or later, so it cannot declare it dead before t + deadAfterMs: the cellapp may act until t + leaseMs, with
- * leaseMs well short of deadAfterMs (the margin covers a tick begun just before the end, delivery and clock rates).
- * The lease also ends with the channel that granted it: the cellappmgr restores a member's entities as soon as its
- * channel closes. A lease of 0 is none: the cells act whatever the cellappmgr does (availability over safety).
+ * A member's lease on what it holds (docs/faults.md, "The lease"): a cellapp's on its cells, a
+ * baseapp's on its bases. The cellappmgr declares a member dead after `deadAfterMs` without a frame from it, and only
+ * then gives what it held to others (a cellapp's cells and entities; a baseapp's bases, restored from their backups).
+ * A ping sent at time t and answered on the registered channel proves the cellappmgr heard this member at t or later,
+ * so it cannot declare it dead before t + deadAfterMs: the member may act until t + leaseMs, with leaseMs well short
+ * of deadAfterMs (the margin covers a tick begun just before the end, delivery and clock rates). The lease also ends
+ * with the channel that granted it: the cellappmgr restores a member's entities as soon as its channel closes. A
+ * lease of 0 is none: the member acts whatever the cellappmgr does (availability over safety).
  */
-import type { Logger } from "../core/log.ts";
-import { type Channel, ChannelMsg, type MgrLink } from "../core/wire/mod.ts";
+import type { Logger } from "../log.ts";
+import type { Channel } from "./channel.ts";
+import { ChannelMsg } from "./messages.ts";
+import type { MgrLink } from "./member.ts";
 
 /** The lease as a share of the cellappmgr's dead timeout when none is configured. */
 export const LEASE_SHARE = 0.6;
@@ -22,7 +25,7 @@ const MAX_PINGS = 4;
 /** What configures a lease: its length in ms, null for the default share of the dead timeout, 0 for none. */
 export type LeaseSetting = number | null;
 
-/** The lease of one cellapp on its cells, renewed by pings answered on the link to the cellappmgr. */
+/** The lease of one member on what it holds, renewed by pings answered on the link to the cellappmgr. */
 export class MgrLease {
   /** performance.now() time the lease runs to. */
   #until = -Infinity;
@@ -38,11 +41,15 @@ export class MgrLease {
   #startedAt: number | null = null;
   /** The dead timeout the length was last worked out for, so a clamp is logged once per value. */
   #clampedFor = 0;
+  /** Called when an answer grants the lease while it was not held (first granted, or renewed after a lapse). */
+  onGranted: (() => void) | null = null;
 
   constructor(
     private readonly link: MgrLink,
     private readonly setting: LeaseSetting,
     private readonly log: Logger,
+    /** What holds the lease, for the log: "cellapp" or "baseapp". */
+    private readonly role: string = "cellapp",
   ) {
     if (this.enabled) this.#schedule(0);
   }
@@ -62,20 +69,20 @@ export class MgrLease {
       this.#clampedFor = dead;
       this.log.warn(
         `--mgr-lease=${this.setting} is too long for the cellappmgr's dead timeout of ${dead} ms: ` +
-          `${most} ms is used, so that this cellapp stops acting before its cells can be given away`,
+          `${most} ms is used, so that this ${this.role} stops acting before what it holds can be given away`,
       );
     }
     return most;
   }
 
-  /** Whether the cells may act at `now` (performance.now() time): always without a lease. */
+  /** Whether the holder may act at `now` (performance.now() time): always without a lease. */
   held(now: number = performance.now()): boolean {
     return !this.enabled || (now < this.#until && this.#grantedOn !== null && this.#grantedOn.isOpen);
   }
 
   /**
-   * Whether the lease is still awaiting its first answer after a registration, for less than its length: cells
-   * made by that registration wait for it without a word (it comes within a round trip).
+   * Whether the lease is still awaiting its first answer after a registration, for less than its length: what that
+   * registration gave waits for it without a word (it comes within a round trip).
    */
   starting(now: number = performance.now()): boolean {
     return this.#startedAt !== null && now - this.#startedAt < this.ms;
@@ -83,7 +90,7 @@ export class MgrLease {
 
   /** Why the lease is not held at `now`, for the log. */
   lapse(now: number = performance.now()): string {
-    if (!Number.isFinite(this.#until)) return "the cellappmgr has not answered since this cellapp registered";
+    if (!Number.isFinite(this.#until)) return `the cellappmgr has not answered since this ${this.role} registered`;
     const silent = `${Math.round(now - (this.#until - this.ms))} ms`;
     if (this.#grantedOn && !this.#grantedOn.isOpen) {
       return `the link to the cellappmgr closed (last answer ${silent} ago)`;
@@ -99,7 +106,12 @@ export class MgrLease {
     this.#schedule(0);
   }
 
-  /** Stops pinging (the cellapp stops). */
+  /** Whether the lease was ever granted (else the holder only awaits its first answer). */
+  get granted(): boolean {
+    return Number.isFinite(this.#until);
+  }
+
+  /** Stops pinging (the holder stops). */
   stop(): void {
     this.#stopped = true;
     clearTimeout(this.#timer);
@@ -121,12 +133,14 @@ export class MgrLease {
     this.#inFlight++;
     ch.requestWithin(ms, ChannelMsg.ping).then(
       () => {
-        // Only the channel this cellapp is registered on speaks for the cellappmgr's view of it.
+        // Only the channel this member is registered on speaks for the cellappmgr's view of it.
         if (this.link.channel !== ch || !ch.isOpen) return;
+        const was = this.held();
         if (this.#grantedOn !== ch) this.#until = -Infinity;
         this.#grantedOn = ch;
         this.#until = Math.max(this.#until, sentAt + ms);
         this.#startedAt = null;
+        if (!was && this.held()) this.onGranted?.();
       },
       // Unanswered: the lease runs out on its own; the link closes and reconnects on its own timeout.
       () => {},
