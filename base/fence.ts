@@ -9,6 +9,7 @@
  * meanwhile.
  */
 import type { Logger } from "../core/log.ts";
+import { history } from "../core/history.ts";
 import {
   CellMsg,
   type Channel,
@@ -112,12 +113,15 @@ export class BaseAuthority {
     const gap = now - this.#lastBeat;
     this.#lastBeat = now;
     if (gap > this.link.deadAfterMs / 2) this.#doubt(gap);
+    else this.#update();
   }
 
-  /** Decides whether the bases may act now; logs a pause and its end once each. */
+  /** Decides whether the bases may act now; logs a pause and its end once each, and writes both to the history. */
   #update(): boolean {
     const now = performance.now();
-    if (!this.#stalled && this.lease.held(now)) {
+    const may = !this.#stalled && this.lease.held(now);
+    history.acting(may);
+    if (may) {
       if (this.#paused) {
         this.#paused = false;
         if (this.#tellEnd) this.log.info("the cellappmgr confirmed this baseapp again: its bases act again");

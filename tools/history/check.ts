@@ -7,7 +7,8 @@
  * for a process killed without one, the stated kill time (CheckOptions.kills) or else its last line (it flushes
  * every HISTORY_FLUSH_MS, beats included, so what a kill -9 loses is at most that much of the end). Within that,
  * only while its process runs and acts: a gap of more than `stallMs` between two of its lines is a stall (SIGSTOP,
- * a frozen machine) in which it did nothing, and between `hold` and `unhold` its reals do not act.
+ * a frozen machine) in which it did nothing, and between `hold` and `unhold` its reals and bases do not act (a
+ * cellapp or baseapp whose lease lapsed, or that doubts itself after a stall, holds everything back).
  */
 import { HISTORY_STALL_MS } from "../../core/history.ts";
 import type { ProcessLog } from "./read.ts";
@@ -25,9 +26,8 @@ export interface CheckOptions {
   /** How long two bases of one account, or one base in two baseapps, may overlap (default 0). */
   baseToleranceMs?: number;
   /**
-   * Whether a cellapp's reals count while it holds them back (`hold` to `unhold`, or to the fence's drop). Default
-   * false: they do not tick, and what its message handlers may still do to them cannot reach anyone (receivers drop
-   * what a fenced generation sends, cell/fence.ts). True shows that window as overlaps.
+   * Whether a process's reals and bases count while it holds them back (`hold` to `unhold`, or to the fence's drop).
+   * Default false: what acts for them waits (cell/fence.ts, base/fence.ts). True shows that window as overlaps.
    */
   heldActs?: boolean;
   /** Processes killed without a `close` line: pid -> wall-clock ms of the kill. */
@@ -169,7 +169,7 @@ function processClaims(log: ProcessLog, opts: CheckOptions): { claims: Claim[]; 
   if (holdFrom !== null) held.push([holdFrom, end]);
   for (const key of [...open.keys()]) finish(key, end, ending);
   const acting = opts.heldActs ? running : subtract(running, held);
-  for (const c of claims) c.active = intersect([[c.from, c.to]], c.kind === "real" ? acting : running);
+  for (const c of claims) c.active = intersect([[c.from, c.to]], acting);
   return { claims, stalls };
 }
 
