@@ -46,7 +46,7 @@ Deno.test(
     const npcs = ["--npcs=40"];
     // Without a lease the world goes on through the outage (lease_test.ts shows it held still with one).
     const cluster = await startCluster(procs, { cellapps: 2, mgrFlags: npcs, cellFlags: ["--mgr-lease=0"] });
-    const { clientUrl } = await startBaseProcess(procs, cluster);
+    const { clientUrl } = await startBaseProcess(procs, cluster, ["--mgr-lease=0"]);
     const early = await player(clientUrl, "early");
     assert.equal(await cellReady(early), 1);
     await waitFor("41 entities in the default space", async () => (await spaces(cluster.admin))[0]?.entities === 41);
