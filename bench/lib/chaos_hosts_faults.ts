@@ -60,8 +60,8 @@ export interface FaultContext {
 
 const wall = () => performance.timeOrigin + performance.now();
 
-/** The cellapps that hold reals now (all of them when the view has none), most loaded first. */
-function loadedCellapps(ctx: FaultContext): { proc: Proc; host: Host; id: number | null }[] {
+/** The cellapps that hold reals now (all of them when none do, or with `all`), most loaded first. */
+function loadedCellapps(ctx: FaultContext, all_ = false): { proc: Proc; host: Host; id: number | null }[] {
   const { cluster, view, realsOn } = ctx;
   const all = cluster.cellapps.map((proc, i) => ({
     proc,
@@ -71,7 +71,7 @@ function loadedCellapps(ctx: FaultContext): { proc: Proc; host: Host; id: number
   }));
   for (const c of all) c.reals = c.id === null ? 0 : realsOn.get(c.id) ?? 0;
   const loaded = all.filter((c) => c.reals > 0);
-  return (loaded.length > 0 ? loaded : all).sort((a, b) => b.reals - a.reals);
+  return (loaded.length > 0 && !all_ ? loaded : all).sort((a, b) => b.reals - a.reals);
 }
 
 function pick<T>(list: T[], random: () => number): T {
@@ -111,9 +111,8 @@ export async function deliver(kind: HostFaultKind, ctx: FaultContext): Promise<D
     }
     case "cellapp-one-way":
     case "cellapps-apart": {
-      const loaded = loadedCellapps(ctx);
-      if (loaded.length < 2) throw new Error(`${kind}: needs two cellapps holding reals, have ${loaded.length}`);
-      const [a, b] = loaded;
+      // The two holding the most reals (the second may hold none after earlier faults emptied it).
+      const [a, b] = loadedCellapps(ctx, true);
       if (kind === "cellapps-apart") {
         return { target: `${name(a)} / ${name(b)}`, heal: await blockBoth(cluster, a.host, b.host) };
       }

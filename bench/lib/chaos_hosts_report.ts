@@ -71,6 +71,9 @@ export async function runHostsBench(args: string[]): Promise<void> {
   await writeResults("chaos_hosts", md);
 }
 
+/** Lines of the checker's findings the results show. */
+const SHOWN = 12;
+
 const ms = (v: number | null) => v === null ? "none" : `${v}`;
 
 /** The results section: the scene, one row per fault, the checker's verdict. */
@@ -85,6 +88,7 @@ export function hostsMarkdown(r: HostsChaosReport): string {
   );
   const kinds = [...new Set(r.faults.map((f) => f.kind))].map((k) => `${k}: ${HOST_FAULT_TEXT[k]}`).join("; ");
   const s = r.history.summary;
+  const found = r.historyText.split("\n").slice(1, 1 + SHOWN).join("\n");
   return `\`deno task bench chaos --hosts\`: every process on a test host of its own (a network namespace,
 tests/helpers/hosts.ts): a cellappmgr, ${o.cellapps} cellapps, ${o.baseapps} baseapps (\`--autosave=1\`) on one
 PostgreSQL server on another host; one ${o.side} m x ${o.side} m space in ${o.cells} cells with ${o.npcs} NPCs and
@@ -117,6 +121,8 @@ ${rows.join("\n")}
 | entities of the start not real at the end (admin) | ${r.lostSeen.length} | 0 |
 | entities doubled (admin, two polls in a row) | ${r.doubled.length} | 0 |
 | bots connected at the end | ${r.botsConnectedAtEnd} / ${r.botsStarted} | all |
-| claim logs checked | ${s.processes} processes (${s.unclosed} killed, ${s.stalls} stalls), ${s.entities} entities in ${s.realClaims} real claims, ${s.accounts} accounts | |
-| run time | ${r.seconds} s | |`;
+| claim logs checked | ${s.processes} processes (${s.stalls} stalls), ${s.entities} entities in ${s.realClaims} real claims, ${s.accounts} accounts | |
+| run time | ${r.seconds} s | |${
+    found ? `\n\nWhat the history checker found (the first ${SHOWN} lines):\n\n\`\`\`\n${found}\n\`\`\`` : ""
+  }`;
 }
