@@ -82,11 +82,14 @@ export interface HostFaultReport {
   target: string;
   /**
    * ms from the fault to the first poll in which the cellappmgr no longer listed a member it listed before (or
-   * listed it with a new generation); null: it declared none dead. For a killed cellappmgr: null (a new one).
+   * listed it with a new generation) that was not back under its generation by the end of the fault's window: it
+   * was declared dead; null: it declared none dead. For a killed cellappmgr: null (a new one).
    */
   detectionMs: number | null;
-  /** Which member it declared dead first. */
+  /** The members it declared dead (first first). */
   detected: string | null;
+  /** Members it stopped listing that came back under the same generation (held, not declared dead). */
+  held: string | null;
   /** ms, in the fault's window (fault to the next one), in which the world was not whole (polled). */
   notWholeMs: number;
   /** ms from the fault to the last time the world turned whole in its window; 0: never broken; null: not whole at the end. */
@@ -300,6 +303,7 @@ async function oneFault(
     target: "",
     detectionMs: null,
     detected: null,
+    held: null,
     notWholeMs: 0,
     wholeAgainMs: null,
     afterHealMs: null,
@@ -311,17 +315,17 @@ async function oneFault(
     bots: tally,
   };
   const polls: { t: number; whole: boolean }[] = [];
+  // Members missing from a poll (or there under a new generation), since when; and the latest listing.
+  const away = new Map<typeof members[number], number>();
+  let lastView: ClusterView | null = null;
   const stopPolls = watch.onPoll((p) => {
     if (p.t < start) return;
     polls.push({ t: p.t, whole: whole(p) });
-    if (report.detected !== null || p.cluster === null || kind === "kill-cellappmgr") return;
-    const gone = members.find((m) => {
-      const now = p.cluster!.processes.find((x) => x.pid === m.pid);
-      return !now || now.generation !== m.generation;
-    });
-    if (gone) {
-      report.detectionMs = Math.round(p.t - start);
-      report.detected = `${gone.role} ${gone.id}`;
+    if (p.cluster === null || kind === "kill-cellappmgr") return;
+    lastView = p.cluster;
+    for (const m of members) {
+      const now = p.cluster.processes.find((x) => x.pid === m.pid);
+      if ((!now || now.generation !== m.generation) && !away.has(m)) away.set(m, p.t);
     }
   });
   const d = await deliver(kind, { cluster, view, realsOn, random });
@@ -342,12 +346,22 @@ async function oneFault(
   const lastTurn = polls.findLastIndex((p, i) => p.whole && i > 0 && !polls[i - 1].whole);
   const brokenAtEnd = polls.length > 0 && !polls[polls.length - 1].whole;
   report.wholeAgainMs = brokenAtEnd ? null : lastTurn < 0 ? 0 : Math.round(polls[lastTurn].t - start);
+  // Declared dead: missing and not back under the same generation by the window's end; else held, back unfenced.
+  const back2 = (m: typeof members[number]) =>
+    lastView?.processes.some((x) => x.pid === m.pid && x.generation === m.generation) ?? false;
+  const dead = [...away].filter(([m]) => !back2(m)).sort((a, b) => a[1] - b[1]);
+  const held = [...away].filter(([m]) => back2(m));
+  if (dead.length > 0) {
+    report.detectionMs = Math.round(dead[0][1] - start);
+    report.detected = dead.map(([m]) => `${m.role} ${m.id}`).join(", ");
+  }
+  if (held.length > 0) report.held = held.map(([m]) => `${m.role} ${m.id}`).join(", ");
   const last = watch.last;
   report.lostSeen = last ? baseline.filter((id) => !last.reals.has(id)).length : baseline.length;
   report.doubled = [...watch.doubled].filter((id) => !doubledBefore.has(id)).length;
   log(
-    `${kind}: detection ${report.detectionMs ?? "none"} ms (${
-      report.detected ?? "-"
+    `${kind}: detection ${report.detectionMs ?? "none"} ms (${report.detected ?? "-"}; held ${
+      report.held ?? "-"
     }), not whole ${report.notWholeMs} ms, ` +
       `whole again ${report.wholeAgainMs ?? "never"} ms, ${report.afterHealMs ?? "n/a"} ms after the heal`,
   );

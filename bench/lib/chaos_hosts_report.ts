@@ -80,8 +80,8 @@ const ms = (v: number | null) => v === null ? "none" : `${v}`;
 export function hostsMarkdown(r: HostsChaosReport): string {
   const o = r.options;
   const rows = r.faults.map((f, i) =>
-    `| ${i + 1} | ${f.at} s | ${f.kind} | ${f.target} | ${ms(f.detectionMs)}${
-      f.detected ? ` (${f.detected})` : ""
+    `| ${i + 1} | ${f.at} s | ${f.kind} | ${f.target} | ${ms(f.detectionMs)}${f.detected ? ` (${f.detected})` : ""}${
+      f.held ? `; held ${f.held}` : ""
     } | ${f.notWholeMs} | ${f.wholeAgainMs ?? "not whole"} / ${f.afterHealMs ?? "n/a"} | ${f.overlaps}${
       f.overlaps ? ` (${f.overlapMaxMs} ms)` : ""
     } | ${f.lost} | ${f.lostSeen} / ${f.doubled} | ${f.bots.resumed} / ${f.bots.closed} | ${f.bots.counterLost} (${f.bots.maxDrop}) | ${f.bots.unreflected} (${f.bots.maxUnreflected}) |`
@@ -100,8 +100,9 @@ overlaps (an entity real twice, an account with two bases) and losses (a claim a
 window).
 
 Detection: ms from the fault to the first poll of /api/cluster (every ${o.pollMs} ms) without a member it listed
-before, or with it under a new generation; "none": the cellappmgr declared no member dead. Whole: every entity of the
-start real exactly once on a listed cellapp, and every bot connected and its counter changed in the last
+before, or with it under a new generation, and not back under its generation by the window's end: declared dead;
+"none": it declared no member dead; "held": members it stopped listing that came back unfenced. Whole: every entity
+of the start real exactly once on a listed cellapp, and every bot connected and its counter changed in the last
 ${
     PLAYING_WITHIN_MS / 1000
   } s. Not whole: ms of the fault's window (to the next fault) not whole. Whole again: ms from the
