@@ -49,17 +49,18 @@ export const HOSTS_CHAOS_DEFAULTS: HostsChaosOptions = {
   cells: 4,
   npcs: 300,
   bots: 40,
-  // The faults that need two cellapps holding reals first: a cellapp cut off comes back empty.
+  // The faults that need two cellapps holding reals first (a cellapp cut off comes back empty); the baseapp cut off
+  // from the cellappmgr last: its players did not come back in the recorded run (bench/RESULTS.md).
   faults: [
     "cellapps-apart",
     "cellapp-one-way",
     "cut-cellapp",
     "cellapp-from-mgr",
-    "baseapp-from-mgr",
     "stop-cellappmgr",
     "kill-cellapp",
     "kill-baseapp",
     "kill-cellappmgr",
+    "baseapp-from-mgr",
   ],
   faultSeconds: 10,
   settleSeconds: 3,
