@@ -83,13 +83,13 @@ export interface HostFaultReport {
   target: string;
   /**
    * ms from the fault to the first poll in which the cellappmgr no longer listed a member it listed before (or
-   * listed it with a new generation) that was not back under its generation by the end of the fault's window: it
-   * was declared dead; null: it declared none dead. For a killed cellappmgr: null (a new one).
+   * listed it with a new generation) and that was killed or fenced (its log says so): it was declared dead; null:
+   * it declared none dead. For a killed cellappmgr: null (a new one).
    */
   detectionMs: number | null;
   /** The members it declared dead (first first). */
   detected: string | null;
-  /** Members it stopped listing that came back under the same generation (held, not declared dead). */
+  /** Members it stopped listing that came back without being fenced (held, not declared dead). */
   held: string | null;
   /** ms, in the fault's window (fault to the next one), in which the world was not whole (polled). */
   notWholeMs: number;
@@ -121,6 +121,8 @@ export interface HostsChaosReport {
   botsStarted: number;
   botsConnectedAtEnd: number;
   raiseErrors: number;
+  /** Why bots' connections ended for good: "count x code reason". */
+  botsGoneWhy: string[];
   seconds: number;
   /** The processes' last log lines. */
   logs: string[];
@@ -182,9 +184,16 @@ export async function runHostsChaos(opts: HostsChaosOptions): Promise<HostsChaos
       if (bots.loginErrors.length) log(`${bots.loginErrors.length} logins failed: ${bots.loginErrors[0]}`);
       // When each bot last saw its counter change: it plays while that is recent.
       const changed = new Map(bots.clients.map((c) => [c, performance.now()]));
+      // Why bots' connections ended for good (the SDK's reason), and how many each.
+      const gone = new Map<string, number>();
       for (const c of bots.clients) {
         c.on("playerProperty", (name) => {
           if (name === "counter") changed.set(c, performance.now());
+        });
+        c.on("close", (code, reason) => {
+          if (code === 1000) return;
+          const why = `${code} ${reason}`.replace(/\d{4,}/g, "N");
+          gone.set(why, (gone.get(why) ?? 0) + 1);
         });
       }
       const want = opts.npcs + bots.clients.length;
@@ -266,6 +275,7 @@ export async function runHostsChaos(opts: HostsChaosOptions): Promise<HostsChaos
         botsStarted: opts.bots,
         botsConnectedAtEnd: connected,
         raiseErrors: bots.raiseErrors,
+        botsGoneWhy: [...gone].map(([why, n]) => `${n} x ${why}`),
         seconds: Math.round((performance.now() - began) / 1000),
         logs: cluster.procs.all.flatMap((p) => p.stderr.slice(-30).map((l) => `${p.ready.role} ${p.pid}: ${l}`)),
       };
@@ -316,14 +326,12 @@ async function oneFault(
     bots: tally,
   };
   const polls: { t: number; whole: boolean }[] = [];
-  // Members missing from a poll (or there under a new generation), since when; and the latest listing.
+  // Members missing from a poll (or there under a new generation), since when.
   const away = new Map<typeof members[number], number>();
-  let lastView: ClusterView | null = null;
   const stopPolls = watch.onPoll((p) => {
     if (p.t < start) return;
     polls.push({ t: p.t, whole: whole(p) });
     if (p.cluster === null || kind === "kill-cellappmgr") return;
-    lastView = p.cluster;
     for (const m of members) {
       const now = p.cluster.processes.find((x) => x.pid === m.pid);
       if ((!now || now.generation !== m.generation) && !away.has(m)) away.set(m, p.t);
@@ -347,11 +355,14 @@ async function oneFault(
   const lastTurn = polls.findLastIndex((p, i) => p.whole && i > 0 && !polls[i - 1].whole);
   const brokenAtEnd = polls.length > 0 && !polls[polls.length - 1].whole;
   report.wholeAgainMs = brokenAtEnd ? null : lastTurn < 0 ? 0 : Math.round(polls[lastTurn].t - start);
-  // Declared dead: missing and not back under the same generation by the window's end; else held, back unfenced.
-  const back2 = (m: typeof members[number]) =>
-    lastView?.processes.some((x) => x.pid === m.pid && x.generation === m.generation) ?? false;
-  const dead = [...away].filter(([m]) => !back2(m)).sort((a, b) => a[1] - b[1]);
-  const held = [...away].filter(([m]) => back2(m));
+  // Declared dead: missing from a poll, and killed or told it was fenced (its own log) since the fault; else held.
+  const since = new Date(fromWall).toISOString();
+  const fenced = (pid: number) => {
+    const p = [...cluster.cellapps, ...cluster.baseapps].find((x) => x.pid === pid);
+    return !p || p.stderr.some((l) => l.includes(": fenced: ") && l.slice(0, since.length) >= since);
+  };
+  const dead = [...away].filter(([m]) => fenced(m.pid)).sort((a, b) => a[1] - b[1]);
+  const held = [...away].filter(([m]) => !fenced(m.pid));
   if (dead.length > 0) {
     report.detectionMs = Math.round(dead[0][1] - start);
     report.detected = dead.map(([m]) => `${m.role} ${m.id}`).join(", ");

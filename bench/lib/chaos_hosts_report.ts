@@ -100,8 +100,8 @@ overlaps (an entity real twice, an account with two bases) and losses (a claim a
 window).
 
 Detection: ms from the fault to the first poll of /api/cluster (every ${o.pollMs} ms) without a member it listed
-before, or with it under a new generation, and not back under its generation by the window's end: declared dead;
-"none": it declared no member dead; "held": members it stopped listing that came back unfenced. Whole: every entity
+before (or lists it under a new generation) that was killed or logs that it was fenced: declared dead; "none": it
+declared no member dead; "held": members it stopped listing that came back without being fenced. Whole: every entity
 of the start real exactly once on a listed cellapp, and every bot connected and its counter changed in the last
 ${
     PLAYING_WITHIN_MS / 1000
@@ -121,7 +121,9 @@ ${rows.join("\n")}
 | lost (history checker, first fault to the end) | ${r.history.lost.length} | 0 |
 | entities of the start not real at the end (admin) | ${r.lostSeen.length} | 0 |
 | entities doubled (admin, two polls in a row) | ${r.doubled.length} | 0 |
-| bots connected at the end | ${r.botsConnectedAtEnd} / ${r.botsStarted} | all |
+| bots connected at the end | ${r.botsConnectedAtEnd} / ${r.botsStarted}${
+    r.botsGoneWhy.length ? ` (gone: ${r.botsGoneWhy.join("; ").replaceAll("|", "/")})` : ""
+  } | all |
 | claim logs checked | ${s.processes} processes (${s.stalls} stalls), ${s.entities} entities in ${s.realClaims} real claims, ${s.accounts} accounts | |
 | run time | ${r.seconds} s | |${
     found ? `\n\nWhat the history checker found (the first ${SHOWN} lines):\n\n\`\`\`\n${found}\n\`\`\`` : ""
