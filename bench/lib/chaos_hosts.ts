@@ -8,10 +8,11 @@
  * and the bots' counters.
  */
 import { seededRandom } from "../../core/random.ts";
-import type { ClusterView } from "../../core/views.ts";
+import type { ClusterView, ProcessView } from "../../core/views.ts";
 import type { Client } from "../../client/client.ts";
 import { registry } from "../../entities/mod.ts";
 import { ADMIN_TOKEN, HostsCluster } from "../../tests/helpers/hosts_cluster.ts";
+import type { Proc } from "../../tests/helpers/procs.ts";
 import { checkHistory, formatReport, type HistoryReport, readHistory } from "../../tools/history/mod.ts";
 import { type BotTally, CounterBots } from "./chaos_bots.ts";
 import { EntityWatch, type Poll } from "./chaos_watch.ts";
@@ -141,6 +142,35 @@ interface Window {
   report: HostFaultReport;
   fromWall: number;
   toWall: number;
+  /** The process it killed: pid, wall-clock ms. */
+  killed?: { pid: number; at: number };
+  /** performance.now() at the fault. */
+  start: number;
+  /** Members the cellappmgr stopped listing (or listed under a new generation), and the poll that saw it first. */
+  away: [ProcessView, number][];
+}
+
+/**
+ * Declared dead: a member missing from a poll that the fault killed or that logged it was fenced between the fault
+ * and the next one (`until`, wall-clock ms); the others missing were held and came back unfenced.
+ */
+function classify(w: Window, procs: readonly Proc[], until: number): void {
+  // An ISO time sorts as text; "9" sorts after every one of them.
+  const from = new Date(w.fromWall).toISOString();
+  const to = Number.isFinite(until) ? new Date(until).toISOString() : "9";
+  const fenced = (pid: number) =>
+    pid === w.killed?.pid ||
+    procs.some((p) =>
+      p.pid === pid &&
+      p.stderr.some((l) => l.includes(": fenced: ") && l.slice(0, from.length) >= from && l.slice(0, to.length) < to)
+    );
+  const dead = w.away.filter(([m]) => fenced(m.pid)).sort((a, b) => a[1] - b[1]);
+  const held = w.away.filter(([m]) => !fenced(m.pid));
+  if (dead.length > 0) {
+    w.report.detectionMs = Math.round(dead[0][1] - w.start);
+    w.report.detected = dead.map(([m]) => `${m.role} ${m.id}`).join(", ");
+  }
+  if (held.length > 0) w.report.held = held.map(([m]) => `${m.role} ${m.id}`).join(", ");
 }
 
 /** Runs the scene with its faults on test hosts; everything it started and made is removed before it resolves. */
@@ -263,6 +293,11 @@ export async function runHostsChaos(opts: HostsChaosOptions): Promise<HostsChaos
         w.report.overlapMaxMs = Math.round(Math.max(0, ...inWindow.map((o) => o.ms)));
         w.report.lost = checkHistory(logs, { kills, loss: { before: w.fromWall, after: w.toWall } }).lost.length;
       }
+      windows.forEach((w, i) => classify(w, cluster.procs.all, windows[i + 1]?.fromWall ?? Infinity));
+      for (const w of windows) {
+        const r = w.report;
+        log(`${r.kind}: declared dead ${r.detected ?? "none"} (${r.detectionMs ?? "-"} ms); held ${r.held ?? "none"}`);
+      }
       const historyText = formatReport(all);
       log(`history: ${historyText.split("\n")[0]}`);
       return {
@@ -299,7 +334,7 @@ async function oneFault(
   opts: HostsChaosOptions,
   random: () => number,
   log: (l: string) => void,
-): Promise<Window & { killed?: { pid: number; at: number } }> {
+): Promise<Window> {
   const view: ClusterView | null = watch.last?.cluster ?? null;
   const realsOn = new Map<number, number>();
   for (const at of watch.last?.reals.values() ?? []) for (const c of at) realsOn.set(c, (realsOn.get(c) ?? 0) + 1);
@@ -355,27 +390,12 @@ async function oneFault(
   const lastTurn = polls.findLastIndex((p, i) => p.whole && i > 0 && !polls[i - 1].whole);
   const brokenAtEnd = polls.length > 0 && !polls[polls.length - 1].whole;
   report.wholeAgainMs = brokenAtEnd ? null : lastTurn < 0 ? 0 : Math.round(polls[lastTurn].t - start);
-  // Declared dead: missing from a poll, and killed or told it was fenced (its own log) since the fault; else held.
-  const since = new Date(fromWall).toISOString();
-  const fenced = (pid: number) => {
-    const p = [...cluster.cellapps, ...cluster.baseapps].find((x) => x.pid === pid);
-    return !p || p.stderr.some((l) => l.includes(": fenced: ") && l.slice(0, since.length) >= since);
-  };
-  const dead = [...away].filter(([m]) => fenced(m.pid)).sort((a, b) => a[1] - b[1]);
-  const held = [...away].filter(([m]) => !fenced(m.pid));
-  if (dead.length > 0) {
-    report.detectionMs = Math.round(dead[0][1] - start);
-    report.detected = dead.map(([m]) => `${m.role} ${m.id}`).join(", ");
-  }
-  if (held.length > 0) report.held = held.map(([m]) => `${m.role} ${m.id}`).join(", ");
   const last = watch.last;
   report.lostSeen = last ? baseline.filter((id) => !last.reals.has(id)).length : baseline.length;
   report.doubled = [...watch.doubled].filter((id) => !doubledBefore.has(id)).length;
   log(
-    `${kind}: detection ${report.detectionMs ?? "none"} ms (${report.detected ?? "-"}; held ${
-      report.held ?? "-"
-    }), not whole ${report.notWholeMs} ms, ` +
+    `${kind}: ${away.size} members unlisted, not whole ${report.notWholeMs} ms, ` +
       `whole again ${report.wholeAgainMs ?? "never"} ms, ${report.afterHealMs ?? "n/a"} ms after the heal`,
   );
-  return { report, fromWall, toWall: wall(), killed: d.killed };
+  return { report, fromWall, toWall: wall(), killed: d.killed, start, away: [...away] };
 }

@@ -1,8 +1,8 @@
 /**
  * The plumbing of `deno task bench chaos --hosts`, shorter: two cellapps and a baseapp on test hosts over
- * PostgreSQL, a 2-cell space with NPCs and a few bots, one cellapp cut off from the cellappmgr for 3 s. The
- * cellappmgr declares it dead, the world is whole again after the heal, and the history checker read every
- * process's claims and found no overlap and no loss.
+ * PostgreSQL, a 2-cell space with NPCs and a few bots, one cellapp cut off from the cellappmgr for 3 s (then 3 s to
+ * settle, in which the cut-off cellapp hears it was fenced). The cellappmgr declares it dead, the world is whole
+ * again after the heal, and the history checker read every process's claims and found no overlap and no loss.
  */
 import assert from "node:assert/strict";
 import { HOSTS_CHAOS_DEFAULTS, runHostsChaos } from "../../bench/lib/chaos_hosts.ts";
@@ -30,7 +30,7 @@ Deno.test(
         side: 200,
         faults: ["cellapp-from-mgr"],
         faultSeconds: 3,
-        settleSeconds: 0,
+        settleSeconds: 3,
         wholeWithinSeconds: 15,
         warmup: 2,
         seed: 1,
