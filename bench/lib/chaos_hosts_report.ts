@@ -105,7 +105,7 @@ declared no member dead; "held": members it stopped listing that came back witho
 of the start real exactly once on a listed cellapp, and every bot connected and its counter changed in the last
 ${
     PLAYING_WITHIN_MS / 1000
-  } s. Not whole: ms of the fault's window (to the next fault) not whole. Whole again: ms from the
+  } s. A cellappmgr not answering counts as not whole. Not whole: ms of the fault's window (to the next fault) not whole. Whole again: ms from the
 fault to the world turning whole for the last time in its window / ms from the heal to the first whole poll. Lost
 (checker): per the claim logs; lost / doubled (admin): entities of the start not real at the window's end / real on
 two cellapps in two polls in a row. Counter seen lower: a bot's counter seen lower than it saw before (confirmed
