@@ -15,9 +15,9 @@ interface Poll {
 
 const QUERY_MS = 1000;
 
-async function getJson<T>(url: string): Promise<T | null> {
+async function getJson<T>(url: string, headers: Record<string, string>): Promise<T | null> {
   try {
-    const res = await fetch(url, { signal: AbortSignal.timeout(QUERY_MS) });
+    const res = await fetch(url, { headers, signal: AbortSignal.timeout(QUERY_MS) });
     if (!res.ok) {
       await res.body?.cancel();
       return null;
@@ -42,7 +42,13 @@ export class EntityWatch {
   #running = true;
   readonly done: Promise<void>;
 
-  constructor(readonly admin: string, readonly spaceId: number, readonly everyMs: number) {
+  /** `headers` go with every request (an admin token). */
+  constructor(
+    readonly admin: string,
+    readonly spaceId: number,
+    readonly everyMs: number,
+    readonly headers: Record<string, string> = {},
+  ) {
     this.done = this.#loop();
   }
 
@@ -59,12 +65,14 @@ export class EntityWatch {
 
   async #poll(): Promise<Poll> {
     const t = performance.now();
-    const cluster = await getJson<ClusterView>(`${this.admin}/api/cluster`);
+    const cluster = await getJson<ClusterView>(`${this.admin}/api/cluster`, this.headers);
     const reals = new Map<number, number[]>();
     if (!cluster) return { t, cluster, reals };
     const apps = cluster.processes.filter((p) => p.role === "cellapp").map((p) => p.id);
     const lists = await Promise.all(
-      apps.map((a) => getJson<{ entities: CellEntityView[] }>(`${this.admin}/api/cellapps/${a}/cells/${this.spaceId}`)),
+      apps.map((a) =>
+        getJson<{ entities: CellEntityView[] }>(`${this.admin}/api/cellapps/${a}/cells/${this.spaceId}`, this.headers)
+      ),
     );
     const now = performance.now();
     const twice = new Set<number>();

@@ -6,7 +6,7 @@
 import { fileURLToPath } from "node:url";
 import type { ClusterView } from "../../core/views.ts";
 import { type Host, Hosts, hostsUnavailable } from "./hosts.ts";
-import { type Proc, Procs } from "./procs.ts";
+import { type Proc, Procs, type StartOptions } from "./procs.ts";
 import { PgServer } from "./postgres.ts";
 
 const SECRET = "bench-hosts-secret";
@@ -43,13 +43,17 @@ export class HostsCluster implements AsyncDisposable {
     readonly admin: string,
     /** The admin API's address on the cellappmgr's host, as bots on the client host reach it. */
     readonly adminOnHost: string,
-    readonly mgr: Proc,
+    /** The cellappmgr; replaced by restart(). */
+    public mgr: Proc,
+    /** The cellapps and baseapps by slot (host cellN, baseN); restart() replaces one in its slot. */
     readonly cellapps: Proc[],
     readonly baseapps: Proc[],
     /** The shared database, when there is one. */
     readonly db: PgServer | null,
     /** Each baseapp's client URL as clients in this process reach it, when `clientsHere`. */
     readonly forwards: string[] | null,
+    /** How each process was started, for restart(). */
+    private readonly started: Map<Proc, { flags: string[]; opts: StartOptions }>,
   ) {}
 
   /** Why test hosts cannot be made here, or null. */
@@ -68,6 +72,12 @@ export class HostsCluster implements AsyncDisposable {
     ];
     const hosts = await Hosts.create(names);
     const procs = new Procs();
+    const started = new Map<Proc, { flags: string[]; opts: StartOptions }>();
+    const start = async (flags: string[], opts: StartOptions) => {
+      const p = await procs.start(flags, opts);
+      started.set(p, { flags, opts });
+      return p;
+    };
     let db: PgServer | null = null;
     try {
       const env = { SEAMLESS_LOG_LEVEL: "warn", ...o.env };
@@ -78,7 +88,7 @@ export class HostsCluster implements AsyncDisposable {
         dbFlags = [`--db=${await db.createDatabase("seamless")}`];
       }
       const mgrHost = hosts.get("mgr");
-      const mgr = await procs.start([
+      const mgr = await start([
         "--role=mgr",
         `--host=${mgrHost.address}`,
         "--port=7100",
@@ -92,7 +102,7 @@ export class HostsCluster implements AsyncDisposable {
       const mgrAddress = `${mgrHost.address}:7100`;
       const admin = await hosts.forward(hosts.get("client"), `http://${mgrHost.address}:8080`);
       const on = (h: Host, flags: string[]) =>
-        procs.start([`--host=${h.address}`, `--mgr=${mgrAddress}`, `--secret=${SECRET}`, ...flags], {
+        start([`--host=${h.address}`, `--mgr=${mgrAddress}`, `--secret=${SECRET}`, ...flags], {
           wrap: hosts.wrap(h),
           env,
           readyTimeoutMs: 60_000,
@@ -143,6 +153,7 @@ export class HostsCluster implements AsyncDisposable {
         baseapps,
         db,
         forwards,
+        started,
       );
       await cluster.waitRegistered();
       return cluster;
@@ -205,6 +216,25 @@ export class HostsCluster implements AsyncDisposable {
     return await Promise.all(
       this.baseapps.map((_, i) => this.hosts.forward(client, `ws://${this.hosts.get(`base${i + 1}`).address}:7400/`)),
     );
+  }
+
+  /**
+   * Kills `p` (SIGKILL, if it still runs) and starts it again on its host with its flags, as an operator would; the
+   * new process takes its place (mgr, or its slot in cellapps or baseapps). Resolves with it once it is ready.
+   */
+  async restart(p: Proc): Promise<Proc> {
+    const how = this.started.get(p);
+    if (!how) throw new Error(`pid ${p.pid} was not started by this cluster`);
+    p.kill("SIGKILL");
+    await p.status;
+    const next = await this.procs.start(how.flags, how.opts);
+    this.started.set(next, how);
+    if (p === this.mgr) this.mgr = next;
+    for (const list of [this.cellapps, this.baseapps]) {
+      const i = list.indexOf(p);
+      if (i >= 0) list[i] = next;
+    }
+    return next;
   }
 
   /** Every process's pid, the cellappmgr first. */
