@@ -2,8 +2,9 @@
  * An observer's view of a mover stays right while everything else around it churns: entities entering, leaving,
  * being destroyed and made again with the same id, changing properties, within tight byte budgets and few aliases,
  * with garbage collections in between (entity rows are freed when their histories are collected, see
- * cell/witness/entity_rows.ts). After every burst the queue is let drain, and what the client decoded of every
- * entity it sees must be where the server has it. Seeded: a failure names the seed and step to replay.
+ * cell/witness/entity_rows.ts), and entities so far out of the world that their distance overflows. After every
+ * burst the queue is let drain, and what the client decoded of every entity it sees must be where the server has
+ * it. Seeded: a failure names the seed and step to replay.
  */
 import assert from "node:assert/strict";
 import { registry } from "../../entities/mod.ts";
@@ -142,6 +143,13 @@ async function run(seed: number, steps: number, o: RunOptions): Promise<void> {
         cell.destroyEntity(e);
       } else if (r < 0.9) tick();
       else if (r < 0.92) await collect();
+      else if (r < 0.93) {
+        // Out of the world upwards, inside the AoI square (a height a broken base or real sent that no check
+        // stopped): its distance overflows to infinity.
+        const e = cell.createEntity("NPC", { x: rand() * 20 - 10, y: 0, z: rand() * 20 - 10 }, { name: "odd" });
+        e.y = pick([1e308, -1e308, 1e200]);
+        others.push(e);
+      }
     }
     mover.position = { x: mover.x + (rand() < 0.5 ? 0.5 : -0.5), y: 0, z: mover.z };
     if (mover.x > 20 || mover.x < -20) mover.position = { x: 2, y: 0, z: 0 };
@@ -171,5 +179,37 @@ Deno.test("an observer's view of a mover stays right while entities around it co
   for (let seed = 1; seed <= SEEDS; seed++) {
     await run(seed, 120, { aoiRadius: 40, bytesPerTick: 200, maxAliases: 8, watchers: 3 });
     await run(seed + 1000, 120, { aoiRadius: 500, bytesPerTick: 1400, maxAliases: 255, watchers: 3 });
+  }
+});
+
+Deno.test("an entity out of the world in the AoI does not stop the observer's queue", () => {
+  const cell = makeCell();
+  const observer = cell.createEntity("Avatar", { x: 0, y: 0, z: 0 }, { playerName: "b" });
+  const mover = cell.createEntity("Avatar", { x: 2.5, y: 0, z: 0 }, { playerName: "a" });
+  const world = new ClientWorld(registry, { send: (b) => witness.receive(b) });
+  world.setPlayer(observer.id, observer.type);
+  const witness = new Witness(observer, {}, (f) => world.receive(f));
+  // Inside the AoI square, out of the world upwards: its distance overflows to infinity.
+  const odd = cell.createEntity("NPC", { x: 10, y: 0, z: 10 }, { name: "odd" });
+  odd.y = 1e308;
+  for (let i = 0; i < 5; i++) cell.tick(100);
+  assert.equal(witness.stateOf(odd), "CREATED");
+  // A crowd close by, moving: more than the byte budget for a while, so that not everything is sent each tick.
+  const crowd: Entity[] = [];
+  for (let i = 0; i < 300; i++) {
+    crowd.push(cell.createEntity("NPC", { x: (i % 20) - 10, y: 0, z: Math.floor(i / 20) - 7 }, { name: "n" }));
+  }
+  for (let i = 0; i < 20; i++) {
+    for (const n of crowd) n.position = { x: n.x + 0.3, y: 0, z: n.z };
+    cell.tick(100);
+  }
+  for (let i = 0; i < 20; i++) cell.tick(100);
+  mover.position = { x: 5, y: 0, z: 0 };
+  for (let i = 0; i < 20; i++) cell.tick(100);
+  const seen = world.entities.get(mover.id)?.position.x ?? NaN;
+  assert.ok(Math.abs(seen - 5) < 0.05, `the observer sees the mover at x=${seen}; it is at 5`);
+  for (const n of crowd) {
+    const x = world.entities.get(n.id)?.position.x ?? NaN;
+    assert.ok(Math.abs(x - n.x) < 0.05, `the observer sees NPC ${n.id} at x=${x}; it is at ${n.x}`);
   }
 });
