@@ -78,7 +78,7 @@ export class CellBorders {
   readonly #offloads: CellOffloads;
   /** Entities that left the cell (teleported away, or whose ghost went), for messages about them still on the way. */
   readonly #departed = new Map<number, Departed>();
-  /** Lines about ghost syncs dropped as malformed, at most once a minute per entity. */
+  /** Lines about ghost syncs dropped as malformed, at most once a minute (the rest counted). */
   readonly #badSyncLog = new Throttle(60_000);
 
   constructor(private readonly cell: BordersCell) {
@@ -428,7 +428,7 @@ export class CellBorders {
       // Dropped whole: the ghost knows it is behind and asks its real for a resync, which brings what it missed.
       const ghost = this.cell.ghosts.get(id);
       if (ghost) noteAnnounced(ghost.ghostInfo!, seq, this.cell.time);
-      const held = this.#badSyncLog.take(id);
+      const held = this.#badSyncLog.take(0);
       if (held !== null) {
         this.cell.host.log.warn(
           `ghost sync ${seq} of entity ${id} in space ${this.cell.spaceId} cell ${this.cell.cellId} dropped: ${bad}` +
