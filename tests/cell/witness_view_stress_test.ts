@@ -1,10 +1,10 @@
 /**
  * An observer's view of a mover stays right while everything else around it churns: entities entering, leaving,
- * being destroyed and made again with the same id, changing properties, within tight byte budgets and few aliases,
- * with garbage collections in between (entity rows are freed when their histories are collected, see
- * cell/witness/entity_rows.ts), and entities so far out of the world that their distance overflows. After every
- * burst the queue is let drain, and what the client decoded of every entity it sees must be where the server has
- * it. Seeded: a failure names the seed and step to replay.
+ * being destroyed and made again with the same id, some with ids beyond 32 bits, changing properties, within tight
+ * byte budgets and few aliases, with garbage collections in between (entity rows are freed when their histories
+ * are collected, see cell/witness/entity_rows.ts), and entities so far out of the world that their distance
+ * overflows. After every burst the queue is let drain, and what the client decoded of every entity it sees must be
+ * where the server has it. Seeded: a failure names the seed and step to replay.
  */
 import assert from "node:assert/strict";
 import { registry } from "../../entities/mod.ts";
@@ -118,8 +118,11 @@ async function run(seed: number, steps: number, o: RunOptions): Promise<void> {
     const burst = 1 + Math.floor(rand() * 12);
     for (let i = 0; i < burst; i++) {
       const r = rand();
-      if (r < 0.2 || others.length < 5) others.push(cell.createEntity("NPC", spot(), { name: `n${step}` }));
-      else if (r < 0.3) {
+      if (r < 0.2 || others.length < 5) {
+        // Some with ids beyond 32 bits (they go up to 2^48, core/def/ids.ts).
+        const id = rand() < 0.3 ? 2 ** 47 + step * 16 + i : undefined;
+        others.push(cell.createEntity("NPC", spot(), { name: `n${step}` }, [0, 0, 0], id));
+      } else if (r < 0.3) {
         const e = pick(others);
         others.splice(others.indexOf(e), 1);
         cell.destroyEntity(e);
@@ -212,4 +215,33 @@ Deno.test("an entity out of the world in the AoI does not stop the observer's qu
     const x = world.entities.get(n.id)?.position.x ?? NaN;
     assert.ok(Math.abs(x - n.x) < 0.05, `the observer sees NPC ${n.id} at x=${x}; it is at ${n.x}`);
   }
+});
+
+Deno.test("an entity whose id needs more than 32 bits is seen by its alias, and what follows it in a frame too", () => {
+  const cell = makeCell();
+  const observer = cell.createEntity("Avatar", { x: 0, y: 0, z: 0 }, { playerName: "b" });
+  const errors: string[] = [];
+  const world = new ClientWorld(registry, { send: (b) => witness.receive(b) });
+  world.setPlayer(observer.id, observer.type);
+  const witness = new Witness(observer, {}, (f) => {
+    try {
+      world.receive(f);
+    } catch (e) {
+      errors.push((e as Error).message);
+    }
+  });
+  // Entity ids go up to 2^48 (core/def/ids.ts); the big one is sent first (nearer), the mover after it.
+  const big = cell.createEntity("NPC", { x: 1, y: 0, z: 0 }, { name: "big" }, [0, 0, 0], 2 ** 47 + 5);
+  const mover = cell.createEntity("Avatar", { x: 2.5, y: 0, z: 0 }, { playerName: "a" });
+  for (let i = 0; i < 5; i++) cell.tick(100);
+  for (let i = 1; i <= 5; i++) {
+    big.position = { x: 1, y: 0, z: i * 0.5 };
+    mover.position = { x: 2.5 + i * 0.5, y: 0, z: 0 };
+    cell.tick(100);
+  }
+  for (let i = 0; i < 5; i++) cell.tick(100);
+  assert.deepEqual(errors, []);
+  const seenBig = world.entities.get(big.id)?.position, seenMover = world.entities.get(mover.id)?.position;
+  assert.ok(seenBig && Math.abs(seenBig.z - 2.5) < 0.05, `the big id is seen at ${JSON.stringify(seenBig)}`);
+  assert.ok(seenMover && Math.abs(seenMover.x - 5) < 0.05, `the mover is seen at ${JSON.stringify(seenMover)}`);
 });
