@@ -5,6 +5,7 @@
  * neighbour is offload.ts's.
  */
 import { ByteWriter, PropertyContainer } from "../../core/def/mod.ts";
+import { Throttle } from "../../core/log.ts";
 import { rectContains } from "../../core/geo/rect.ts";
 import {
   CellMsg,
@@ -18,6 +19,7 @@ import type { CellHost } from "../cell_host.ts";
 import { Entity, type EntityHost } from "../entity.ts";
 import {
   applyPending,
+  badGhostOps,
   type CellAddress,
   type GhostConfig,
   GhostInfo,
@@ -76,6 +78,8 @@ export class CellBorders {
   readonly #offloads: CellOffloads;
   /** Entities that left the cell (teleported away, or whose ghost went), for messages about them still on the way. */
   readonly #departed = new Map<number, Departed>();
+  /** Lines about ghost syncs dropped as malformed, at most once a minute (the rest counted). */
+  readonly #badSyncLog = new Throttle(60_000);
 
   constructor(private readonly cell: BordersCell) {
     this.#offloads = new CellOffloads(cell);
@@ -419,6 +423,20 @@ export class CellBorders {
    * this cell's hand-over of it apply once the old real here is its ghost.
    */
   receiveGhostSync(id: number, seq: number, ops: GhostOp[]): void {
+    const bad = badGhostOps(ops);
+    if (bad !== null) {
+      // Dropped whole: the ghost knows it is behind and asks its real for a resync, which brings what it missed.
+      const ghost = this.cell.ghosts.get(id);
+      if (ghost) noteAnnounced(ghost.ghostInfo!, seq, this.cell.time);
+      const held = this.#badSyncLog.take(0);
+      if (held !== null) {
+        this.cell.host.log.warn(
+          `ghost sync ${seq} of entity ${id} in space ${this.cell.spaceId} cell ${this.cell.cellId} dropped: ${bad}` +
+            Throttle.note(held),
+        );
+      }
+      return;
+    }
     const ghost = this.cell.ghosts.get(id);
     if (!ghost) return this.#whenGhost(id, () => this.receiveGhostSync(id, seq, ops));
     if (receiveBatch(ghost, seq, ops, this.cell.time, this.cell.host.ghosting!.config)) this.#askResync(ghost);

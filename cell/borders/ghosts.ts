@@ -14,7 +14,7 @@ import {
   readChange,
 } from "../../core/def/mod.ts";
 import { AUD, writeChange } from "../../core/def/mod.ts";
-import { rectContains } from "../../core/geo/rect.ts";
+import { MAX_COORD, rectContains, withinWorld } from "../../core/geo/rect.ts";
 import type { GhostOp, GhostState } from "../../core/wire/mod.ts";
 import type { CellAddress } from "../cell_layout.ts";
 import type { Entity } from "../entity.ts";
@@ -181,6 +181,25 @@ export function takeBatch(e: Entity): GhostOp[] | null {
   g.ops = [];
   g.seq++;
   return ops;
+}
+
+/**
+ * Why a batch cannot be applied (a pose out of the world, or not numbers), or null. Checked before any of it is: a
+ * ghost's height is not bounded by the range list, and one so far out that a witness's distance to it overflows
+ * would take that witness's priorities with it (docs/architecture.md, "The witness").
+ */
+export function badGhostOps(ops: readonly GhostOp[]): string | null {
+  for (let i = 0; i < ops.length; i++) {
+    const op = ops[i];
+    if (op[0] !== 0) continue;
+    const pose = op.slice(1, 7);
+    const numbers = pose.length === 6 && pose.every((v) => typeof v === "number");
+    if (!numbers || !withinWorld(pose.slice(0, 3) as number[]) || !pose.slice(3).every(Number.isFinite)) {
+      return `op ${i}: pose ${pose.map(String).join(", ")} is not a position within ±${MAX_COORD} m and a direction`;
+    }
+    if (typeof op[7] !== "boolean") return `op ${i}: on-ground flag ${String(op[7])} is not a boolean`;
+  }
+  return null;
 }
 
 /**

@@ -26,6 +26,7 @@ import { historyOf, type OwnClientSink } from "./event_history.ts";
 import { SlotHeap } from "./priority_queue.ts";
 import { RANGE_FLAG_AOI, type RangeEntity, type RangeTrigger } from "../range/mod.ts";
 import { PACKED_XZ_LIMIT } from "../../core/geo/packed.ts";
+import { MAX_COORD } from "../../core/geo/rect.ts";
 import { callScript, cellWitnesses, entityWitness, spaceOptions, WITNESS_DEFAULTS } from "./witness_options.ts";
 import { type WitnessOptions } from "./witness_options.ts";
 import { hasVolatile, newStats, readRequestUpdates, type SendContext, sendCreate, sendEnter } from "./witness_send.ts";
@@ -58,6 +59,8 @@ export {
 const warmth = { sum: 0 };
 /** Below this distance (m) two entities count as coincident: priority delta 1. */
 const COINCIDENT = 1e-3;
+/** The farthest two points of the world are apart (m); priorities are computed with no greater distance. */
+const MAX_DISTANCE = 2 * Math.sqrt(3) * MAX_COORD;
 
 /** The witness of an entity, if a client is attached. */
 export function witnessOf(entity: Entity): Witness | undefined {
@@ -481,7 +484,11 @@ export class Witness implements SendContext, OwnClientSink {
         }
       } else if (state !== REQUEST_PENDING) {
         const R = rows.a, dx = R[r + R_X] - mx, dy = R[r + R_Y] - my, dz = R[r + R_Z] - mz;
-        const dist = Math.sqrt(dx * dx + dy * dy + dz * dz);
+        let dist = Math.sqrt(dx * dx + dy * dy + dz * dz);
+        // Out of the world (a height no check stopped, whose square overflows): as far as the world allows. An
+        // infinite distance makes an infinite priority, which never comes due and, as the earliest unsent one,
+        // would drag every other priority to infinity with it: the queue would stop for good.
+        if (!(dist <= MAX_DISTANCE)) dist = MAX_DISTANCE;
         if (
           state === CREATED && R[r + R_SEQ] <= f[o + LAST_EVENT] && dist > f[o + LOD_IN] && dist <= f[o + LOD_OUT] &&
           (first || w.pos + VOLATILE_MAX_BYTES <= budget)

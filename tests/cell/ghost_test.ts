@@ -285,3 +285,26 @@ Deno.test("a ghost state or an offload that does not decode leaves the cell as i
   b.deleteGhost(e.id);
   assert.ok(!b.ghosts.has(e.id), "and it can still be deleted: it is on the range list");
 });
+
+Deno.test("a ghost sync with a pose out of the world is dropped whole, and the ghost catches up by a resync", async () => {
+  const { a, b, tick, log } = twoCells({ resyncAfterBatches: 2 });
+  const e = a.createEntity("Walker", { x: 95, y: 0, z: 10 });
+  await tick(2);
+  const g = b.ghosts.get(e.id)!;
+  const seq = g.ghostInfo!.seq;
+  const bad = [
+    [0, 95, 1e308, 10, 0, 0, 0, true],
+    [0, 95, NaN, 10, 0, 0, 0, true],
+    [0, Infinity, 0, 10, 0, 0, 0, true],
+    [0, 95, 0, 10, NaN, 0, 0, true],
+    [0, 95, "1", 10, 0, 0, 0, true],
+    [0, 95, 0, 10, 0, 0, 0, 1],
+  ];
+  for (const op of bad) b.receiveGhostSync(e.id, seq + 1, [op]);
+  assert.deepEqual([g.x, g.y, g.z, g.yaw, g.ghostInfo!.seq], [95, 0, 10, 0, seq], "nothing of them applied");
+  assert.ok(log.lines.some((l) => /ghost sync .* dropped: op 0: pose 95, 1e\+308/.test(l)), log.lines.join("\n"));
+  // The real's own batches go on; the ghost knows it missed one, asks for a resync, and is right again.
+  a.moveEntity(e, 96, 2, 11);
+  await tick(20);
+  assert.deepEqual([g.x, g.y, g.z], [96, 2, 11]);
+});
