@@ -69,6 +69,11 @@ export interface WriterScratch {
   readonly historyEvent: ByteWriter;
 }
 
+/** Where a witness's cache warm-up leaves the sum of what it read, so that its reads are not optimised away. */
+export interface WarmthScratch {
+  sum: number;
+}
+
 /** Life numbers of event histories (cell/witness/event_history.ts): the next one to hand out. */
 export interface LifeScratch {
   next: number;
@@ -97,6 +102,7 @@ export const scratch: {
   readonly load: LoadScratch;
   readonly writers: WriterScratch;
   readonly lives: LifeScratch;
+  readonly warmth: WarmthScratch;
 } = {
   outbox: { depth: 0, dirty: [] },
   rows: {
@@ -121,6 +127,7 @@ export const scratch: {
     historyEvent: new ByteWriter(256),
   },
   lives: { next: firstLife() },
+  warmth: { sum: 0 },
 };
 
 function newArena(): ArenaScratch {
@@ -134,7 +141,7 @@ function newArena(): ArenaScratch {
  * for the middle of a tick.
  */
 export function resetScratch(): void {
-  const { outbox, rows, pass, arena, load, lives } = scratch;
+  const { outbox, rows, pass, arena, load, lives, warmth } = scratch;
   outbox.depth = 0;
   outbox.dirty.length = 0;
   rows.gen4 += 4;
@@ -149,4 +156,5 @@ export function resetScratch(): void {
   load.depth = 0;
   load.clock[0] = 0;
   lives.next = firstLife();
+  warmth.sum = 0;
 }

@@ -43,6 +43,7 @@ import {
   rows,
 } from "./entity_rows.ts";
 import { moveTrace } from "../../core/trace.ts";
+import { scratch, type WarmthScratch } from "../../core/scratch.ts";
 import { frameOf } from "./frame_arena.ts";
 import { captureWitness, restoreWitness, type WitnessParts, type WitnessState } from "./witness_state.ts";
 
@@ -50,8 +51,8 @@ export { configureSpaceAoI, WITNESS_DEFAULTS, type WitnessOptions } from "./witn
 export { updateWitnesses } from "./witness_pass.ts";
 export { callScript } from "./script_callback.ts";
 
-/** Where #warm leaves the sum of what it read, so that its reads are not optimised away. */
-const warmth = { sum: 0 };
+/** Where #warm leaves the sum of what it read, so that its reads are not optimised away (core/scratch.ts). */
+const warmth: WarmthScratch = scratch.warmth;
 /** Below this distance (m) two entities count as coincident: priority delta 1. */
 const COINCIDENT = 1e-3;
 
