@@ -26,7 +26,6 @@ import type { GhostInfo, RealGhosting } from "./borders/ghost_records.ts";
 import type { Offloading } from "./borders/handover_fence.ts";
 import { type ClientCaller, type ClientCallers, clientsOf } from "./witness/witness_clients.ts";
 import type { EventHistory } from "./witness/event_history.ts";
-import type { Witness } from "./witness/witness.ts";
 import type { WitnessOptions } from "./witness/witness_options.ts";
 import type { SpaceSettings, SpaceSettingsView } from "../core/space_settings.ts";
 import type { EntitySnapshot } from "../core/wire/mod.ts";
@@ -80,7 +79,7 @@ export interface EntityHost {
   /** The reals' CPU (cell/load/). */
   readonly loadMeter: CellLoadMeter;
   /** The witnesses of the cell's reals (a Witness adds itself, and takes itself out when it ends). */
-  readonly witnesses: Set<Witness>;
+  readonly witnesses: Set<EntityWitness>;
   /** The space's AoI defaults for witnesses created here (configureSpaceAoI). */
   aoiOptions: WitnessOptions;
   /** The other cells of the space, each with its rect grown by the ghost radius. */
@@ -99,6 +98,16 @@ export interface EntityHost {
   /** Drops the ghosts of real `e`; the next ghost check makes them again. */
   dropGhosts(e: Entity): void;
   runEntityCall(targetId: number, callerId: number, method: string, args: unknown[]): Promise<unknown>;
+}
+
+/**
+ * An entity's witness as the entity and its cell hold it: cell/witness/witness.ts's Witness, which witnessOf returns
+ * with its own type. Declared here so that the entity imports nothing of the witness.
+ */
+export interface EntityWitness {
+  /** The entity whose client it serves: its update is charged to it (cell/load/). */
+  readonly entity: Entity;
+  update(): void;
 }
 
 /** What an entity's witness reaches of the cellapp through the cell: its log, and the client's error channel. */
@@ -169,7 +178,7 @@ export class Entity implements CellEntityApi {
   /** Whether a client is attached through the base (a proxy's cell entity). */
   hasClient = false;
   /** Its client's view of the world, while a client is attached (cell/witness/). */
-  witness: Witness | null = null;
+  witness: EntityWitness | null = null;
   /** Its event history, made the first time something needs it (cell/witness/event_history.ts historyOf). */
   history: EventHistory | null = null;
   /** Its script's ownClient, otherClients and allClients, made on first use (cell/witness/witness_clients.ts). */

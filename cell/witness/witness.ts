@@ -9,7 +9,7 @@ import { AOI_MSG, NO_ALIAS, writeOwnMethod, writeOwnProperty, writeReference } f
 import { ErrorCode } from "../../core/def/client_protocol.ts";
 import { ByteWriter, type PropertyDef } from "../../core/def/mod.ts";
 import type { WitnessCell } from "./host.ts";
-import type { Entity } from "../entity.ts";
+import type { Entity, EntityWitness } from "../entity.ts";
 import {
   ALIAS,
   CACHE_STATES,
@@ -58,16 +58,16 @@ const COINCIDENT = 1e-3;
 
 /** The witness of an entity (its `witness`), if a client is attached. */
 export function witnessOf(entity: Entity): Witness | undefined {
-  return entity.witness ?? undefined;
+  return (entity.witness ?? undefined) as Witness | undefined;
 }
 
 /** The witnesses of a cell (its `witnesses`). */
 export function witnessesOf(cell: WitnessCell): ReadonlySet<Witness> {
-  return cell.witnesses;
+  return cell.witnesses as unknown as ReadonlySet<Witness>;
 }
 
 /** A client's view of the world around its entity. */
-export class Witness implements SendContext, OwnClientSink {
+export class Witness implements SendContext, OwnClientSink, EntityWitness {
   readonly w: ByteWriter = new ByteWriter(2048);
   readonly stats: WitnessStats = newStats();
   readonly props: PropertyDef[] = [];

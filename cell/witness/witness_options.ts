@@ -1,5 +1,4 @@
 /** Witness settings: per witness, per space (configureSpaceAoI, kept by the cell), and the defaults. */
-import type { WitnessCell } from "./host.ts";
 
 /** Witness settings; unset ones come from the space's (configureSpaceAoI), then from WITNESS_DEFAULTS. */
 export interface WitnessOptions {
@@ -45,7 +44,12 @@ export const WITNESS_DEFAULTS = {
   historyHorizonMs: 60_000,
 } as const;
 
+/** What keeps a space's AoI defaults: its cell (a WitnessCell). */
+export interface AoIOptionsOwner {
+  aoiOptions: WitnessOptions;
+}
+
 /** Sets a space's (cell's) AoI defaults for witnesses created afterwards. */
-export function configureSpaceAoI(cell: WitnessCell, opts: WitnessOptions): void {
+export function configureSpaceAoI(cell: AoIOptionsOwner, opts: WitnessOptions): void {
   cell.aoiOptions = { ...cell.aoiOptions, ...opts };
 }

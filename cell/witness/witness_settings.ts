@@ -84,7 +84,7 @@ export function setWitnessSettings(w: Witness, change: Partial<WitnessSettings>,
  */
 export function applySpaceSettings(cell: WitnessCell, aoiRadius: number | undefined): void {
   if (aoiRadius !== undefined) cell.aoiOptions = { ...cell.aoiOptions, aoiRadius };
-  for (const w of cell.witnesses) {
+  for (const w of cell.witnesses as Set<Witness>) {
     const max = maxAoIRadius(cell.ghostRadius ?? Infinity, w.hysteresis);
     let r = aoiRadius !== undefined && !w.scripted.has("aoiRadius") ? aoiRadius : w.aoiRadius;
     if (r > max) {
