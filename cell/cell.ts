@@ -26,7 +26,7 @@ import { CellControllers } from "./cell_controllers.ts";
 import { cellAtPoint, firstCellOf, type GhostArea, placeIn } from "./cell_layout.ts";
 import { cellReport, describeEntities } from "./cell_report.ts";
 import type { ControllerState, Movement } from "./controllers.ts";
-import { Entity, type EntityHost, type EntityState } from "./entity.ts";
+import { Entity, type EntityHost, type EntityState, type EntityWitness } from "./entity.ts";
 import { RangeList } from "./range/mod.ts";
 import { TickStats } from "./tick_stats.ts";
 import { runEntityCall } from "./calls.ts";
@@ -47,7 +47,7 @@ import {
   witnessSettingsOf,
 } from "./witness/mod.ts";
 import { createEntityAt } from "./create_entity.ts";
-import { spaceInfoOf } from "./space_view.ts";
+import { spaceInfoOf, type SpaceView } from "./space_view.ts";
 import { CellLoadMeter } from "./load/cell_load.ts";
 import type { BaseRef } from "../core/base_script.ts";
 import { history } from "../core/history.ts";
@@ -59,6 +59,12 @@ export class Cell implements EntityHost {
   readonly borders: CellBorders = new CellBorders(this);
   /** Ghosts of reals in neighbouring cells, by id. */
   readonly ghosts: Map<number, Entity> = new Map();
+  /** The witnesses of its reals (cell/witness/): each adds itself, and takes itself out when it ends. */
+  readonly witnesses: Set<EntityWitness> = new Set();
+  /** The space's AoI defaults for witnesses created here (configureSpaceAoI, applySpaceSettings). */
+  aoiOptions: WitnessOptions = {};
+  /** Its space as scripts see it, and the geometry and rect it was made from (space_view.ts). */
+  spaceView: SpaceView | null = null;
   /** Cell time of the last periodic ghost check. */
   #lastGhostCheck = -Infinity;
   readonly rangeList: RangeList = new RangeList();

@@ -24,7 +24,9 @@ import type { CellLoadMeter } from "./load/cell_load.ts";
 import type { RangeList, RangeNode } from "./range/mod.ts";
 import type { GhostInfo, RealGhosting } from "./borders/ghost_records.ts";
 import type { Offloading } from "./borders/handover_fence.ts";
-import { type ClientCaller, clientsOf } from "./witness/witness_clients.ts";
+import { type ClientCaller, type ClientCallers, clientsOf } from "./witness/witness_clients.ts";
+import type { EventHistory } from "./witness/event_history.ts";
+import type { WitnessOptions } from "./witness/witness_options.ts";
 import type { SpaceSettings, SpaceSettingsView } from "../core/space_settings.ts";
 import type { EntitySnapshot } from "../core/wire/mod.ts";
 
@@ -76,6 +78,10 @@ export interface EntityHost {
   readonly rangeList: RangeList;
   /** The reals' CPU (cell/load/). */
   readonly loadMeter: CellLoadMeter;
+  /** The witnesses of the cell's reals (a Witness adds itself, and takes itself out when it ends). */
+  readonly witnesses: Set<EntityWitness>;
+  /** The space's AoI defaults for witnesses created here (configureSpaceAoI). */
+  aoiOptions: WitnessOptions;
   /** The other cells of the space, each with its rect grown by the ghost radius. */
   readonly ghostAreas: readonly GhostArea[];
   /** The space's ghost radius in force. */
@@ -92,6 +98,16 @@ export interface EntityHost {
   /** Drops the ghosts of real `e`; the next ghost check makes them again. */
   dropGhosts(e: Entity): void;
   runEntityCall(targetId: number, callerId: number, method: string, args: unknown[]): Promise<unknown>;
+}
+
+/**
+ * An entity's witness as the entity and its cell hold it: cell/witness/witness.ts's Witness, which witnessOf returns
+ * with its own type. Declared here so that the entity imports nothing of the witness.
+ */
+export interface EntityWitness {
+  /** The entity whose client it serves: its update is charged to it (cell/load/). */
+  readonly entity: Entity;
+  update(): void;
 }
 
 /** What an entity's witness reaches of the cellapp through the cell: its log, and the client's error channel. */
@@ -133,6 +149,8 @@ export class Entity implements CellEntityApi {
   ghostInfo: GhostInfo | null = null;
   /** While a real is being handed to another cell: where, and the calls held meanwhile. */
   offloading: Offloading | null = null;
+  /** While a real is being handed to another cell by a teleport (teleport.ts). */
+  teleporting = false;
   /** Cell time before which a failed offload is not tried again. */
   offloadRetryAt = 0;
   /** How many times this real moved cell (its client's frames carry it, so the base orders them). */
@@ -159,6 +177,12 @@ export class Entity implements CellEntityApi {
   baseAddress: string | null = null;
   /** Whether a client is attached through the base (a proxy's cell entity). */
   hasClient = false;
+  /** Its client's view of the world, while a client is attached (cell/witness/). */
+  witness: EntityWitness | null = null;
+  /** Its event history, made the first time something needs it (cell/witness/event_history.ts historyOf). */
+  history: EventHistory | null = null;
+  /** Its script's ownClient, otherClients and allClients, made on first use (cell/witness/witness_clients.ts). */
+  clientCallers: ClientCallers | null = null;
   /** Its smoothed CPU, a share of one core (cell/load/). */
   cpuLoad = 0;
   /** How many times its cell folded its CPU into cpuLoad, up to 2: the first two set it rather than smooth it. */

@@ -18,16 +18,23 @@ export interface SpaceViewCell {
   readonly geometry: SpaceGeometry;
   readonly rect: Area;
   readonly layout: readonly CellRect[];
+  /** The view made last, kept by the cell until its geometry or rect changes. */
+  spaceView: SpaceView | null;
 }
 
-const made = new WeakMap<SpaceViewCell, { geometry: SpaceGeometry; rect: Area; info: SpaceInfo }>();
+/** A space's view, and the geometry and rect of the cell it was made from. */
+export interface SpaceView {
+  readonly geometry: SpaceGeometry;
+  readonly rect: Area;
+  readonly info: SpaceInfo;
+}
 
 /** The space of `cell` as its scripts see it. */
 export function spaceInfoOf(cell: SpaceViewCell): SpaceInfo {
-  const had = made.get(cell);
+  const had = cell.spaceView;
   if (had && had.geometry === cell.geometry && had.rect === cell.rect) return had.info;
   const info = build(cell);
-  made.set(cell, { geometry: cell.geometry, rect: cell.rect, info });
+  cell.spaceView = { geometry: cell.geometry, rect: cell.rect, info };
   return info;
 }
 

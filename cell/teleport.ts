@@ -45,15 +45,12 @@ export interface TeleportCell extends EntityHost, HandOverCell {
   removeTeleported(e: Entity): void;
 }
 
-/** Reals handed to another cell by a teleport right now. */
-const teleporting = new WeakSet<Entity>();
-
 /**
  * Whether `e` is being teleported to another cell: positions its client reported meanwhile were meant for where it
  * was, and are dropped rather than carried over (its base corrects the client once it landed).
  */
 export function isTeleporting(e: Entity): boolean {
-  return teleporting.has(e);
+  return e.teleporting;
 }
 
 /** Teleports `e` to `pos` in space `spaceId` (its own by default); resolves once it is there. */
@@ -96,7 +93,7 @@ export async function teleport(cell: TeleportCell, e: Entity, pos: Vec3, spaceId
   state.witness = undefined;
   if (spaceId !== cell.spaceId) state.ghosts = [];
   const history = historyState(historyOf(e));
-  teleporting.add(e);
+  e.teleporting = true;
   try {
     await gh.ask(target.address, gh.config.offloadTimeoutMs, CellMsg.teleportIn, { ...state, hadWitness, history });
   } catch (err) {
@@ -105,7 +102,7 @@ export async function teleport(cell: TeleportCell, e: Entity, pos: Vec3, spaceId
     for (const run of held) run(null);
     throw new Error(`teleport of ${e.type.name} ${e.id} failed; it stays where it was: ${(err as Error).message}`);
   } finally {
-    teleporting.delete(e);
+    e.teleporting = false;
   }
   const held = settleHandOver(cell, e, true);
   witness?.closeView();

@@ -50,9 +50,10 @@ import {
   realCellLives,
   reportExpired,
 } from "./frozen_ghosts.ts";
+import { scratch as processScratch } from "../../core/scratch.ts";
 
 /** Where a batch's ops are encoded for the ghostSyncs records (reused: a record copies them at once). */
-const opsScratch = new ByteWriter(1024);
+const opsScratch: ByteWriter = processScratch.writers.ghostOps;
 
 /** What a cell's borders need of it: it hosts the ghosts they make, runs its offloads and holds frozen ghosts. */
 export interface BordersCell extends EntityHost, OffloadCell, FrozenGhostsCell {

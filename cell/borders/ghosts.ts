@@ -20,6 +20,7 @@ import type { CellAddress } from "../cell_layout.ts";
 import type { Entity } from "../entity.ts";
 import { GhostInfo, RealGhosting } from "./ghost_records.ts";
 import { historyOf } from "../witness/mod.ts";
+import { scratch as processScratch } from "../../core/scratch.ts";
 
 /** Ghosting settings of a cellapp. */
 export interface GhostConfig {
@@ -74,7 +75,8 @@ export type { CellAddress } from "../cell_layout.ts";
 
 export { GhostInfo, type GhostLink, RealGhosting } from "./ghost_records.ts";
 
-const scratch = new ByteWriter(256);
+/** The process's buffer for a ghost's property changes (core/scratch.ts). */
+const scratch: ByteWriter = processScratch.writers.ghostChange;
 
 /**
  * Starts ghosting `e`: its ghosted property changes and history events are

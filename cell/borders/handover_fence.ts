@@ -20,6 +20,7 @@ import {
 import type { EntityType, PropertyContainer } from "../../core/def/mod.ts";
 import type { CellAddress } from "../cell_layout.ts";
 import type { Pose } from "../pose.ts";
+import { scratch as processScratch } from "../../core/scratch.ts";
 
 /**
  * One thing done to a fenced real: [0, x, y, z, yaw, pitch, roll] it was
@@ -38,7 +39,8 @@ export interface Offloading extends CellAddress {
   fence: HandOverFence;
 }
 
-const scratch = new ByteWriter(256);
+/** The process's buffer for changes held during a hand-over (core/scratch.ts). */
+const scratch: ByteWriter = processScratch.writers.handoverChange;
 
 /** What the fence reads of the real it is around: its properties and where it is. */
 export interface FencedEntity extends Pose {

@@ -12,19 +12,17 @@
  * entity) charges the outer entity up to that point and its own after. A loop
  * over entities switches the top from one to the next, reading the clock once
  * per entity rather than twice; a section for the entity already on top reads
- * it not at all. Nothing allocates once the stack has grown to its depth.
+ * it not at all. Nothing allocates once the stack has grown to its stack.depth.
  */
 import type { Entity } from "../entity.ts";
+import { NOBODY, scratch } from "../../core/scratch.ts";
 
-/** Where the time of sections that charge no entity goes (the gaps before a loop's first entity). */
-const NOBODY = new Float64Array(1);
-
-/** The charged slots, innermost last: each a CPU array and a slot in it. */
-const arrays: Float64Array[] = new Array(16).fill(NOBODY);
-const slots: number[] = new Array(16).fill(0);
-let depth = 0;
-/** When the top started being charged; in a typed array, as a double in a variable is boxed at every write. */
-const clock = new Float64Array(1);
+/**
+ * The charged slots, innermost last (each a CPU array and a slot in it), their depth, and when the top started
+ * being charged: process scratch (core/scratch.ts), as the code being charged is the process's.
+ */
+const stack = scratch.load;
+const { arrays, slots, clock } = stack;
 
 /**
  * Starts charging `e` (pausing whatever was charged). Returns whether it
@@ -36,7 +34,8 @@ export function enterEntity(e: Entity): boolean {
   const n = e.rangeNode;
   if (n === null) return false;
   const a = e.cell.loadMeter.cpuArray(n.idx);
-  if (depth > 0 && arrays[depth - 1] === a && slots[depth - 1] === n.idx) return false;
+  const d = stack.depth;
+  if (d > 0 && arrays[d - 1] === a && slots[d - 1] === n.idx) return false;
   push(a, n.idx);
   return true;
 }
@@ -44,10 +43,10 @@ export function enterEntity(e: Entity): boolean {
 /** Ends the section enterEntity started: its entity is charged, the one it paused resumes. */
 export function leaveEntity(): void {
   const now = performance.now();
-  depth--;
-  arrays[depth][slots[depth]] += now - clock[0];
-  arrays[depth] = NOBODY;
-  slots[depth] = 0;
+  const d = --stack.depth;
+  arrays[d][slots[d]] += now - clock[0];
+  arrays[d] = NOBODY;
+  slots[d] = 0;
   clock[0] = now;
 }
 
@@ -62,7 +61,7 @@ export function enterLoop(): void {
 /** Charges what ran since the last switch to the entity before, and starts charging `e`. */
 export function switchEntity(e: Entity): void {
   const now = performance.now();
-  const top = depth - 1;
+  const top = stack.depth - 1;
   arrays[top][slots[top]] += now - clock[0];
   const n = e.rangeNode;
   if (n === null) {
@@ -77,14 +76,15 @@ export function switchEntity(e: Entity): void {
 
 function push(a: Float64Array, slot: number): void {
   const now = performance.now();
-  if (depth > 0) arrays[depth - 1][slots[depth - 1]] += now - clock[0];
-  arrays[depth] = a;
-  slots[depth] = slot;
-  depth++;
+  const d = stack.depth;
+  if (d > 0) arrays[d - 1][slots[d - 1]] += now - clock[0];
+  arrays[d] = a;
+  slots[d] = slot;
+  stack.depth = d + 1;
   clock[0] = now;
 }
 
 /** How deep sections nest now (0 between ticks): for tests. */
 export function sectionDepth(): number {
-  return depth;
+  return stack.depth;
 }

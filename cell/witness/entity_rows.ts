@@ -11,6 +11,7 @@
  * entity's fields would.
  */
 import type { Pose } from "../pose.ts";
+import { type PassScratch, type RowScratch, scratch } from "../../core/scratch.ts";
 
 /** Numbers per row. */
 export const ROW = 8;
@@ -23,27 +24,26 @@ export const R_X = 2, R_Y = 3, R_Z = 4, R_YAW = 5, R_PITCH = 6, R_ROLL = 7;
 /** Bits of R_STATE - gen4. */
 export const R_DESTROYED = 1, R_ON_GROUND = 2;
 
-/** The rows (indexed by a history's `row`, a multiple of ROW) and the current generation times 4. */
-export const rows: { a: Float64Array; gen4: number } = { a: new Float64Array(1024 * ROW), gen4: 4 };
-
-let used = 0;
-const free: number[] = [];
-const registry = new FinalizationRegistry<number>((row) => free.push(row));
+/**
+ * The rows (indexed by a history's `row`, a multiple of ROW) and the current generation times 4: process scratch
+ * (core/scratch.ts), which also keeps which rows are used and free.
+ */
+export const rows: RowScratch = scratch.rows;
 
 /** A row for a new history (`owner`), freed when the history is collected. */
 export function allocRow(owner: object): number {
-  let r = free.pop();
+  let r = rows.free.pop();
   if (r === undefined) {
-    if (used + ROW > rows.a.length) {
+    if (rows.used + ROW > rows.a.length) {
       const next = new Float64Array(rows.a.length * 2);
       next.set(rows.a);
       rows.a = next;
     }
-    r = used;
-    used += ROW;
+    r = rows.used;
+    rows.used += ROW;
   }
   rows.a.fill(0, r, r + ROW);
-  registry.register(owner, r);
+  rows.registry.register(owner, r);
   return r;
 }
 
@@ -74,4 +74,4 @@ export function refreshRow(e: RowSource, r: number): number {
  * Set by a pass over a cell's witnesses just before it calls one witness's update, and taken by that update: any
  * other call of update (a test's, closeView's, one made from a script callback) starts a new generation instead.
  */
-export const passToken: { held: boolean } = { held: false };
+export const passToken: PassScratch = scratch.pass;

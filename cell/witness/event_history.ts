@@ -17,6 +17,7 @@ import {
 import { writeMethodCall } from "../../core/def/aoi_protocol.ts";
 import type { HistoryState } from "../../core/wire/mod.ts";
 import { allocRow, R_SEQ, rows } from "./entity_rows.ts";
+import { scratch as processScratch } from "../../core/scratch.ts";
 
 export type { HistoryState } from "../../core/wire/mod.ts";
 
@@ -43,19 +44,20 @@ export interface OwnClientSink {
 /** Default history horizon (about 60 s, so that everything queued gets a turn within it). */
 export const DEFAULT_HISTORY_HORIZON_MS = 60_000;
 
-const scratch = new ByteWriter(256);
+/** The process's buffer for encoding events (core/scratch.ts). */
+const scratch: ByteWriter = processScratch.writers.historyEvent;
 
 /**
- * Life numbers (epochs of event numbering): 1..2^32-1, handed out in turn from a random start, so that two lives of
- * one entity id (a relog, a restore on another cellapp) are told apart. 0 means "no life": a client with nothing
- * cached.
+ * Life numbers (epochs of event numbering): 1..2^32-1, handed out in turn from a random start (the process's, in
+ * core/scratch.ts), so that two lives of one entity id (a relog, a restore on another cellapp) are told apart. 0
+ * means "no life": a client with nothing cached.
  */
-let nextLife = 1 + Math.floor(Math.random() * 0xffff_fffe);
+const lives = processScratch.lives;
 
 /** A number for a new life of an entity's event numbering. */
 export function newLife(): number {
-  const l = nextLife;
-  nextLife = l >= 0xffff_ffff ? 1 : l + 1;
+  const l = lives.next;
+  lives.next = l >= 0xffff_ffff ? 1 : l + 1;
   return l;
 }
 
@@ -232,13 +234,13 @@ export function continueHistory(h: EventHistory, state: HistoryState): void {
   for (let i = 0; i < h.propStamps.length && i < state.propStamps.length; i++) h.propStamps[i] = state.propStamps[i];
 }
 
-const histories = new WeakMap<object, EventHistory>();
-
-/** What historyOf needs of an entity. */
+/** What historyOf needs of an entity, and where it keeps the history. */
 export interface HistoryOwner {
   readonly type: EntityType;
   readonly container: { sink: ChangeSink | null };
   readonly cell: { readonly time: number };
+  /** Its event history, once historyOf made it. */
+  history: EventHistory | null;
 }
 
 /**
@@ -246,16 +248,16 @@ export interface HistoryOwner {
  * hold stamps of the entity, so starting the numbering late loses nothing.
  */
 export function historyOf(entity: HistoryOwner, horizonMs?: number): EventHistory {
-  let h = histories.get(entity);
-  if (h === undefined) {
+  let h = entity.history;
+  if (h === null) {
     h = new EventHistory(entity.type, entity.container.sink, () => entity.cell.time, horizonMs);
     entity.container.sink = h;
-    histories.set(entity, h);
+    entity.history = h;
   }
   return h;
 }
 
 /** The entity's history if it has one. */
-export function existingHistoryOf(entity: object): EventHistory | undefined {
-  return histories.get(entity);
+export function existingHistoryOf(entity: HistoryOwner): EventHistory | undefined {
+  return entity.history ?? undefined;
 }

@@ -4,7 +4,8 @@
  */
 export { Witness, witnessesOf, witnessOf } from "./witness.ts";
 export { enableWitness } from "./witness_enable.ts";
-export { configureSpaceAoI, updateWitnesses, WITNESS_DEFAULTS, type WitnessOptions } from "./witness_options.ts";
+export { configureSpaceAoI, WITNESS_DEFAULTS, type WitnessOptions } from "./witness_options.ts";
+export { updateWitnesses } from "./witness_pass.ts";
 export { type ClientCaller, clientsOf } from "./witness_clients.ts";
 export {
   applySpaceSettings,

@@ -9,7 +9,7 @@ import { AOI_MSG, NO_ALIAS, writeOwnMethod, writeOwnProperty, writeReference } f
 import { ErrorCode } from "../../core/def/client_protocol.ts";
 import { ByteWriter, type PropertyDef } from "../../core/def/mod.ts";
 import type { WitnessCell } from "./host.ts";
-import type { Entity } from "../entity.ts";
+import type { Entity, EntityWitness } from "../entity.ts";
 import {
   ALIAS,
   CACHE_STATES,
@@ -27,8 +27,8 @@ import { SlotHeap } from "./priority_queue.ts";
 import { RANGE_FLAG_AOI, type RangeEntity, type RangeTrigger } from "../range/mod.ts";
 import { PACKED_XZ_LIMIT } from "../../core/geo/packed.ts";
 import { MAX_COORD } from "../../core/geo/rect.ts";
-import { callScript, cellWitnesses, entityWitness, spaceOptions, WITNESS_DEFAULTS } from "./witness_options.ts";
-import { type WitnessOptions } from "./witness_options.ts";
+import { WITNESS_DEFAULTS, type WitnessOptions } from "./witness_options.ts";
+import { callScript } from "./script_callback.ts";
 import { hasVolatile, newStats, readRequestUpdates, type SendContext, sendCreate, sendEnter } from "./witness_send.ts";
 import { sendLeave, sendUpdate, sendVolatile, VOLATILE_MAX_BYTES, type WitnessStats } from "./witness_send.ts";
 import {
@@ -44,36 +44,33 @@ import {
   rows,
 } from "./entity_rows.ts";
 import { moveTrace } from "../../core/trace.ts";
+import { scratch, type WarmthScratch } from "../../core/scratch.ts";
 import { frameOf } from "./frame_arena.ts";
 import { captureWitness, restoreWitness, type WitnessParts, type WitnessState } from "./witness_state.ts";
 
-export {
-  callScript,
-  configureSpaceAoI,
-  updateWitnesses,
-  WITNESS_DEFAULTS,
-  type WitnessOptions,
-} from "./witness_options.ts";
+export { configureSpaceAoI, WITNESS_DEFAULTS, type WitnessOptions } from "./witness_options.ts";
+export { updateWitnesses } from "./witness_pass.ts";
+export { callScript } from "./script_callback.ts";
 
-/** Where #warm leaves the sum of what it read, so that its reads are not optimised away. */
-const warmth = { sum: 0 };
+/** Where #warm leaves the sum of what it read, so that its reads are not optimised away (core/scratch.ts). */
+const warmth: WarmthScratch = scratch.warmth;
 /** Below this distance (m) two entities count as coincident: priority delta 1. */
 const COINCIDENT = 1e-3;
 /** The farthest two points of the world are apart (m); priorities are computed with no greater distance. */
 const MAX_DISTANCE = 2 * Math.sqrt(3) * MAX_COORD;
 
-/** The witness of an entity, if a client is attached. */
+/** The witness of an entity (its `witness`), if a client is attached. */
 export function witnessOf(entity: Entity): Witness | undefined {
-  return entityWitness.get(entity) as Witness | undefined;
+  return (entity.witness ?? undefined) as Witness | undefined;
 }
 
-/** The witnesses of a cell. */
+/** The witnesses of a cell (its `witnesses`). */
 export function witnessesOf(cell: WitnessCell): ReadonlySet<Witness> {
-  return (cellWitnesses.get(cell) ?? new Set()) as unknown as ReadonlySet<Witness>;
+  return cell.witnesses as unknown as ReadonlySet<Witness>;
 }
 
 /** A client's view of the world around its entity. */
-export class Witness implements SendContext, OwnClientSink {
+export class Witness implements SendContext, OwnClientSink, EntityWitness {
   readonly w: ByteWriter = new ByteWriter(2048);
   readonly stats: WitnessStats = newStats();
   readonly props: PropertyDef[] = [];
@@ -112,9 +109,9 @@ export class Witness implements SendContext, OwnClientSink {
     readonly sink: (frame: Uint8Array) => void,
     from?: WitnessState,
   ) {
-    if (entityWitness.has(entity)) throw new Error(`${entity.type.name} ${entity.id} already has a witness`);
+    if (entity.witness !== null) throw new Error(`${entity.type.name} ${entity.id} already has a witness`);
     if (entity.destroyed) throw new Error(`${entity.type.name} ${entity.id} is destroyed`);
-    this.opts = { ...WITNESS_DEFAULTS, ...spaceOptions.get(entity.cell), ...opts, ...from?.opts };
+    this.opts = { ...WITNESS_DEFAULTS, ...entity.cell.aoiOptions, ...opts, ...from?.opts };
     let parts: WitnessParts | undefined;
     if (from) restoreWitness(parts = this.#parts(), from, entity.cell, this.#own);
     else {
@@ -122,10 +119,8 @@ export class Witness implements SendContext, OwnClientSink {
       for (let i = n - 1; i >= 0; i--) this.#freeAliases.push(i);
     }
     historyOf(entity, this.opts.historyHorizonMs).own = this;
-    entityWitness.set(entity, this);
-    let set = cellWitnesses.get(entity.cell);
-    if (!set) cellWitnesses.set(entity.cell, set = new Set());
-    set.add(this);
+    entity.witness = this;
+    entity.cell.witnesses.add(this);
     // The triggers' first enters meet the restored caches: those change nothing, and call no onEnteredAoI.
     this.#makeTriggers();
     if (!parts) {
@@ -593,7 +588,7 @@ export class Witness implements SendContext, OwnClientSink {
     this.#pending.clear();
     const h = historyOf(this.entity);
     if (h.own === this) h.own = null;
-    entityWitness.delete(this.entity);
-    cellWitnesses.get(this.entity.cell)?.delete(this);
+    this.entity.witness = null;
+    this.entity.cell.witnesses.delete(this);
   }
 }

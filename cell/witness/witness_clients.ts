@@ -18,7 +18,11 @@ export interface ClientCallers {
   readonly allClients: ClientCaller;
 }
 
-const callers = new WeakMap<HistoryOwner, ClientCallers>();
+/** What clientsOf needs of an entity, and where it keeps the callers. */
+export interface ClientsOwner extends HistoryOwner {
+  /** Its callers, once clientsOf made them. */
+  clientCallers: ClientCallers | null;
+}
 
 function caller(e: HistoryOwner, own: boolean, others: boolean): ClientCaller {
   const out: Record<string, (...args: unknown[]) => void> = {};
@@ -29,11 +33,11 @@ function caller(e: HistoryOwner, own: boolean, others: boolean): ClientCaller {
 }
 
 /** The entity's client method callers (made once per entity). */
-export function clientsOf(e: HistoryOwner): ClientCallers {
-  let c = callers.get(e);
-  if (c === undefined) {
+export function clientsOf(e: ClientsOwner): ClientCallers {
+  let c = e.clientCallers;
+  if (c === null) {
     c = { ownClient: caller(e, true, false), otherClients: caller(e, false, true), allClients: caller(e, true, true) };
-    callers.set(e, c);
+    e.clientCallers = c;
   }
   return c;
 }

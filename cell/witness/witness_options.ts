@@ -1,11 +1,4 @@
-/**
- * Witness settings: per witness, per space (configureSpaceAoI), and the defaults; the cell's registries of
- * witnesses; and the script-callback helper the witness shares with nothing else in the cell.
- */
-import type { WitnessCell } from "./host.ts";
-import type { Entity } from "../entity.ts";
-import { enterLoop, leaveEntity, switchEntity } from "../load/entity_load.ts";
-import { newGeneration, passToken } from "./entity_rows.ts";
+/** Witness settings: per witness, per space (configureSpaceAoI, kept by the cell), and the defaults. */
 
 /** Witness settings; unset ones come from the space's (configureSpaceAoI), then from WITNESS_DEFAULTS. */
 export interface WitnessOptions {
@@ -51,48 +44,12 @@ export const WITNESS_DEFAULTS = {
   historyHorizonMs: 60_000,
 } as const;
 
-/** Per-cell (space) defaults set with configureSpaceAoI. */
-export const spaceOptions: WeakMap<WitnessCell, WitnessOptions> = new WeakMap();
+/** What keeps a space's AoI defaults: its cell (a WitnessCell). */
+export interface AoIOptionsOwner {
+  aoiOptions: WitnessOptions;
+}
 
 /** Sets a space's (cell's) AoI defaults for witnesses created afterwards. */
-export function configureSpaceAoI(cell: WitnessCell, opts: WitnessOptions): void {
-  spaceOptions.set(cell, { ...spaceOptions.get(cell), ...opts });
-}
-
-/** What the cell's registries need of a witness. */
-export interface Updatable {
-  /** The entity whose client it serves: its update is charged to it (cell/load/). */
-  readonly entity: Entity;
-  update(): void;
-}
-
-/** The witnesses of each cell, and the witness of each entity (a Witness registers itself). */
-export const cellWitnesses: WeakMap<WitnessCell, Set<Updatable>> = new WeakMap();
-export const entityWitness: WeakMap<Entity, Updatable> = new WeakMap();
-
-/** Runs every witness of a cell once, each charged to its entity; the cell calls it at the end of each tick. */
-export function updateWitnesses(cell: WitnessCell): void {
-  const set = cellWitnesses.get(cell);
-  if (!set || set.size === 0) return;
-  // Entities moved since the last pass: the rows witnesses read them from (entity_rows.ts) are copied afresh.
-  newGeneration();
-  enterLoop();
-  try {
-    for (const w of set) {
-      switchEntity(w.entity);
-      passToken.held = true;
-      w.update();
-      passToken.held = false;
-    }
-  } finally {
-    passToken.held = false;
-    leaveEntity();
-  }
-}
-
-/** Calls a script callback the way the cell does: errors are logged with the entity, never thrown. */
-export function callScript(e: Entity, name: string, ...args: unknown[]): void {
-  e.cell.callScript(e, name, ...args);
-  // The script may have moved or destroyed entities, in the middle of a pass over the witnesses.
-  newGeneration();
+export function configureSpaceAoI(cell: AoIOptionsOwner, opts: WitnessOptions): void {
+  cell.aoiOptions = { ...cell.aoiOptions, ...opts };
 }

@@ -9,7 +9,7 @@ import { GHOST_RULE, maxAoIRadius, type SpaceSettingsView } from "../../core/spa
 import { OFFLOAD_HYSTERESIS } from "../../core/config/mod.ts";
 import type { WitnessCell } from "./host.ts";
 import type { Witness } from "./witness.ts";
-import { cellWitnesses, spaceOptions, WITNESS_DEFAULTS } from "./witness_options.ts";
+import { WITNESS_DEFAULTS } from "./witness_options.ts";
 
 export type { WitnessSettings } from "../../core/script.ts";
 
@@ -25,7 +25,7 @@ const RULES: Record<keyof WitnessSettings, { what: string; ok: (v: number) => bo
 /** The settings of a cell's space in force, as the cell has them. */
 export function spaceSettingsOf(cell: WitnessCell): SpaceSettingsView {
   return {
-    aoiRadius: spaceOptions.get(cell)?.aoiRadius ?? WITNESS_DEFAULTS.aoiRadius,
+    aoiRadius: cell.aoiOptions.aoiRadius ?? WITNESS_DEFAULTS.aoiRadius,
     ghostRadius: cell.ghostRadius ?? Infinity,
   };
 }
@@ -83,10 +83,8 @@ export function setWitnessSettings(w: Witness, change: Partial<WitnessSettings>,
  * longer allows is brought down to the largest it allows, with a warning.
  */
 export function applySpaceSettings(cell: WitnessCell, aoiRadius: number | undefined): void {
-  if (aoiRadius !== undefined) spaceOptions.set(cell, { ...spaceOptions.get(cell), aoiRadius });
-  const set = cellWitnesses.get(cell) as Set<Witness> | undefined;
-  if (!set) return;
-  for (const w of set) {
+  if (aoiRadius !== undefined) cell.aoiOptions = { ...cell.aoiOptions, aoiRadius };
+  for (const w of cell.witnesses as Set<Witness>) {
     const max = maxAoIRadius(cell.ghostRadius ?? Infinity, w.hysteresis);
     let r = aoiRadius !== undefined && !w.scripted.has("aoiRadius") ? aoiRadius : w.aoiRadius;
     if (r > max) {

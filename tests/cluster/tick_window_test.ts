@@ -40,7 +40,8 @@ Deno.test(
   async () => {
     await using procs = new Procs();
     const cluster = await startCluster(procs);
-    const before = await readTickBuckets(cluster.admin, 1);
+    // A new cell ticks once its cellapp's lease is granted: the histogram appears with its first tick.
+    const before = await waitFor("the first tick of space 1", () => readTickBuckets(cluster.admin, 1), 10_000);
     const t0 = performance.now();
     await waitFor("ticks of space 1", async () => {
       return tickWindow(before, await readTickBuckets(cluster.admin, 1), 100).ticks >= 10;
