@@ -55,6 +55,8 @@ Deno.test("a player crossing to another cellapp keeps its view and its order of 
       a.move({ x, y: 0, z: 50 });
       await waitFor(`A at x=${x}`, async () => (await entityAt(cluster.admin, a.player.id))?.position[0] === x);
     }
+    // A fast walk may be over before B raised much: some raises must have crossed with it.
+    await waitFor("B to have raised its counter 10 times", () => raised >= 10);
   } finally {
     clearInterval(raising);
   }
