@@ -4,10 +4,10 @@
  * randomly, has each raise its avatar's counter by 1 every few seconds, and
  * after a warm-up measures what the clients see.
  */
-import type { EntityRegistry } from "../core/def/mod.ts";
-import { ByteWriter } from "../core/def/bytes.ts";
-import { C2S, type ClientMessage, writeClientMessage } from "../core/def/client_protocol.ts";
-import { type Client, connect } from "./client.ts";
+import type { EntityRegistry } from "../../core/def/mod.ts";
+import { ByteWriter } from "../../core/def/bytes.ts";
+import { C2S, type ClientMessage, writeClientMessage } from "../../core/def/client_protocol.ts";
+import { type Client, connect } from "../client.ts";
 import { MoveClock, Walker } from "./bot_walk.ts";
 import { type BotTotals, LatencyHistogram, MoveLog, Observer } from "./bot_stats.ts";
 
