@@ -8,9 +8,9 @@ export {
   hashPassword,
   type LoginAttempt,
   type LoginCheck,
-} from "./accounts.ts";
-export { EntityStore, type StoredEntity } from "./storage.ts";
-export type { BaseEntityApi, BaseScripts } from "./scripts.ts";
-export { BaseScriptRuntime } from "./scripts.ts";
-export type { Proxy } from "./proxy.ts";
-export { type CheckoutHolder, type CheckoutRecord, Checkouts } from "./checkout.ts";
+} from "./login/accounts.ts";
+export { EntityStore, type StoredEntity } from "./persist/storage.ts";
+export type { BaseEntityApi, BaseScripts } from "./entity/scripts.ts";
+export { BaseScriptRuntime } from "./entity/scripts.ts";
+export type { Proxy } from "./entity/proxy.ts";
+export { type CheckoutHolder, type CheckoutRecord, Checkouts } from "./persist/checkout.ts";

@@ -4,7 +4,7 @@
  * their cells (over real channels) waiting in order until it is confirmed, old client input refused.
  */
 import assert from "node:assert/strict";
-import { BaseAuthority, heldBackPeers, HeldBackRoute } from "../../base/fence.ts";
+import { BaseAuthority, heldBackPeers, HeldBackRoute } from "../../base/cluster/base_fence.ts";
 import { CellMsg, Handlers, MgrLease, MgrLink, Peers, readMoves, WireServer } from "../../core/wire/mod.ts";
 import { memoryLogger } from "../helpers/log.ts";
 import { playAlong } from "../helpers/fake_member.ts";
