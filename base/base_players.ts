@@ -4,7 +4,7 @@
  */
 import type { PlayerList } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
-import type { Proxy } from "./entity/proxy.ts";
+import type { Proxy } from "./entity/mod.ts";
 
 /** The players among `proxies` (accounts logged in or in their disconnect grace), at most `max`, by account name. */
 export function listPlayers(proxies: Iterable<Proxy>, max: number, now: number = Date.now()): PlayerList {

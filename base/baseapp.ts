@@ -8,29 +8,42 @@ import { BaseBackupMsg, MgrLease } from "../core/wire/mod.ts";
 import type { EntityRegistry } from "../core/def/mod.ts";
 import { type C2S, type ClientMessage, ErrorCode } from "../core/def/client_protocol.ts";
 import type { Placement } from "../core/placement.ts";
-import { Autosave, DEFAULT_AUTOSAVE_SEC } from "./persist/autosave.ts";
-import { Accounts } from "./login/accounts.ts";
-import type { PeerSource } from "./cell_link/cell_route.ts";
-import { heldIdHighWater } from "./persist/held_ids.ts";
-import { type ClientEndpoint, serveClients } from "./client/client_endpoint.ts";
-import { type MakeProxy, Proxy, type ProxyHost } from "./entity/proxy.ts";
-import { BaseScriptRuntime } from "./entity/scripts.ts";
-import { BaseGlobals } from "./entity/global_data.ts";
-import { createBaseHere } from "./entity/base_only.ts";
-import { ClientSession, type ResumeElsewhere, type SessionHost, type SessionLimits } from "./entity/client_session.ts";
+import {
+  Autosave,
+  Checkouts,
+  DEFAULT_AUTOSAVE_SEC,
+  EntityStore,
+  heldIdHighWater,
+  type StoredEntity,
+} from "./persist/mod.ts";
+import { Accounts, checkOutRestored, PlayerEntry, releaseStale, ResumeTokens } from "./login/mod.ts";
+import type { PeerSource } from "./cell_link/mod.ts";
+import { type ClientEndpoint, serveClients } from "./client/mod.ts";
+import {
+  BaseGlobals,
+  BaseScriptRuntime,
+  ClientSession,
+  createBaseHere,
+  type MakeProxy,
+  Proxy,
+  type ProxyHost,
+  type ResumeElsewhere,
+  type SessionHost,
+  type SessionLimits,
+} from "./entity/mod.ts";
 import { type BaseAppOptions, DEFAULT_LIMITS, type ResolvedOptions, resolveOptions } from "./baseapp_options.ts";
-import { EntityStore, type StoredEntity } from "./persist/storage.ts";
-import { ResumeTokens } from "./login/resume_token.ts";
-import { BaseBackups } from "./backup/base_backup.ts";
+import { BaseBackups, type BaseRestoreHost, restoreBase } from "./backup/mod.ts";
 import { BaseAppMetrics } from "./baseapp_metrics.ts";
-import { type BaseRestoreHost, restoreBase } from "./backup/base_restore.ts";
-import { BaseAuthority, heldBackPeers, HeldBackRoute } from "./cluster/base_fence.ts";
-import { PlayerEntry } from "./login/player_entry.ts";
-import { confirmedRequests, followMgr, LiveBaseApps } from "./cluster/base_membership.ts";
+import {
+  BaseAuthority,
+  confirmedRequests,
+  followMgr,
+  heldBackPeers,
+  HeldBackRoute,
+  LiveBaseApps,
+} from "./cluster/mod.ts";
 import { serveBaseApp } from "./baseapp_handlers.ts";
 import { history } from "../core/history.ts";
-import { Checkouts } from "./persist/checkout.ts";
-import { checkOutRestored, releaseStale } from "./login/checkout_route.ts";
 
 /**
  * A baseapp process: joins the cluster, serves game clients over WebSocket,

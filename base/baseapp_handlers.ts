@@ -20,11 +20,9 @@ import {
   RestoreMsg,
 } from "../core/wire/mod.ts";
 import type { BaseAppMetrics } from "./baseapp_metrics.ts";
-import type { BaseScriptRuntime } from "./entity/scripts.ts";
-import type { BaseGlobals } from "./entity/global_data.ts";
-import type { BaseBackups } from "./backup/base_backup.ts";
-import type { LiveBaseApps } from "./cluster/base_membership.ts";
-import type { Proxy } from "./entity/proxy.ts";
+import type { BaseGlobals, BaseScriptRuntime, Proxy } from "./entity/mod.ts";
+import type { BaseBackups } from "./backup/mod.ts";
+import type { LiveBaseApps } from "./cluster/mod.ts";
 import { kickPlayer, listPlayers } from "./base_players.ts";
 
 /** What the handlers reach of their baseapp. */

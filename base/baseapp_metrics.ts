@@ -4,13 +4,11 @@
  * sampled once a second from the counters each session keeps).
  */
 import { type Buckets, type Counter, type MetricSample, ProcessMetrics } from "../core/metrics.ts";
-import type { ClientSession } from "./entity/client_session.ts";
+import type { ClientSession } from "./entity/mod.ts";
+import type { LoginFailure } from "./login/mod.ts";
 
 /** Most clients listed one by one (the busiest); the totals cover them all. */
 export const MAX_CLIENT_SERIES = 500;
-
-/** Why a login failed, as the failed-login counter labels it. */
-export type LoginFailure = "wrong_password" | "throttled" | "refused";
 
 interface Rates {
   entity: number;
@@ -152,10 +150,4 @@ export class BaseAppMetrics extends ProcessMetrics {
     clearInterval(this.#timer);
     super.close();
   }
-}
-
-/** How a failed login's result is counted. */
-export function loginFailure(res: { reason: string; retryAfterMs?: number }): LoginFailure {
-  if (res.retryAfterMs !== undefined) return "throttled";
-  return res.reason === "wrong password" ? "wrong_password" : "refused";
 }

@@ -8,9 +8,6 @@ export {
   hashPassword,
   type LoginAttempt,
   type LoginCheck,
-} from "./login/accounts.ts";
-export { EntityStore, type StoredEntity } from "./persist/storage.ts";
-export type { BaseEntityApi, BaseScripts } from "./entity/scripts.ts";
-export { BaseScriptRuntime } from "./entity/scripts.ts";
-export type { Proxy } from "./entity/proxy.ts";
-export { type CheckoutHolder, type CheckoutRecord, Checkouts } from "./persist/checkout.ts";
+} from "./login/mod.ts";
+export { type CheckoutHolder, type CheckoutRecord, Checkouts, EntityStore, type StoredEntity } from "./persist/mod.ts";
+export { type BaseEntityApi, BaseScriptRuntime, type BaseScripts, type Proxy } from "./entity/mod.ts";

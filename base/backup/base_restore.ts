@@ -9,7 +9,7 @@ import { decodeCellBackup, decodePersistentState, type EntityRegistry, PropertyC
 import type { Logger } from "../../core/log.ts";
 import type { Placement } from "../../core/placement.ts";
 import type { BaseBackup, Rebased } from "../../core/wire/mod.ts";
-import type { MakeProxy, Proxy } from "../entity/proxy.ts";
+import type { MakeProxy, Proxy } from "../entity/mod.ts";
 
 /** What restoring a base needs of its baseapp. */
 export interface BaseRestoreHost {

@@ -24,9 +24,8 @@ import {
 import type { Placement } from "../../core/placement.ts";
 import type { Logger } from "../../core/log.ts";
 import type { CellRoute } from "./cell_route.ts";
-import type { ClientFrameOrder } from "../client/client_order.ts";
+import type { ClientFrameOrder, SpeedCheck } from "../client/mod.ts";
 import type { CellBackupKeeper } from "./cell_backup.ts";
-import type { SpeedCheck } from "../client/speed_check.ts";
 import { callsIn, type SentCall, UnconfirmedCalls } from "./unconfirmed_calls.ts";
 
 /** Where the cell part is. */
@@ -57,7 +56,7 @@ export interface CellOwner {
 }
 
 /** What the cell part asks of its baseapp. */
-export interface CellHost {
+export interface BaseCellHost {
   /** This baseapp's address, for messages from the cell back to the base. */
   readonly address: string;
   /** Asks the cellappmgr for the cell entity (waiting while it is away); gives up waiting when `signal` aborts. */
@@ -80,7 +79,7 @@ export class CellPart {
     private readonly frames: ClientFrameOrder,
     /** The latest backup of the cell entity, to restore it from. */
     private readonly backup: CellBackupKeeper,
-    private readonly host: CellHost,
+    private readonly host: BaseCellHost,
     private readonly log: Logger,
   ) {}
 

@@ -20,7 +20,7 @@ import {
   type MgrLink,
 } from "../../core/wire/mod.ts";
 import type { Vec3Tuple } from "../../core/def/client_protocol.ts";
-import { CellRoute, type PeerSource } from "../cell_link/cell_route.ts";
+import { CellRoute, type PeerSource } from "../cell_link/mod.ts";
 
 /** How often the event loop's progress and the lease are sampled. */
 const BEAT_MS = 100;

@@ -10,15 +10,10 @@ import { CloseCode, S2C } from "../../core/def/client_protocol.ts";
 import { backupTarget, type BaseAppInfo, BaseBackupMsg, type MgrLink, RestoreMsg } from "../../core/wire/mod.ts";
 import type { BaseAuthority } from "./base_fence.ts";
 import { history } from "../../core/history.ts";
-import type { BaseGlobals } from "../entity/global_data.ts";
-import type { BaseBackups } from "../backup/base_backup.ts";
-import type { Autosave, Savable } from "../persist/autosave.ts";
-import type { EntityStore } from "../persist/storage.ts";
-import type { PeerSource } from "../cell_link/cell_route.ts";
-import { requestCellEntity } from "../cell_link/cell_request.ts";
-import type { ProxyHost } from "../entity/proxy.ts";
-import type { ClientSession } from "../entity/client_session.ts";
-import type { Checkouts } from "../persist/checkout.ts";
+import type { BaseGlobals, ClientSession, ProxyHost } from "../entity/mod.ts";
+import type { BaseBackups } from "../backup/mod.ts";
+import type { Autosave, Checkouts, EntityStore, Savable } from "../persist/mod.ts";
+import { type PeerSource, requestCellEntity } from "../cell_link/mod.ts";
 
 /** What the cellappmgr's word on this baseapp touches. */
 export interface MemberHost {

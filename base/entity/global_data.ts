@@ -8,7 +8,7 @@ import { checkGlobalEntry, type GlobalData } from "../../core/base_script.ts";
 import { BaseScriptMsg, type Channel, type GlobalEntry } from "../../core/wire/mod.ts";
 import type { Logger } from "../../core/log.ts";
 import type { Db } from "../../core/db/mod.ts";
-import { withKvRetry } from "../persist/kv_retry.ts";
+import { withKvRetry } from "../persist/mod.ts";
 
 const PREFIX = ["globalData"] as const;
 

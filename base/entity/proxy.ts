@@ -25,16 +25,19 @@ import { type BaseBackup, type CellBackup, CellMsg, type MessageDef } from "../.
 import type { Placement } from "../../core/placement.ts";
 import type { Logger } from "../../core/log.ts";
 import { withinWorld, wrapAngle } from "../../core/geo/rect.ts";
-import type { CellRoute } from "../cell_link/cell_route.ts";
-import { ClientFrameOrder } from "../client/client_order.ts";
-import { CellBackupKeeper } from "../cell_link/cell_backup.ts";
+import {
+  type BaseCellHost,
+  CellBackupKeeper,
+  type CellOwner,
+  CellPart,
+  type CellRoute,
+  type CellState,
+} from "../cell_link/mod.ts";
+import { ClientFrameOrder, SpeedCheck } from "../client/mod.ts";
 import type { BaseScript } from "../../core/base_script.ts";
 import type { BaseScriptRuntime } from "./scripts.ts";
-import { SpeedCheck } from "../client/speed_check.ts";
 import { moveTrace } from "../../core/trace.ts";
-import type { StoredEntity } from "../persist/storage.ts";
-import { type CellHost, type CellOwner, CellPart, type CellState } from "../cell_link/cell_part.ts";
-import { BaseSaves, type SavedBase } from "../persist/base_saves.ts";
+import { BaseSaves, type SavedBase, type StoredEntity } from "../persist/mod.ts";
 
 /** The client connection as a proxy uses it. */
 export interface ClientLink {
@@ -50,7 +53,7 @@ export interface ClientLink {
 }
 
 /** What a proxy needs from its baseapp. */
-export interface ProxyHost extends CellHost {
+export interface ProxyHost extends BaseCellHost {
   readonly log: Logger;
   readonly maxSpeed: number;
   /** Moves per second a client is expected to send; beyond twice that they are dropped. */

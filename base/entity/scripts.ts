@@ -15,7 +15,7 @@ import {
 import { BaseScriptMsg, type Channel, type MessageDef, RemoteError, RequestTimeoutError } from "../../core/wire/mod.ts";
 import { type EntityType, methodArgs } from "../../core/def/mod.ts";
 import type { Logger } from "../../core/log.ts";
-import type { CellState } from "../cell_link/cell_part.ts";
+import type { CellState } from "../cell_link/mod.ts";
 
 export type { BaseEntityApi, BaseScripts } from "../../core/base_script.ts";
 

@@ -8,8 +8,7 @@
  */
 
 import { type Db, isDbUnavailable } from "../../core/db/mod.ts";
-import { withKvRetry } from "../persist/kv_retry.ts";
-import { holdId } from "../persist/held_ids.ts";
+import { holdId, withKvRetry } from "../persist/mod.ts";
 import { HashQueue, QueueFullError } from "./hash_queue.ts";
 import {
   DEFAULT_LOGIN_LIMITS,

@@ -8,7 +8,7 @@
  */
 import type { Logger } from "../../core/log.ts";
 import { type BaseAppInfo, sameAddress } from "../../core/wire/mod.ts";
-import { type CheckoutHolder, type CheckoutRecord, type Checkouts, describeCheckout } from "../persist/checkout.ts";
+import { type CheckoutHolder, type CheckoutRecord, type Checkouts, describeCheckout } from "../persist/mod.ts";
 import { type AskBaseApp, findBaseHolder } from "./resume_route.ts";
 
 /** How long a checkout of a live baseapp that does not hold its base is left to it (being claimed or given back). */

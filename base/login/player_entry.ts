@@ -17,16 +17,13 @@ import type { Logger } from "../../core/log.ts";
 import { sameAddress } from "../../core/wire/mod.ts";
 import { type Accounts, UNAVAILABLE } from "./accounts.ts";
 import { isDbUnavailable } from "../../core/db/mod.ts";
-import type { BaseAuthority } from "../cluster/base_fence.ts";
-import type { BaseAppMetrics } from "../baseapp_metrics.ts";
-import { loginFailure } from "../baseapp_metrics.ts";
-import type { BaseBackups } from "../backup/base_backup.ts";
-import type { EntityStore } from "../persist/storage.ts";
+import type { BaseAuthority } from "../cluster/mod.ts";
+import { type LoginFailure, loginFailure } from "./login_failure.ts";
+import type { BaseBackups } from "../backup/mod.ts";
+import type { Checkouts, EntityStore } from "../persist/mod.ts";
 import { type ResumeTokens, tokenNonce } from "./resume_token.ts";
 import { type AskBaseApp, findBaseHolder } from "./resume_route.ts";
-import type { MakeProxy, Proxy } from "../entity/proxy.ts";
-import type { ClientSession, ResumeElsewhere } from "../entity/client_session.ts";
-import type { Checkouts } from "../persist/checkout.ts";
+import type { ClientSession, MakeProxy, Proxy, ResumeElsewhere } from "../entity/mod.ts";
 import { checkOutForLogin, type CheckoutRouteHost } from "./checkout_route.ts";
 
 type LoginMessage = Extract<ClientMessage, { id: typeof C2S.login }>;
@@ -40,7 +37,8 @@ export interface EntryHost {
   readonly address: string;
   readonly authority: Pick<BaseAuthority, "confirmed" | "mayAct">;
   readonly accounts: Pick<Accounts, "login">;
-  readonly metrics: Pick<BaseAppMetrics, "login">;
+  /** Counts logins and failed logins. */
+  readonly metrics: { login(failure: LoginFailure | null): void };
   readonly tokens: Pick<ResumeTokens, "issue" | "redeem" | "ttlMs">;
   readonly backups: Pick<BaseBackups, "live" | "holdsBackupOf" | "checkResume" | "clientUrls" | "liveChanged">;
   /** The account checkouts this baseapp holds: a base is loaded here only once its entity is checked out here. */

@@ -14,7 +14,7 @@
  * database has its own key, and another baseapp's tokens do not verify.
  */
 import { type Db, type DbKey, isDbUnavailable } from "../../core/db/mod.ts";
-import { withKvRetry } from "../persist/kv_retry.ts";
+import { withKvRetry } from "../persist/mod.ts";
 
 /** Whose token it is. */
 export interface ResumeClaim {

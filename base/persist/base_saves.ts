@@ -7,10 +7,8 @@ import { encodePersistentState as encodePersistent, type PropertyContainer } fro
 import type { Vec3Tuple } from "../../core/def/client_protocol.ts";
 import { type BaseBackup, CellMsg } from "../../core/wire/mod.ts";
 import type { Logger } from "../../core/log.ts";
-import type { CellState } from "../cell_link/cell_part.ts";
+import type { CellBackupKeeper, CellRoute, CellState } from "../cell_link/mod.ts";
 import type { StoredEntity } from "./storage.ts";
-import type { CellRoute } from "../cell_link/cell_route.ts";
-import type { CellBackupKeeper } from "../cell_link/cell_backup.ts";
 
 /** What saving reads of its base. */
 export interface SavedBase {
