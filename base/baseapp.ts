@@ -50,7 +50,7 @@ import { history } from "../core/history.ts";
  * holds their proxies, routes between client, base and cell, and persists
  * entities in its database (Deno KV or PostgreSQL). This puts its parts together: login and resume
  * (player_entry.ts), its wire handlers (baseapp_handlers.ts), its membership
- * of the cluster (membership.ts).
+ * of the cluster (cluster/base_membership.ts).
  */
 export class BaseApp implements SessionHost {
   readonly member: MemberProcess;
@@ -152,7 +152,7 @@ export class BaseApp implements SessionHost {
     this.store = new EntityStore(kv);
     this.store.holderCheck = (id) => this.checkouts.heldCheck(id);
     this.store.onCommit = (seconds) => this.metrics.commit(seconds);
-    // Nothing is written after a stall until the cellappmgr confirms this baseapp (base/fence.ts): every commit waits.
+    // Nothing is written after a stall until the cellappmgr confirms this baseapp (base/cluster/base_fence.ts): every commit waits.
     this.store.gate = () => this.authority.confirmed();
     this.store.onGroupFailed = (why) => log.warn(`${why}; its saves were retried one by one`);
     let toldAt = -Infinity;

@@ -353,7 +353,7 @@ export class Proxy implements ChangeSink, CellOwner, SavedBase {
   }
 
   /**
-   * Its baseapp was fenced (base/fence.ts): it stops without a write or a word to its cell, whose base is the copy
+   * Its baseapp was fenced (base/cluster/base_fence.ts): it stops without a write or a word to its cell, whose base is the copy
    * restored elsewhere now; as if logged out, it backs up and saves nothing more.
    */
   fence(): void {

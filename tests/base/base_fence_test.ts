@@ -1,5 +1,5 @@
 /**
- * The baseapp's hold-back (base/fence.ts): after a stall, noticed where it acts, lifted by the cellappmgr's word; and
+ * The baseapp's hold-back (base/cluster/base_fence.ts): after a stall, noticed where it acts, lifted by the cellappmgr's word; and
  * while its lease (core/wire/lease.ts) is lapsed, against a real cellappmgr in this process, with what its bases send
  * their cells (over real channels) waiting in order until it is confirmed, old client input refused.
  */
