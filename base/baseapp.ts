@@ -16,7 +16,7 @@ import {
   heldIdHighWater,
   type StoredEntity,
 } from "./persist/mod.ts";
-import { Accounts, checkOutRestored, PlayerEntry, releaseStale, ResumeTokens } from "./login/mod.ts";
+import { Accounts, BasePlayerEntry, checkOutRestored, releaseStale, ResumeTokens } from "./login/mod.ts";
 import type { PeerSource } from "./cell_link/mod.ts";
 import { type ClientEndpoint, serveClients } from "./client/mod.ts";
 import {
@@ -94,7 +94,7 @@ export class BaseApp implements SessionHost {
     return proxy;
   };
   /** Login and resume: sessions get their players. */
-  readonly #entry: PlayerEntry;
+  readonly #entry: BasePlayerEntry;
   /** The live baseapps: whom bases are backed up to, where clients may resume. */
   readonly #liveBaseApps: LiveBaseApps;
 
@@ -238,7 +238,7 @@ export class BaseApp implements SessionHost {
         whereIsBase,
       }).catch((e) => log.warn(`stale checkouts were not given back: ${(e as Error).message}`));
     };
-    this.#entry = new PlayerEntry({
+    this.#entry = new BasePlayerEntry({
       log,
       registry: this.registry,
       get address() {

@@ -66,7 +66,7 @@ export interface BaseCellHost {
 }
 
 /** The cell entity of one base, as its base sees it. */
-export class CellPart {
+export class BaseCellPart {
   /** The cell entity request under way, and how to stop it waiting for the cellappmgr. */
   #creating: { done: Promise<void>; abort: AbortController } | null = null;
   /** The client calls sent to the cell entity that no backup held here covers yet: a restore replays them. */

@@ -17,7 +17,7 @@ export interface MgrAccess {
 }
 
 /** Where the cell entity was made. */
-export interface CellPlace {
+export interface CellEntityPlace {
   spaceId: number;
   cellappAddress: string;
 }
@@ -34,7 +34,7 @@ export async function requestCellEntity(
   spec: CellEntitySpec,
   signal: AbortSignal,
   log: Logger,
-): Promise<CellPlace> {
+): Promise<CellEntityPlace> {
   // The cellappmgr drops a process that sends it nonsense: a bad value a client caused must not leave.
   const bad = MgrMsg.createCellEntity.check([spec]);
   if (bad) throw new Error(`not asking for the cell entity of ${spec.type} ${spec.entityId}: ${bad}`);

@@ -27,9 +27,9 @@ import type { Logger } from "../../core/log.ts";
 import { withinWorld, wrapAngle } from "../../core/geo/rect.ts";
 import {
   type BaseCellHost,
+  BaseCellPart,
   CellBackupKeeper,
   type CellOwner,
-  CellPart,
   type CellRoute,
   type CellState,
 } from "../cell_link/mod.ts";
@@ -106,7 +106,7 @@ export class Proxy implements ChangeSink, CellOwner, SavedBase {
   /** When its disconnect grace period ends (Date.now() ms); null while it has a client or none runs. */
   graceEndsAt: number | null = null;
   #loggingOut: Promise<void> | null = null;
-  readonly #cell: CellPart;
+  readonly #cell: BaseCellPart;
   readonly #saves: BaseSaves;
   #log: Logger;
 
@@ -132,7 +132,7 @@ export class Proxy implements ChangeSink, CellOwner, SavedBase {
       (spaceId, address) => this.#cell.located(spaceId, address),
       this.#log,
     );
-    this.#cell = new CellPart(this, route, this.frames, this.cellBackup, host, this.#log);
+    this.#cell = new BaseCellPart(this, route, this.frames, this.cellBackup, host, this.#log);
     this.#saves = new BaseSaves(this, route, host, this.#log);
     this.script = host.scripts.make(this);
   }
@@ -207,12 +207,12 @@ export class Proxy implements ChangeSink, CellOwner, SavedBase {
     return this.#saves.backupState();
   }
 
-  /** Restored from its backup, it is the base of the cell entity at `address` (CellPart.rebased). */
-  rebased(...args: Parameters<CellPart["rebased"]>): void {
+  /** Restored from its backup, it is the base of the cell entity at `address` (BaseCellPart.rebased). */
+  rebased(...args: Parameters<BaseCellPart["rebased"]>): void {
     this.#cell.rebased(...args);
   }
 
-  /** Asks for the cell entity in `spaceId` (0 = a new space), else in `fallback` (CellPart.create). */
+  /** Asks for the cell entity in `spaceId` (0 = a new space), else in `fallback` (BaseCellPart.create). */
   createCell(spaceId: number, fallback: Placement | null = null): Promise<void> {
     return this.#cell.create(spaceId, fallback);
   }
@@ -222,12 +222,12 @@ export class Proxy implements ChangeSink, CellOwner, SavedBase {
     this.frames.frame(epoch, bytes, from);
   }
 
-  /** A backup of the cell entity from the cellapp at `from` (CellPart.backedUp). */
+  /** A backup of the cell entity from the cellapp at `from` (BaseCellPart.backedUp). */
   onCellBackup(backup: CellBackup, from: string): void {
     this.#cell.backedUp(backup, from);
   }
 
-  /** The cellapp at `address` died: the cell entity is restored if it was there (CellPart.cellAppDied). */
+  /** The cellapp at `address` died: the cell entity is restored if it was there (BaseCellPart.cellAppDied). */
   onCellAppDied(address: string): Promise<void> {
     return this.#cell.cellAppDied(address);
   }
@@ -237,12 +237,12 @@ export class Proxy implements ChangeSink, CellOwner, SavedBase {
     this.frames.moved(fromEpoch, spaceId, address, from);
   }
 
-  /** The real of `epoch` was teleported, as the cellapp at `from` says (CellPart.teleported). */
+  /** The real of `epoch` was teleported, as the cellapp at `from` says (BaseCellPart.teleported). */
   onTeleported(epoch: number, spaceId: number, position: Vec3Tuple, direction: Vec3Tuple, from: string): void {
     this.#cell.teleported(epoch, spaceId, position, direction, from);
   }
 
-  /** The cell entity is gone, as the cellapp at `from` says (CellPart.destroyed). */
+  /** The cell entity is gone, as the cellapp at `from` says (BaseCellPart.destroyed). */
   onCellDestroyed(reason: string, from: string): void {
     this.#cell.destroyed(reason, from);
   }

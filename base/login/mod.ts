@@ -11,5 +11,5 @@ export {
 } from "./accounts.ts";
 export { checkOutRestored, releaseStale } from "./checkout_route.ts";
 export { type LoginFailure, loginFailure } from "./login_failure.ts";
-export { PlayerEntry } from "./player_entry.ts";
+export { BasePlayerEntry } from "./player_entry.ts";
 export { ResumeTokens } from "./resume_token.ts";

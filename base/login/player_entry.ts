@@ -62,7 +62,7 @@ export interface EntryHost {
 }
 
 /** Login and resume of one baseapp. */
-export class PlayerEntry {
+export class BasePlayerEntry {
   /** Proxies being loaded from the database, by entity id: a second login waits for the first one's. */
   readonly #loading = new Map<number, Promise<{ proxy: Proxy; placement: Placement }>>();
   /** Loads whose placement a login took (to ask for the cell once): the first login of a load does. */
