@@ -204,7 +204,7 @@ export const kickBodySchema = z.strictObject({
   reason: z.string().min(1).max(100).optional().describe("what the player's client is told (its close reason)"),
 }).openapi("KickBody");
 
-/** An account name in a path (base/accounts.ts: 1-64 letters, digits or _ . - @). */
+/** An account name in a path (base/login/accounts.ts: 1-64 letters, digits or _ . - @). */
 export const accountParam = z.string().regex(/^[\p{L}\p{N}_.\-@]{1,64}$/u, "not an account name");
 
 /** A positive integer id in a path. */

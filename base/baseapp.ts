@@ -8,36 +8,49 @@ import { BaseBackupMsg, MgrLease } from "../core/wire/mod.ts";
 import type { EntityRegistry } from "../core/def/mod.ts";
 import { type C2S, type ClientMessage, ErrorCode } from "../core/def/client_protocol.ts";
 import type { Placement } from "../core/placement.ts";
-import { Autosave, DEFAULT_AUTOSAVE_SEC } from "./autosave.ts";
-import { Accounts } from "./accounts.ts";
-import type { PeerSource } from "./cell_route.ts";
-import { heldIdHighWater } from "./held_ids.ts";
-import { type ClientEndpoint, serveClients } from "./client_endpoint.ts";
-import { type MakeProxy, Proxy, type ProxyHost } from "./proxy.ts";
-import { BaseScriptRuntime } from "./scripts.ts";
-import { BaseGlobals } from "./global_data.ts";
-import { createBaseHere } from "./base_only.ts";
-import { ClientSession, type ResumeElsewhere, type SessionHost, type SessionLimits } from "./session.ts";
+import {
+  Autosave,
+  Checkouts,
+  DEFAULT_AUTOSAVE_SEC,
+  EntityStore,
+  heldIdHighWater,
+  type StoredEntity,
+} from "./persist/mod.ts";
+import { Accounts, BasePlayerEntry, checkOutRestored, releaseStale, ResumeTokens } from "./login/mod.ts";
+import type { PeerSource } from "./cell_link/mod.ts";
+import { type ClientEndpoint, serveClients } from "./client/mod.ts";
+import {
+  BaseGlobals,
+  BaseScriptRuntime,
+  ClientSession,
+  createBaseHere,
+  type MakeProxy,
+  Proxy,
+  type ProxyHost,
+  type ResumeElsewhere,
+  type SessionHost,
+  type SessionLimits,
+} from "./entity/mod.ts";
 import { type BaseAppOptions, DEFAULT_LIMITS, type ResolvedOptions, resolveOptions } from "./baseapp_options.ts";
-import { EntityStore, type StoredEntity } from "./storage.ts";
-import { ResumeTokens } from "./resume_token.ts";
-import { BaseBackups } from "./base_backup.ts";
-import { BaseAppMetrics } from "./metrics.ts";
-import { type BaseRestoreHost, restoreBase } from "./base_restore.ts";
-import { BaseAuthority, heldBackPeers, HeldBackRoute } from "./fence.ts";
-import { PlayerEntry } from "./player_entry.ts";
-import { confirmedRequests, followMgr, LiveBaseApps } from "./membership.ts";
+import { BaseBackups, type BaseRestoreHost, restoreBase } from "./backup/mod.ts";
+import { BaseAppMetrics } from "./baseapp_metrics.ts";
+import {
+  BaseAuthority,
+  confirmedRequests,
+  followMgr,
+  heldBackPeers,
+  HeldBackRoute,
+  LiveBaseApps,
+} from "./cluster/mod.ts";
 import { serveBaseApp } from "./baseapp_handlers.ts";
 import { history } from "../core/history.ts";
-import { Checkouts } from "./checkout.ts";
-import { checkOutRestored, releaseStale } from "./checkout_route.ts";
 
 /**
  * A baseapp process: joins the cluster, serves game clients over WebSocket,
  * holds their proxies, routes between client, base and cell, and persists
  * entities in its database (Deno KV or PostgreSQL). This puts its parts together: login and resume
  * (player_entry.ts), its wire handlers (baseapp_handlers.ts), its membership
- * of the cluster (membership.ts).
+ * of the cluster (cluster/base_membership.ts).
  */
 export class BaseApp implements SessionHost {
   readonly member: MemberProcess;
@@ -81,7 +94,7 @@ export class BaseApp implements SessionHost {
     return proxy;
   };
   /** Login and resume: sessions get their players. */
-  readonly #entry: PlayerEntry;
+  readonly #entry: BasePlayerEntry;
   /** The live baseapps: whom bases are backed up to, where clients may resume. */
   readonly #liveBaseApps: LiveBaseApps;
 
@@ -139,7 +152,7 @@ export class BaseApp implements SessionHost {
     this.store = new EntityStore(kv);
     this.store.holderCheck = (id) => this.checkouts.heldCheck(id);
     this.store.onCommit = (seconds) => this.metrics.commit(seconds);
-    // Nothing is written after a stall until the cellappmgr confirms this baseapp (base/fence.ts): every commit waits.
+    // Nothing is written after a stall until the cellappmgr confirms this baseapp (base/cluster/base_fence.ts): every commit waits.
     this.store.gate = () => this.authority.confirmed();
     this.store.onGroupFailed = (why) => log.warn(`${why}; its saves were retried one by one`);
     let toldAt = -Infinity;
@@ -225,7 +238,7 @@ export class BaseApp implements SessionHost {
         whereIsBase,
       }).catch((e) => log.warn(`stale checkouts were not given back: ${(e as Error).message}`));
     };
-    this.#entry = new PlayerEntry({
+    this.#entry = new BasePlayerEntry({
       log,
       registry: this.registry,
       get address() {

@@ -19,13 +19,11 @@ import {
   readFrames,
   RestoreMsg,
 } from "../core/wire/mod.ts";
-import type { BaseAppMetrics } from "./metrics.ts";
-import type { BaseScriptRuntime } from "./scripts.ts";
-import type { BaseGlobals } from "./global_data.ts";
-import type { BaseBackups } from "./base_backup.ts";
-import type { LiveBaseApps } from "./membership.ts";
-import type { Proxy } from "./proxy.ts";
-import { kickPlayer, listPlayers } from "./players.ts";
+import type { BaseAppMetrics } from "./baseapp_metrics.ts";
+import type { BaseGlobals, BaseScriptRuntime, Proxy } from "./entity/mod.ts";
+import type { BaseBackups } from "./backup/mod.ts";
+import type { LiveBaseApps } from "./cluster/mod.ts";
+import { kickPlayer, listPlayers } from "./base_players.ts";
 
 /** What the handlers reach of their baseapp. */
 export interface BaseHandlersHost {

@@ -3,8 +3,8 @@ import type { EntityRegistry } from "../core/def/mod.ts";
 import type { Vec3Tuple } from "../core/def/client_protocol.ts";
 import { type PlacementHook, serverPlacement } from "../core/placement.ts";
 import type { BaseScripts } from "../core/base_script.ts";
-import type { LoginCheck, LoginLimits } from "./accounts.ts";
-import type { SessionLimits } from "./session.ts";
+import type { LoginCheck, LoginLimits } from "./login/mod.ts";
+import type { SessionLimits } from "./entity/mod.ts";
 
 /** How a baseapp serves clients; every field has a default. */
 export interface BaseAppOptions {

@@ -8,9 +8,6 @@ export {
   hashPassword,
   type LoginAttempt,
   type LoginCheck,
-} from "./accounts.ts";
-export { EntityStore, type StoredEntity } from "./storage.ts";
-export type { BaseEntityApi, BaseScripts } from "./scripts.ts";
-export { BaseScriptRuntime } from "./scripts.ts";
-export type { Proxy } from "./proxy.ts";
-export { type CheckoutHolder, type CheckoutRecord, Checkouts } from "./checkout.ts";
+} from "./login/mod.ts";
+export { type CheckoutHolder, type CheckoutRecord, Checkouts, EntityStore, type StoredEntity } from "./persist/mod.ts";
+export { type BaseEntityApi, BaseScriptRuntime, type BaseScripts, type Proxy } from "./entity/mod.ts";

@@ -9,7 +9,7 @@
  * and what the clients saw.
  */
 import { parseArgs } from "node:util";
-import { runBots } from "../client/bot_runner.ts";
+import { runBots } from "../client/bots/mod.ts";
 import { registry } from "../entities/mod.ts";
 import type { ClusterView, SpaceView } from "../core/views.ts";
 import { json, startBenchCluster } from "./lib/cluster.ts";

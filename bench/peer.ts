@@ -8,7 +8,7 @@
  * its server), bytes per client-second, p99 move-to-seen latency, resident memory, and the ratios.
  */
 import { parseArgs } from "node:util";
-import { runBots } from "../client/bot_runner.ts";
+import { runBots } from "../client/bots/mod.ts";
 import { registry } from "../entities/mod.ts";
 import type { SpaceView } from "../core/views.ts";
 import { json, startBenchCluster } from "./lib/cluster.ts";

@@ -6,7 +6,7 @@
  */
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
-import { runBots } from "../client/bot_runner.ts";
+import { runBots } from "../client/bots/mod.ts";
 import { registry } from "../entities/mod.ts";
 import { parseReady, splitLines } from "../cli/local_cluster.ts";
 import type { ClusterView } from "../core/views.ts";

@@ -7,7 +7,7 @@
  */
 import { parseArgs } from "node:util";
 import { json, startBenchCluster } from "./lib/cluster.ts";
-import { runBots } from "../client/bot_runner.ts";
+import { runBots } from "../client/bots/mod.ts";
 import type { CellEntityView, SpaceView } from "../core/views.ts";
 import { registry } from "../entities/mod.ts";
 import { writeResults } from "./results.ts";

@@ -8,7 +8,7 @@
  */
 import { parseArgs } from "node:util";
 import { registry } from "../entities/mod.ts";
-import { type BotReport, runBots } from "../client/bot_runner.ts";
+import { type BotReport, runBots } from "../client/bots/mod.ts";
 
 const USAGE = `Usage: deno task bots --admin URL --count N --duration S [options]
 

@@ -23,7 +23,7 @@ export const cellBackup: Check = obj({ spaceId, entity: entitySnapshotCheck, epo
 export const BackupMsg = {
   /**
    * The latest backup of the cell entity of base `entityId`, from the cellapp holding its real. The baseapp keeps it
-   * only when it comes from the cellapp its frames say holds the real of that epoch (base/client_order.ts).
+   * only when it comes from the cellapp its frames say holds the real of that epoch (base/client/client_order.ts).
    */
   cellBackup: message<[number, CellBackup]>(200, "cellBackup", tuple(entityId, cellBackup), ["cellapp"]),
   /** The latest backup of a real without a base, kept by the buddy cellapp of the cellapp holding it. */

@@ -6,7 +6,7 @@
 import { message } from "./catalog.ts";
 import { arrayOf, bool, type Check, entityId, int, obj, optional, str, tuple, vec3 } from "./check.ts";
 
-/** Longest account name (base/accounts.ts allows 1-64 characters). */
+/** Longest account name (base/login/accounts.ts allows 1-64 characters). */
 export const MAX_ACCOUNT = 64;
 /** Most players one baseapp lists in one answer; the cellappmgr asks for fewer when it needs fewer. */
 export const MAX_PLAYERS_PER_ANSWER = 10_000;

@@ -1,7 +1,7 @@
 import { type Db, openDenoKv } from "../../core/db/mod.ts";
 import assert from "node:assert/strict";
 import { Accounts, constantTimeEqual, EntityStore, hashPassword } from "../../base/mod.ts";
-import { CHUNK } from "../../base/storage.ts";
+import { CHUNK } from "../../base/persist/storage.ts";
 
 function accounts(kv: Db, opts: Partial<ConstructorParameters<typeof Accounts>[1]> = {}): Accounts {
   let next = 500;

@@ -1,6 +1,6 @@
 /** The autosave schedule: each entity once per period, the entities spread over the period. */
 import assert from "node:assert/strict";
-import { Autosave, type Savable } from "../../base/autosave.ts";
+import { Autosave, type Savable } from "../../base/persist/autosave.ts";
 import { silentLogger } from "../../core/log.ts";
 import { waitFor } from "../helpers/wait.ts";
 

@@ -1,6 +1,6 @@
 /** Base backups: which baseapp holds a base's backup, what it keeps, and the one resume token a restored base takes. */
 import assert from "node:assert/strict";
-import { BaseBackups } from "../../base/base_backup.ts";
+import { BaseBackups } from "../../base/backup/base_backup.ts";
 import { backupTarget, type BaseAppInfo, type BaseBackup } from "../../core/wire/mod.ts";
 import { memoryLogger } from "../helpers/log.ts";
 

@@ -1,10 +1,10 @@
 /**
- * The baseapp's hold-back (base/fence.ts): after a stall, noticed where it acts, lifted by the cellappmgr's word; and
+ * The baseapp's hold-back (base/cluster/base_fence.ts): after a stall, noticed where it acts, lifted by the cellappmgr's word; and
  * while its lease (core/wire/lease.ts) is lapsed, against a real cellappmgr in this process, with what its bases send
  * their cells (over real channels) waiting in order until it is confirmed, old client input refused.
  */
 import assert from "node:assert/strict";
-import { BaseAuthority, heldBackPeers, HeldBackRoute } from "../../base/fence.ts";
+import { BaseAuthority, heldBackPeers, HeldBackRoute } from "../../base/cluster/base_fence.ts";
 import { CellMsg, Handlers, MgrLease, MgrLink, Peers, readMoves, WireServer } from "../../core/wire/mod.ts";
 import { memoryLogger } from "../helpers/log.ts";
 import { playAlong } from "../helpers/fake_member.ts";

@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { type Db, openDb, openDenoKv } from "../../core/db/mod.ts";
-import { type CheckoutHolder, Checkouts } from "../../base/checkout.ts";
-import { checkOutRestored } from "../../base/checkout_route.ts";
-import { EntityStore, type StoredEntity } from "../../base/storage.ts";
+import { type CheckoutHolder, Checkouts } from "../../base/persist/checkout.ts";
+import { checkOutRestored } from "../../base/login/checkout_route.ts";
+import { EntityStore, type StoredEntity } from "../../base/persist/storage.ts";
 import type { BaseAppInfo } from "../../core/wire/mod.ts";
 import { PgServer, skipWithoutPostgres } from "../helpers/postgres.ts";
 

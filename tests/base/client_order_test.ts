@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ClientFrameOrder } from "../../base/client_order.ts";
+import { ClientFrameOrder } from "../../base/client/client_order.ts";
 import { memoryLogger } from "../helpers/log.ts";
 
 const f = (n: number) => new Uint8Array([n]);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { type HashClaim, HashQueue, QueueFullError } from "../../base/hash_queue.ts";
+import { type HashClaim, HashQueue, QueueFullError } from "../../base/login/hash_queue.ts";
 
 /** A task the test finishes by hand; `order` records starts. */
 function gate(order: string[], name: string): { task: () => Promise<string>; finish(): void } {

@@ -2,7 +2,7 @@
 import { openDenoKv } from "../../core/db/mod.ts";
 import assert from "node:assert/strict";
 import { Accounts, EntityStore } from "../../base/mod.ts";
-import { HELD_IDS_KEY, heldIdHighWater } from "../../base/held_ids.ts";
+import { HELD_IDS_KEY, heldIdHighWater } from "../../base/persist/held_ids.ts";
 
 const saved = {
   type: "Avatar",

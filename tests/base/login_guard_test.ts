@@ -6,7 +6,7 @@ import {
   LoginGuard,
   type LoginLimits,
   type LoginTicket,
-} from "../../base/login_guard.ts";
+} from "../../base/login/login_guard.ts";
 
 /** A guard on a clock the test moves. */
 function guard(limits: Partial<LoginLimits> = {}): { g: LoginGuard; clock: { t: number } } {

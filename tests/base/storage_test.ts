@@ -1,9 +1,9 @@
 /** Persistent entities in Deno KV: saves asked for together share one commit, and still each land whole. */
 import { type DbKey, openDenoKv } from "../../core/db/mod.ts";
 import assert from "node:assert/strict";
-import { EntityStore, type StoredEntity } from "../../base/storage.ts";
-import { CHUNK, MAX_GROUP } from "../../base/storage.ts";
-import { heldIdHighWater } from "../../base/held_ids.ts";
+import { EntityStore, type StoredEntity } from "../../base/persist/storage.ts";
+import { CHUNK, MAX_GROUP } from "../../base/persist/storage.ts";
+import { heldIdHighWater } from "../../base/persist/held_ids.ts";
 
 const entity = (x: number, bytes = 16): StoredEntity => ({
   type: "Avatar",

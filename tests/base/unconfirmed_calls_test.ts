@@ -1,6 +1,6 @@
-/** The client calls a base keeps until a cell backup holds them (base/unconfirmed_calls.ts). */
+/** The client calls a base keeps until a cell backup holds them (base/cell_link/unconfirmed_calls.ts). */
 import assert from "node:assert/strict";
-import { UnconfirmedCalls } from "../../base/unconfirmed_calls.ts";
+import { UnconfirmedCalls } from "../../base/cell_link/unconfirmed_calls.ts";
 
 const args = new Uint8Array();
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { type BotTotals, LatencyHistogram, MoveLog, Observer } from "../../client/bot_stats.ts";
+import { type BotTotals, LatencyHistogram, MoveLog, Observer } from "../../client/bots/bot_stats.ts";
 
 function observer(measuring = true) {
   const totals: BotTotals = { enters: 0, leaves: 0, updates: 0, propertyEvents: 0, outOfOrder: 0, gaps: 0 };

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { MoveClock, Walker } from "../../client/bot_walk.ts";
+import { MoveClock, Walker } from "../../client/bots/bot_walk.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 Deno.test("MoveClock: one timer runs each group once per interval, a tenth of the interval apart, in order", async () => {

@@ -1,5 +1,5 @@
 /**
- * The baseapps' lease on their bases (core/wire/lease.ts, base/fence.ts), on test hosts: a baseapp cut off from the
+ * The baseapps' lease on their bases (core/wire/lease.ts, base/cluster/base_fence.ts), on test hosts: a baseapp cut off from the
  * cellappmgr (every packet between the two dropped) while it still reaches the cellapp and the other baseapp stops
  * acting for its bases before the cellappmgr declares it dead and the other baseapp restores them from their
  * backups. Its client stays connected, and what the client asks of its cell waits instead of reaching the cell for a

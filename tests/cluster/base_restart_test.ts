@@ -7,7 +7,7 @@ import { DenoKvDb } from "../../core/db/mod.ts";
 import assert from "node:assert/strict";
 import { type Client, connect } from "../../client/mod.ts";
 import { registry } from "../../entities/mod.ts";
-import { EntityStore } from "../../base/storage.ts";
+import { EntityStore } from "../../base/persist/storage.ts";
 import { api, Procs } from "../helpers/procs.ts";
 import {
   cellEntitiesOf,

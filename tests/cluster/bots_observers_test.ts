@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { runBots } from "../../client/bot_runner.ts";
+import { runBots } from "../../client/bots/mod.ts";
 import { registry } from "../../entities/mod.ts";
 import { Procs } from "../helpers/procs.ts";
 import { startBaseProcess, startCluster } from "../helpers/players.ts";

@@ -5,7 +5,7 @@
 import { DenoKvDb } from "../../core/db/mod.ts";
 import assert from "node:assert/strict";
 import { type Client, connect, type Credentials } from "../../client/mod.ts";
-import { runBots } from "../../client/bot_runner.ts";
+import { runBots } from "../../client/bots/mod.ts";
 import { registry } from "../../entities/mod.ts";
 import { WITNESS_DEFAULTS } from "../../cell/witness/witness_options.ts";
 import { BaseApp, EntityStore } from "../../base/mod.ts";

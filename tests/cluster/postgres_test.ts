@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { type Client, connect } from "../../client/mod.ts";
 import { registry } from "../../entities/mod.ts";
-import { EntityStore } from "../../base/storage.ts";
+import { EntityStore } from "../../base/persist/storage.ts";
 import { openDb } from "../../core/db/mod.ts";
 import { Procs } from "../helpers/procs.ts";
 import { cellReady, type LocalCluster, startBaseProcess, startCluster, waitForPosition } from "../helpers/players.ts";

@@ -1,7 +1,7 @@
 /**
  * Three baseapps, one killed with -9: its player's base is restored on the baseapp that held its backup. The SDK
  * tries the other live baseapp first; that one sends it to the holder without using up its single-use token, and it
- * resumes there with its entity and state (base/resume_route.ts).
+ * resumes there with its entity and state (base/login/resume_route.ts).
  */
 import assert from "node:assert/strict";
 import { connect, type ResumeOptions } from "../../client/mod.ts";

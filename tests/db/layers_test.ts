@@ -6,11 +6,11 @@
 import assert from "node:assert/strict";
 import { type Db, openDb } from "../../core/db/mod.ts";
 import { Accounts, EntityStore, type StoredEntity } from "../../base/mod.ts";
-import { CHUNK } from "../../base/storage.ts";
-import { heldIdHighWater } from "../../base/held_ids.ts";
-import { UNAVAILABLE } from "../../base/accounts.ts";
-import { ResumeTokens } from "../../base/resume_token.ts";
-import { BaseGlobals } from "../../base/global_data.ts";
+import { CHUNK } from "../../base/persist/storage.ts";
+import { heldIdHighWater } from "../../base/persist/held_ids.ts";
+import { UNAVAILABLE } from "../../base/login/accounts.ts";
+import { ResumeTokens } from "../../base/login/resume_token.ts";
+import { BaseGlobals } from "../../base/entity/global_data.ts";
 import { IdAllocator } from "../../mgr/ids.ts";
 import { loadDrains, saveDrains } from "../../mgr/balance/drains.ts";
 import { memoryLogger } from "../helpers/log.ts";

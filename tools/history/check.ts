@@ -27,7 +27,7 @@ export interface CheckOptions {
   baseToleranceMs?: number;
   /**
    * Whether a process's reals and bases count while it holds them back (`hold` to `unhold`, or to the fence's drop).
-   * Default false: what acts for them waits (cell/fence.ts, base/fence.ts). True shows that window as overlaps.
+   * Default false: what acts for them waits (cell/fence.ts, base/cluster/base_fence.ts). True shows that window as overlaps.
    */
   heldActs?: boolean;
   /** Processes killed without a `close` line: pid -> wall-clock ms of the kill. */

@@ -1,0 +1,38 @@
+/**
+ * The latest backup of a base's cell entity (seed 004): what the
+ * cell entity is restored from when its cellapp dies. Only the cellapp holding
+ * the real of the epoch speaks for it; the proxy's frame order decides that
+ * (client_order.ts), so a backup is ordered like a frame of its epoch.
+ */
+import type { CellBackup } from "../../core/wire/mod.ts";
+
+/** Counters, for tests and logs. */
+export interface CellBackupStats {
+  kept: number;
+  /** Backups from a cellapp that does not hold the real of their epoch, or of another entity. */
+  refused: number;
+}
+
+/** A base's latest cell backup. */
+export class CellBackupKeeper {
+  latest: CellBackup | null = null;
+  readonly stats: CellBackupStats = { kept: 0, refused: 0 };
+
+  constructor(readonly entityId: number) {}
+
+  /** Keeps `backup`, which its frame order accepted as the real's; refuses one of another entity. */
+  keep(backup: CellBackup): boolean {
+    if (backup.entity.id !== this.entityId) {
+      this.stats.refused++;
+      return false;
+    }
+    this.latest = backup;
+    this.stats.kept++;
+    return true;
+  }
+
+  /** The cell entity is gone: its backups are of no use any more. */
+  clear(): void {
+    this.latest = null;
+  }
+}

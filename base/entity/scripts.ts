@@ -1,0 +1,260 @@
+/**
+ * Base scripts on a baseapp: one script object per base entity, its base methods run with their arguments
+ * checked against the definition, and the calls scripts make: to other bases (here or on another baseapp, found by
+ * asking the live baseapps), to their own cell entity, and for new base-only entities.
+ */
+import {
+  type BaseEntityApi,
+  type BaseRef,
+  type BaseScript,
+  type BaseScripts,
+  type CellPart,
+  checkGlobalValue,
+  type GlobalData,
+} from "../../core/base_script.ts";
+import { BaseScriptMsg, type Channel, type MessageDef, RemoteError, RequestTimeoutError } from "../../core/wire/mod.ts";
+import { type EntityType, methodArgs } from "../../core/def/mod.ts";
+import type { Logger } from "../../core/log.ts";
+import type { CellState } from "../cell_link/mod.ts";
+
+export type { BaseEntityApi, BaseScripts } from "../../core/base_script.ts";
+
+/** A base entity as its script runs on it (a proxy, or a base-only entity). */
+export interface ScriptedBase {
+  readonly id: number;
+  readonly type: EntityType;
+  /** Its script object, or null when its type has none. */
+  readonly script: BaseScript | null;
+  readonly props: Record<string, unknown>;
+  readonly hasClient: boolean;
+  readonly loggingOut: boolean;
+  readonly cellState: CellState;
+  /** A request to the cellapp of its cell entity, in order with what went there before. */
+  routeRequest<A extends unknown[], R>(def: MessageDef<A, R>, ...args: A): Promise<R>;
+  callClient(method: string, ...args: unknown[]): void;
+  writeToDB(): Promise<void>;
+  logout(): Promise<void>;
+}
+
+/** What base scripts need of their baseapp. */
+export interface BaseScriptHost {
+  readonly log: Logger;
+  /** This baseapp's address. */
+  readonly address: string;
+  readonly globals: GlobalData;
+  /** Milliseconds a call to another process may take before it is given up. */
+  readonly callTimeoutMs: number;
+  /** The base `id` if it is held here. */
+  local(id: number): ScriptedBase | undefined;
+  /** The addresses of the other live baseapps. */
+  others(): string[];
+  peer(address: string): Promise<Channel>;
+  /** The channel to the cellappmgr, or null while it is away. */
+  mgr(): Channel | null;
+}
+
+/** Runs the base scripts of one baseapp. */
+export class BaseScriptRuntime {
+  /** Where bases of other baseapps were last found, by id. */
+  readonly #where = new Map<number, string>();
+
+  constructor(readonly scripts: BaseScripts, readonly host: BaseScriptHost) {}
+
+  /** The script of a new base entity, or null when its type has none (a failing constructor is logged). */
+  make(p: ScriptedBase): BaseScript | null {
+    const cls = this.scripts[p.type.name];
+    if (!cls) return null;
+    try {
+      return new cls(new BaseSelf(p, this));
+    } catch (e) {
+      this.host.log.error(`the base script of ${p.type.name} ${p.id} failed to construct: ${(e as Error).stack ?? e}`);
+      return null;
+    }
+  }
+
+  /** Runs callback `hook` of the script of `p`, if it has one; an exception is logged with the entity. */
+  fire(p: ScriptedBase, hook: "onCreated" | "onClientConnected" | "onClientDisconnected" | "onDestroy"): void;
+  fire(p: ScriptedBase, hook: "onGlobalData", key: string, value: unknown): void;
+  fire(p: ScriptedBase, hook: keyof BaseScript, ...args: unknown[]): void {
+    const s = p.script as unknown as Record<string, ((...a: unknown[]) => unknown) | undefined> | null;
+    const fn = s?.[hook];
+    if (typeof fn !== "function") return;
+    try {
+      const r = fn.apply(s, args);
+      if (r instanceof Promise) r.catch((e) => this.#failed(p, hook, e));
+    } catch (e) {
+      this.#failed(p, hook, e);
+    }
+  }
+
+  #failed(p: ScriptedBase, what: string, e: unknown): void {
+    this.host.log.error(`${p.type.name} ${p.id}.${what} failed: ${(e as Error).stack ?? e}`);
+  }
+
+  /**
+   * Runs base method `method` of `p` with `args`, checked and converted by the declared argument types; resolves with
+   * what it returns. Throws naming the entity and method when either is unknown, the arguments do not match, or there
+   * is no script for it.
+   */
+  async invoke(p: ScriptedBase, method: string, args: unknown[]): Promise<unknown> {
+    const who = `${p.type.name} ${p.id}`;
+    const values = methodArgs(p.type, "base", method, args, who);
+    const fn = (p.script as unknown as Record<string, unknown> | null)?.[method];
+    if (typeof fn !== "function") throw new Error(`${who} has no script for its base method '${method}'`);
+    if (p.loggingOut) throw new Error(`${who} is being destroyed; ${method} was not run`);
+    return await (fn as (...a: unknown[]) => unknown).apply(p.script, values);
+  }
+
+  /** A base method call from another process (baseCall): the base must be here. */
+  async served(id: number, method: string, args: unknown[]): Promise<unknown> {
+    const p = this.host.local(id);
+    if (!p || p.loggingOut) throw new Error(`no base entity ${id} on the baseapp at ${this.host.address}`);
+    return await this.invoke(p, method, args);
+  }
+
+  /** Calls base method `method` of `target`, wherever it is; see BaseEntityApi.callBase. */
+  async callBase(target: number | BaseRef, method: string, args: unknown[]): Promise<unknown> {
+    const id = typeof target === "number" ? target : target?.id;
+    if (!Number.isInteger(id) || id <= 0) throw new Error(`callBase ${method}: ${String(id)} is not an entity id`);
+    const here = this.host.local(id);
+    if (here) return await this.invoke(here, method, args);
+    let address = this.#where.get(id) ?? (typeof target === "object" ? target.address : undefined);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      address ??= await this.#find(id);
+      if (!address) break;
+      try {
+        const ch = await this.#peer(address);
+        return await ch.requestWithin(this.host.callTimeoutMs, BaseScriptMsg.baseCall, id, method, args);
+      } catch (e) {
+        const gone = e instanceof RemoteError && e.message.startsWith(`no base entity ${id} `);
+        if (e instanceof RemoteError && !gone) throw e; // The base answered: its own error.
+        this.#where.delete(id);
+        if (e instanceof RequestTimeoutError) {
+          throw new Error(
+            `${method} on base ${id}: the baseapp at ${address} did not answer within ${this.host.callTimeoutMs} ms`,
+          );
+        }
+        // Not there (restored elsewhere since), or its baseapp is unreachable (died): look again once.
+        address = undefined;
+      }
+    }
+    throw new Error(`${method} on base ${id}: no such base entity on any live baseapp`);
+  }
+
+  /** The channel to the baseapp at `address`; rejects when it cannot be reached within the call timeout. */
+  #peer(address: string): Promise<Channel> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`the baseapp at ${address} could not be reached`)),
+        this.host.callTimeoutMs,
+      );
+    });
+    return Promise.race([this.host.peer(address), late]).finally(() => clearTimeout(timer));
+  }
+
+  /** Asks every other live baseapp whether it holds base `id`. */
+  async #find(id: number): Promise<string | undefined> {
+    const asks = this.host.others().map(async (address) => {
+      const ch = await this.#peer(address);
+      if (!(await ch.requestWithin(this.host.callTimeoutMs, BaseScriptMsg.hasBase, id))) throw new Error("not here");
+      return address;
+    });
+    if (asks.length === 0) return undefined;
+    try {
+      const address = await Promise.any(asks);
+      this.#where.set(id, address);
+      return address;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Asks the cellappmgr for a base-only entity of `type` on the least loaded baseapp. */
+  async createBaseAnywhere(type: string, props: Record<string, unknown>): Promise<BaseRef> {
+    const why = checkGlobalValue(props);
+    if (why || typeof props !== "object" || props === null || Array.isArray(props)) {
+      throw new Error(`createBaseAnywhere ${type}: the properties must be a plain object of plain values (${why})`);
+    }
+    const ch = this.host.mgr();
+    if (!ch) throw new Error(`createBaseAnywhere ${type}: the cellappmgr is not reachable`);
+    const at = await ch.requestWithin(this.host.callTimeoutMs, BaseScriptMsg.createBaseAnywhere, type, props);
+    this.#where.set(at.id, at.address);
+    return at;
+  }
+
+  /** Calls cell method `method` of the cell entity of `p`. */
+  async callCell(p: ScriptedBase, method: string, args: unknown[]): Promise<unknown> {
+    const who = `${p.type.name} ${p.id}`;
+    if (!p.type.hasCell) throw new Error(`${who} has no cell part (its type has no cell)`);
+    if (p.cellState !== "live") throw new Error(`${who}.cell.${method}: there is no cell entity now (${p.cellState})`);
+    try {
+      return await p.routeRequest(BaseScriptMsg.cellCall, p.id, method, args);
+    } catch (e) {
+      if (e instanceof RemoteError) throw e;
+      throw new Error(`${who}.cell.${method}: its cellapp did not answer (${(e as Error).message})`);
+    }
+  }
+}
+
+/** A base entity as its script sees it. */
+class BaseSelf implements BaseEntityApi {
+  readonly cell: CellPart;
+
+  constructor(private readonly p: ScriptedBase, private readonly rt: BaseScriptRuntime) {
+    this.cell = {
+      get exists() {
+        return p.cellState === "live";
+      },
+      call: (method, ...args) => rt.callCell(p, method, args),
+    };
+  }
+
+  get id(): number {
+    return this.p.id;
+  }
+
+  get typeName(): string {
+    return this.p.type.name;
+  }
+
+  get props(): Record<string, unknown> {
+    return this.p.props;
+  }
+
+  get hasClient(): boolean {
+    return this.p.hasClient;
+  }
+
+  get ref(): BaseRef {
+    return { id: this.p.id, address: this.rt.host.address };
+  }
+
+  get globalData(): GlobalData {
+    return this.rt.host.globals;
+  }
+
+  callClient(method: string, ...args: unknown[]): void {
+    this.p.callClient(method, ...args);
+  }
+
+  callBase(target: number | BaseRef, method: string, ...args: unknown[]): Promise<unknown> {
+    return this.rt.callBase(target, method, args);
+  }
+
+  createBaseAnywhere(type: string, props: Record<string, unknown> = {}): Promise<BaseRef> {
+    return this.rt.createBaseAnywhere(type, props);
+  }
+
+  writeToDB(): Promise<void> {
+    return this.p.writeToDB();
+  }
+
+  logout(): Promise<void> {
+    return this.p.logout();
+  }
+
+  destroy(): Promise<void> {
+    return this.p.logout();
+  }
+}
