@@ -1,5 +1,5 @@
 /**
- * Base backups (seed 004): every backup period each base's state
+ * Base backups (docs/faults.md, "Backups"): every backup period each base's state
  * goes to another baseapp, chosen by a hash of its id over the live baseapps
  * (a tenth of the bases every tenth of the period, so the traffic is spread);
  * this baseapp keeps the latest backup of each base others send it, and when

@@ -1,5 +1,5 @@
 /**
- * The latest backup of a base's cell entity (seed 004): what the
+ * The latest backup of a base's cell entity (docs/faults.md, "Backups"): what the
  * cell entity is restored from when its cellapp dies. Only the cellapp holding
  * the real of the epoch speaks for it; the proxy's frame order decides that
  * (client_order.ts), so a backup is ordered like a frame of its epoch.

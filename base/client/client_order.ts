@@ -1,5 +1,5 @@
 /**
- * Ordering a client's traffic across cell changes (seed 000's proxy forwarding). The frames for a client come from
+ * Ordering a client's traffic across cell changes (docs/architecture.md, "Ghosts and hand-overs"). The frames for a client come from
  * the cellapp holding its entity's real; when the real moves cell, the old cellapp's last frames and the new one's
  * first frames travel on different channels, so the new ones may arrive first. Every frame carries the real's epoch
  * (how many times it had moved cell), and the old cellapp sends `cellEntityMoved(fromEpoch)` on its channel right
