@@ -12,6 +12,8 @@ export class Buddies {
   readonly #told = new Map<number, number | null>();
   /** When (Date.now()) each cellapp was last told its buddy. */
   readonly #toldAt = new Map<number, number>();
+  /** The buddy each cellapp had before the one it was last told, if any. */
+  readonly #before = new Map<number, number | null>();
 
   constructor(private readonly registry: Registry, private readonly log: Logger) {}
 
@@ -30,6 +32,7 @@ export class Buddies {
       if (now.has(id)) continue;
       this.#told.delete(id);
       this.#toldAt.delete(id);
+      this.#before.delete(id);
     }
     for (const [id, buddy] of now) {
       // Also "none" to a cellapp never told: after a cellappmgr restart it may still name a buddy that is gone.
@@ -38,6 +41,7 @@ export class Buddies {
       const b = buddy === null ? null : this.registry.members.get(buddy)!;
       try {
         m.channel.send(BackupMsg.setBuddy, b?.id ?? null, b?.address ?? null);
+        this.#before.set(id, this.#told.get(id) ?? null);
         this.#told.set(id, buddy);
         this.#toldAt.set(id, Date.now());
       } catch (e) {
@@ -49,6 +53,11 @@ export class Buddies {
   /** The buddy cellapp `id` was last told, if any. */
   buddyOf(id: number): number | null {
     return this.#told.get(id) ?? null;
+  }
+
+  /** The buddy cellapp `id` had before the one it was last told, if any. */
+  previousOf(id: number): number | null {
+    return this.#before.get(id) ?? null;
   }
 
   /** Ms since cellapp `id` was last told its buddy (Infinity when never). */

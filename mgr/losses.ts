@@ -20,6 +20,8 @@ export interface BuddyState {
   alive: boolean;
   /** Ms since the dead cellapp was told this buddy: a buddy given just now holds few backups or none yet. */
   toldMsAgo: number;
+  /** The buddy it had before this one, if any. */
+  previous?: number | null;
 }
 
 /** What a dead cellapp's buddy was to restore, until it has had the time to. */
@@ -69,7 +71,9 @@ export class Losses {
         dead,
         unbacked,
         `its buddy cellapp ${buddy.id} was given it only ${Math.round(buddy.toldMsAgo)} ms before (its previous ` +
-          `buddy had died) and held no backups of them yet`,
+          `buddy${
+            buddy.previous == null ? "" : `, cellapp ${buddy.previous},`
+          } had died) and held no backups of them yet`,
       );
     }
     const list = this.#pending.get(buddy.id) ?? [];

@@ -80,6 +80,7 @@ export class Membership {
           id: buddy,
           alive: registry.members.get(buddy)?.role === "cellapp",
           toldMsAgo: buddies.toldMsAgo(m.id),
+          previous: buddies.previousOf(m.id),
         },
         unbackedOf(spaces.reportsOf(m.id)),
       );

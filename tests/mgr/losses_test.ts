@@ -62,6 +62,10 @@ Deno.test("a buddy gone first, one given just now, or none: the loss is logged a
     const [buddy, why] of [
       [{ id: 2, alive: false, toldMsAgo: 60_000 }, /on its buddy, cellapp 2, gone before it$/],
       [alive(3, 200), /its buddy cellapp 3 was given it only 200 ms before .* held no backups of them yet$/],
+      [
+        { ...alive(3, 5), previous: 2 },
+        /its buddy cellapp 3 was given it only 5 ms before \(its previous buddy, cellapp 2, had died\)/,
+      ],
       [null, /it had no buddy cellapp to back them up$/],
     ] as const
   ) {
