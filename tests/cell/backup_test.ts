@@ -6,7 +6,7 @@ import type { CellHost } from "../../cell/cell_host.ts";
 import { BackupSender, BuddyStore, restoreFromBackup, restoreNpcsOf } from "../../cell/backup/mod.ts";
 import { CellScript, type CellScriptClass } from "../../core/script.ts";
 import type { CellBackup, SpaceGeometry } from "../../core/wire/mod.ts";
-import { memoryLogger } from "../helpers/log.ts";
+import { memoryLogger } from "../../testing/log.ts";
 
 const Walker = defineEntity({
   name: "Walker",

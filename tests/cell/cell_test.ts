@@ -5,7 +5,7 @@ import { Cell } from "../../cell/cell.ts";
 import type { CellHost } from "../../cell/cell_host.ts";
 import type { Entity } from "../../cell/entity.ts";
 import type { SpaceGeometry } from "../../core/wire/mod.ts";
-import { memoryLogger } from "../helpers/log.ts";
+import { memoryLogger } from "../../testing/log.ts";
 
 const Walker = defineEntity({
   name: "Walker",

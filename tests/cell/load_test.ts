@@ -11,8 +11,8 @@ import type { Entity } from "../../cell/entity.ts";
 import { ENTITY_LOAD_FLOOR, ENTITY_LOAD_TAU_MS, entityBounds, foldLoads } from "../../cell/load/cell_load.ts";
 import { sectionDepth } from "../../cell/load/entity_load.ts";
 import { BOUND_LEVELS, MgrMsg, type SpaceGeometry } from "../../core/wire/mod.ts";
-import { cellsOf } from "../helpers/two_cells.ts";
-import { memoryLogger } from "../helpers/log.ts";
+import { cellsOf } from "../../testing/two_cells.ts";
+import { memoryLogger } from "../../testing/log.ts";
 
 const Npc = defineEntity({ name: "Npc", hasCell: true, properties: {} });
 const registry = createRegistry({ entities: [Npc] });

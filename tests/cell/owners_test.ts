@@ -9,7 +9,7 @@ import { historyOf } from "../../cell/witness/event_history.ts";
 import { frameOf } from "../../cell/witness/frame_arena.ts";
 import { configureSpaceAoI, Witness, WITNESS_DEFAULTS, witnessesOf, witnessOf } from "../../cell/witness/witness.ts";
 import { registry } from "../../entities/mod.ts";
-import { memoryLogger } from "../helpers/log.ts";
+import { memoryLogger } from "../../testing/log.ts";
 
 function makeCell(spaceId: number): Cell {
   let next = spaceId * 1000;

@@ -6,7 +6,7 @@ import type { Entity } from "../../cell/entity.ts";
 import { Witness, type WitnessOptions } from "../../cell/witness/witness.ts";
 import { clientsOf } from "../../cell/witness/witness_clients.ts";
 import { ClientWorld } from "../../client/world.ts";
-import { memoryLogger } from "../helpers/log.ts";
+import { memoryLogger } from "../../testing/log.ts";
 
 const Hero = defineEntity({
   name: "Hero",

@@ -6,7 +6,7 @@ import type { CellHost } from "../../cell/cell_host.ts";
 import type { Entity } from "../../cell/entity.ts";
 import { configureSpaceAoI, Witness, type WitnessOptions } from "../../cell/witness/witness.ts";
 import { ClientWorld } from "../../client/world.ts";
-import { memoryLogger } from "../helpers/log.ts";
+import { memoryLogger } from "../../testing/log.ts";
 
 /** The LoD table of BigWorld's documentation: levels at 20, 100 and 500 m. */
 const Seer = defineEntity({

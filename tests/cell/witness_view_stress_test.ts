@@ -13,7 +13,7 @@ import type { CellHost } from "../../cell/cell_host.ts";
 import type { Entity } from "../../cell/entity.ts";
 import { Witness } from "../../cell/witness/witness.ts";
 import { ClientWorld } from "../../client/world.ts";
-import { memoryLogger } from "../helpers/log.ts";
+import { memoryLogger } from "../../testing/log.ts";
 
 function makeCell(): Cell {
   let next = 1;

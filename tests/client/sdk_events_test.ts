@@ -12,7 +12,7 @@ import type { Entity } from "../../cell/entity.ts";
 import { Witness, type WitnessOptions } from "../../cell/witness/witness.ts";
 import { ClientWorld, type WorldEvents } from "../../client/world.ts";
 import { packedAxisError, positionErrorBound } from "../../client/position.ts";
-import { memoryLogger } from "../helpers/log.ts";
+import { memoryLogger } from "../../testing/log.ts";
 
 const Seer = defineEntity({
   name: "Seer",

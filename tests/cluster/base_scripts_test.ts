@@ -11,11 +11,11 @@ import { baseScripts, registry } from "../../entities/mod.ts";
 import { BaseApp } from "../../base/mod.ts";
 import { backupTarget } from "../../core/wire/mod.ts";
 import { ErrorCode } from "../../core/def/client_protocol.ts";
-import { api, Procs } from "../helpers/procs.ts";
+import { api, Procs } from "../../testing/procs.ts";
 import type { ClusterView } from "../../core/views.ts";
 import { baseConfig, cellReady, startBaseProcess, startCluster } from "../helpers/players.ts";
-import { memoryLogger } from "../helpers/log.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { memoryLogger } from "../../testing/log.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 

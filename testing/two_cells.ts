@@ -4,14 +4,14 @@
  * cellapp 1 with cell 1, "b" cellapp 2 with cell 2). `cellsOf`: any tree, several cells per "cellapp"; messages are
  * routed to the cell they name, by the cellapp's address and the cell id.
  */
-import { Cell } from "../../cell/cell.ts";
-import type { CellHost } from "../../cell/cell_host.ts";
-import type { Entity } from "../../cell/entity.ts";
-import { GHOST_DEFAULTS, type GhostConfig } from "../../cell/borders/ghosts.ts";
-import type { EntityRegistry } from "../../core/def/mod.ts";
-import { type BspNode, cellRects } from "../../core/geo/bsp.ts";
-import { rectFromArray } from "../../core/geo/rect.ts";
-import type { CellScriptClass } from "../../core/script.ts";
+import { Cell } from "../cell/cell.ts";
+import type { CellHost } from "../cell/cell_host.ts";
+import type { Entity } from "../cell/entity.ts";
+import { GHOST_DEFAULTS, type GhostConfig } from "../cell/borders/ghosts.ts";
+import type { EntityRegistry } from "../core/def/mod.ts";
+import { type BspNode, cellRects } from "../core/geo/bsp.ts";
+import { rectFromArray } from "../core/geo/rect.ts";
+import type { CellScriptClass } from "../core/script.ts";
 import {
   CellMsg,
   ChannelClosedError,
@@ -19,8 +19,8 @@ import {
   type MessageDef,
   type SpaceGeometry,
   type SpawnRequest,
-} from "../../core/wire/mod.ts";
-import { spawnInCell } from "../../cell/create_entity.ts";
+} from "../core/wire/mod.ts";
+import { spawnInCell } from "../cell/create_entity.ts";
 import { memoryLogger } from "./log.ts";
 import { type ChaosOptions, Route } from "./route.ts";
 
