@@ -15,3 +15,4 @@ export * from "./wait.ts";
 export * from "./two_cells.ts";
 export * from "./route.ts";
 export * from "./log.ts";
+export * from "./lone_cell.ts";

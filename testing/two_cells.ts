@@ -178,7 +178,7 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
   const host = (address: string): CellHost => ({
     registry,
     scripts: (opts.scripts ?? {}) as Record<string, CellScriptClass>,
-    clientSink: opts.clientSink,
+    clientSink: opts.clientSink ?? (() => undefined),
     log,
     budgetMs: 100,
     newEntityId: () => next++,
@@ -191,9 +191,26 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
       gone.push(cellId);
     },
     cellEntityDestroyed: () => {},
+    // No baseapp and no cellappmgr here: what would go to them is dropped, and what asks them is refused.
+    cellEntityMoved: () => {},
+    entityTeleported: () => {},
+    clientError: () => {},
+    setSpaceSettings: () => Promise.reject(new Error("this cell has no cellappmgr")),
+    // Thrown at once, as createEntity refuses at once what it cannot do.
+    findCell: (spaceId) => {
+      throw new Error(`this harness has no cellappmgr: it cannot reach space ${spaceId}`);
+    },
+    bases: {
+      call: (e, method) =>
+        Promise.reject(new Error(`${e.type.name} ${e.id}.base.${method}: this cell reaches no baseapp`)),
+      createBaseAnywhere: (typeName) =>
+        Promise.reject(new Error(`createBaseAnywhere ${typeName}: this cell reaches no baseapp`)),
+    },
     ghosting: {
       config: { ...GHOST_DEFAULTS, ghostRadius: 20, checkMs: 100, minLifetimeMs: 300, ...cfg },
       address,
+      // Every message goes through the route one by one, never as a record of a ghostSyncs frame.
+      ghostRecord: () => null,
       send: (to, def, ...args) => {
         if (drop(def.name, args)) return;
         const copy = structuredClone(args);
