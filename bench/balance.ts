@@ -11,7 +11,7 @@ import { parseArgs } from "node:util";
 import { figure, giveUpAfter, numberFlag } from "./lib/run.ts";
 import { type PhaseResult, runScene, type SceneOptions, type SceneResult } from "./lib/balance_scene.ts";
 import { hostsPlacement, loopbackPlacement, type Placement } from "./lib/placement.ts";
-import { hostsUnavailable } from "../tests/helpers/hosts.ts";
+import { hostsUnavailable } from "../testing/hosts.ts";
 import { writeResults } from "./results.ts";
 
 /** Runs the benchmark and writes its section of bench/RESULTS.md. */
@@ -107,7 +107,7 @@ Entities listed real on two cellapps in two polls in a row (5 s apart): ${
 
 Cells are added only while the space's cellapps are loaded above --busy-load (0.8 of a core by default)
 and a cellapp that runs none of the space's cells is below 0.5: with 4 cells on 4 cellapps there is none, so
-this scene adds and retires no cell; tests/cluster/balance_test.ts runs that path (thresholds lowered).`;
+this scene adds and retires no cell; the cluster test balance_test.ts runs that path (thresholds lowered).`;
 }
 
 function aoiLabel(r: SceneResult): string {

@@ -6,14 +6,14 @@
  * cellapp past the dead timeout; per fault it reports detection, restore times, entities lost or doubled, bots
  * resumed, and counter progress lost. Writes its section of bench/RESULTS.md. The baseapps share one Deno KV file, or
  * with --db one PostgreSQL database, or with --postgres a PostgreSQL server the bench starts for the run
- * (tests/helpers/postgres.ts; root and Debian's postgresql package); those write the section chaos_postgres.
+ * (testing/postgres.ts; root and Debian's postgresql package); those write the section chaos_postgres.
  * With --hosts: the scene on test hosts with network faults too (lib/chaos_hosts_report.ts has its flags).
  */
 import { parseArgs } from "node:util";
 import { CHAOS_DEFAULTS, type ChaosReport, type FaultKind, runChaos } from "./lib/chaos_run.ts";
 import { writeResults } from "./results.ts";
 import { runHostsBench } from "./lib/chaos_hosts_report.ts";
-import { PgServer, postgresMissing } from "../tests/helpers/postgres.ts";
+import { PgServer, postgresMissing } from "../testing/postgres.ts";
 
 /** Runs the scene and writes its section of bench/RESULTS.md. */
 export async function run(args: string[]): Promise<void> {

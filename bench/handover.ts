@@ -1,6 +1,6 @@
 /**
  * The bytes a client receives because its entity changed cell, measured in process: two cells of one space linked
- * in memory (tests/helpers/two_cells.ts), players with witnesses walking back and forth across the border among
+ * in memory (testing/two_cells.ts), players with witnesses walking back and forth across the border among
  * NPCs, every frame decoded by a client world. Compares each player's bytes in the ticks of a hand-over (the tick
  * it offloads and the next) with its bytes in the other ticks, and counts entities that left and re-entered its
  * view within a hand-over (there should be none).
@@ -9,7 +9,7 @@ import { registry } from "../entities/mod.ts";
 import type { Entity } from "../cell/entity.ts";
 import { configureSpaceAoI, Witness, witnessOf } from "../cell/witness/witness.ts";
 import { ClientWorld } from "../client/world.ts";
-import { twoCellsOf } from "../tests/helpers/two_cells.ts";
+import { twoCellsOf } from "../testing/two_cells.ts";
 
 /** The figures. */
 export interface HandoverFigures {

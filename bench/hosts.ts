@@ -1,7 +1,7 @@
 /**
  * `deno task bench hosts [--cellapps=1,4,16] [--npcs=4000] [--bots=400] [--seconds=20] [--aoi=100,default]
  * [--idle=48] [--kv] [--quick]`: how cost grows as one world is spread over more cellapps, each process on a test host of
- * its own (a network namespace, tests/helpers/hosts.ts), bots on a client host. Per cellapp count N (one cluster
+ * its own (a network namespace, testing/hosts.ts), bots on a client host. Per cellapp count N (one cluster
  * each: a cellappmgr, N cellapps and 4 baseapps on one PostgreSQL server, or each on its own Deno KV with --kv), one 4 km × 4 km space of N cells with the NPCs wandering and the
  * bots walking, at each AoI in turn. Per cellapp: CPU, reals, ghosts per real, bytes per second to other cellapps,
  * offloads per second, tick p99; cluster-wide: the cellappmgr's CPU and bytes, the baseapps' CPU per client. Then
@@ -10,9 +10,9 @@
  */
 import { parseArgs } from "node:util";
 import type { ClusterView, SpaceView } from "../core/views.ts";
-import { parsePromText, samplesOf } from "../tests/helpers/prom_text.ts";
-import { ip } from "../tests/helpers/hosts.ts";
-import { HostsCluster } from "../tests/helpers/hosts_cluster.ts";
+import { parsePromText, samplesOf } from "../testing/prom_text.ts";
+import { ip } from "../testing/hosts.ts";
+import { HostsCluster } from "../testing/hosts_cluster.ts";
 import { cpuSeconds } from "./lib/procs.ts";
 import { figure as f, giveUpAfter, numberFlag } from "./lib/run.ts";
 import { writeResults } from "./results.ts";

@@ -8,32 +8,30 @@
  */
 import { encode } from "@msgpack/msgpack";
 import { parseArgs } from "node:util";
-import { ByteReader, type EntityRegistry } from "../core/def/mod.ts";
+import { ByteReader } from "../core/def/mod.ts";
 import { type AoiMessage, readAoiMessage } from "../core/def/aoi_protocol.ts";
-import { Cell } from "../cell/cell.ts";
-import type { CellHost } from "../cell/cell_host.ts";
+import type { Logger } from "../core/log.ts";
 import type { Entity } from "../cell/entity.ts";
 import { Witness } from "../cell/witness/witness.ts";
 import { ClientWorld } from "../client/world.ts";
 import { registry } from "../entities/mod.ts";
+import { loneCell } from "../testing/lone_cell.ts";
 import { writeResults } from "./results.ts";
 
 const SIZE = 2000, SPEED = 1.5, DT = 100, SAMPLE = 50, WARMUP = 30;
 
-function host(reg: EntityRegistry): CellHost {
-  let next = 1;
+/** A logger that prints only errors: the benchmark's output is its table. */
+function quietLog(): Logger {
   const quiet = () => {};
-  const log = { level: "error", debug: quiet, info: quiet, warn: quiet, error: console.error, child: () => log };
-  return {
-    registry: reg,
-    scripts: {},
-    log,
-    budgetMs: 100,
-    newEntityId: () => next++,
-    requestShutDown: quiet,
-    cellGone: quiet,
-    cellEntityDestroyed: quiet,
-  } as unknown as CellHost;
+  const log: Logger = {
+    level: "error",
+    debug: quiet,
+    info: quiet,
+    warn: quiet,
+    error: console.error,
+    child: () => log,
+  };
+  return log;
 }
 
 /** The message as plain msgpack would carry it. */
@@ -85,11 +83,7 @@ export async function run(args: string[]): Promise<void> {
   });
   const ticks = Number(values.ticks), n = Number(values.entities), nw = Number(values.witnesses);
   const radius = Number(values.radius);
-  const cell = new Cell(
-    host(registry),
-    { spaceId: 1, bounds: [0, 0, SIZE, SIZE], tree: { cell: { id: 1, cellapp: 1 } }, isDefault: true },
-    1,
-  );
+  const { cell } = loneCell({ registry, bounds: [0, 0, SIZE, SIZE], log: quietLog() });
   let seed = 12345;
   const rnd = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
   const ents: Entity[] = [];

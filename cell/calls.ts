@@ -110,9 +110,6 @@ function forward(
   spaceId: number = cell.spaceId,
 ): Promise<unknown> {
   const gh = cell.host.ghosting;
-  if (!gh) {
-    throw new Error(`${method} on entity ${targetId}: its real is on another cellapp, which this cell cannot reach`);
-  }
   return gh.ask(
     address,
     gh.config.callTimeoutMs,

@@ -131,12 +131,12 @@ export class Cell implements EntityHost {
    * by the checks that run every tick or every second.
    */
   updateGeometry(g: SpaceGeometry): void {
-    const radius = g.ghostRadius ?? this.host.ghosting?.config.ghostRadius ?? 0;
+    const radius = g.ghostRadius ?? this.host.ghosting.config.ghostRadius;
     const { layout, mine, ghostAreas } = placeIn(g, this.cellId, this.cellappId, radius);
     this.geometry = g;
     this.layout = layout;
     this.ghostAreas = ghostAreas;
-    this.ghostRadius = this.host.ghosting ? radius : Infinity;
+    this.ghostRadius = radius;
     this.rect = mine ? mine.rect : { minX: 0, minZ: 0, maxX: 0, maxZ: 0 };
     if (this.inTree && !mine) {
       this.host.log.info(
@@ -347,16 +347,12 @@ export class Cell implements EntityHost {
 
   /** A script's awaitable call of a base method of the base of `e`. */
   callBase(e: Entity, method: string, args: unknown[]): Promise<unknown> {
-    const bases = this.host.bases;
-    if (!bases) return Promise.reject(new Error(`${e.type.name} ${e.id}.base.${method}: this cell reaches no baseapp`));
-    return bases.call(e, method, args);
+    return this.host.bases.call(e, method, args);
   }
 
   /** A script asks for a base-only entity; see CellEntityApi.createBaseAnywhere. */
   createBaseAnywhere(typeName: string, props: Record<string, unknown>): Promise<BaseRef> {
-    const bases = this.host.bases;
-    if (!bases) return Promise.reject(new Error(`createBaseAnywhere ${typeName}: this cell reaches no baseapp`));
-    return bases.createBaseAnywhere(typeName, props);
+    return this.host.bases.createBaseAnywhere(typeName, props);
   }
 
   /** Runs (or forwards) a cell method call on `targetId`; see calls.ts. */
@@ -382,7 +378,7 @@ export class Cell implements EntityHost {
   tick(dtMs: number): void {
     this.time += dtMs;
     this.#controllers.run(this.time, dtMs);
-    if (this.host.ghosting && this.time - this.#lastGhostCheck >= this.host.ghosting.config.checkMs) {
+    if (this.time - this.#lastGhostCheck >= this.host.ghosting.config.checkMs) {
       this.#lastGhostCheck = this.time;
       this.borders.checkGhosts();
     }

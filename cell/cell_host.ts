@@ -10,19 +10,22 @@ import type { GhostConfig } from "./borders/ghosts.ts";
 import type { CellAddress } from "./cell_layout.ts";
 import type { Entity } from "./entity.ts";
 
-/** What a cell needs from its cellapp. */
+/**
+ * What a cell needs from its cellapp. Every member is required: the cellapp (cellapp.ts) has them all, and a cell
+ * without a cluster around it gets them from testing/lone_cell.ts, which records what is told and refuses what is asked.
+ */
 export interface CellHost {
   registry: EntityRegistry;
   scripts: Readonly<Record<string, CellScriptClass>>;
   log: Logger;
   /** A fresh, cluster-unique entity id. */
   newEntityId(): number;
-  /** Ghosting between cellapps; a host without it (a lone cell in a test) keeps no ghosts. */
-  ghosting?: GhostHost;
+  /** Ghosting between cellapps (and between cells of this cellapp, through its loopback). */
+  ghosting: GhostHost;
   /** Asks the cellappmgr to shut the space down. */
   requestShutDown(spaceId: number, why: string): void;
-  /** Asks the cellappmgr to change the space's settings; a host without one (a test's lone cell) has none. */
-  setSpaceSettings?(spaceId: number, change: SpaceSettings): Promise<SpaceSettingsView>;
+  /** Asks the cellappmgr to change the space's settings; resolves to those in force. */
+  setSpaceSettings(spaceId: number, change: SpaceSettings): Promise<SpaceSettingsView>;
   /** The cell `cellId` of the space has finished shutting down and can be dropped. */
   cellGone(spaceId: number, cellId: number): void;
   /** Tells the base of `e` that its cell entity is gone. */
@@ -31,21 +34,21 @@ export interface CellHost {
    * Tells the base of `e` that its cell entity now lives on the cellapp at `address`, as epoch `e.epoch + 1`
    * (sent after this cellapp's last frame for its client).
    */
-  cellEntityMoved?(e: Entity, address: string, spaceId?: number): void;
+  cellEntityMoved(e: Entity, address: string, spaceId?: number): void;
   /**
    * Tells the base of `e` that `e` was teleported to where it now is (in `spaceId`), after this cellapp's last frame
    * for its client from where it was: the client is told, the base's speed check starts there.
    */
-  entityTeleported?(e: Entity, spaceId: number, position: Vec3): void;
+  entityTeleported(e: Entity, spaceId: number, position: Vec3): void;
   /** Where the cell of another space containing (x, z) is (for teleports). */
-  findCell?(spaceId: number, x: number, z: number): Promise<CellAddress>;
+  findCell(spaceId: number, x: number, z: number): Promise<CellAddress>;
   /** Where a witness restored here sends its client's frames (through the entity's base); none without a base. */
-  clientSink?(e: Entity): ((frame: Uint8Array) => void) | undefined;
+  clientSink(e: Entity): ((frame: Uint8Array) => void) | undefined;
   /** The client of `e` asked for something the cell refused: tell it (an error reply about client message `about`). */
-  clientError?(e: Entity, code: ErrorCodeValue, about: number, message: string): void;
+  clientError(e: Entity, code: ErrorCodeValue, about: number, message: string): void;
   budgetMs: number;
   /** Base scripts: calls a base method of the base of `e`, and creates base-only entities. */
-  bases?: CellBases;
+  bases: CellBases;
 }
 
 /** What cell scripts reach of the baseapps through their cellapp. */
@@ -67,5 +70,5 @@ export interface GhostHost {
    * The writer to append one ghostSyncs record for the cellapp at `address` to, at once (Channel.record), or null
    * when there is no open channel to it (this cellapp's own address included): then the batch goes as a ghostSync.
    */
-  ghostRecord?(address: string): ByteWriter | null;
+  ghostRecord(address: string): ByteWriter | null;
 }

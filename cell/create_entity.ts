@@ -57,11 +57,9 @@ export function createEntityAt(
       throw new Error(`createEntity: ${spaceId} is not a space id; ${typeName} not made`);
     }
     check(cell, typeName, pos, props);
-    if (!cell.host.findCell) throw new Error(`createEntity: this cell cannot reach space ${spaceId}`);
     target = cell.host.findCell(spaceId, pos.x, pos.z);
   }
   const gh = cell.host.ghosting;
-  if (!gh) throw new Error(`createEntity: this cell cannot reach other cells; ${typeName} not made`);
   const id = cell.host.newEntityId();
   const req: SpawnRequest = {
     spaceId,

@@ -114,7 +114,7 @@ export interface EntityWitness {
 export interface EntityCellapp {
   readonly log: Logger;
   /** The client of `e` asked for something the cell refused: tell it. */
-  clientError?(e: Entity, code: ErrorCodeValue, about: number, message: string): void;
+  clientError(e: Entity, code: ErrorCodeValue, about: number, message: string): void;
 }
 
 /** An entity's whole cell state in one serialised form, its controllers typed. */

@@ -24,7 +24,6 @@ export async function changeSpaceSettings(
   who: string,
 ): Promise<SpaceSettingsView> {
   const host = cell.host;
-  if (!host.setSpaceSettings) throw new Error(`setSpaceSettings by ${who}: this cell has no cellappmgr`);
   const unknown = Object.keys(change).filter((k) => k !== "aoiRadius" && k !== "ghostRadius");
   if (unknown.length > 0) throw new Error(`setSpaceSettings by ${who}: no space setting ${unknown.join(", ")}`);
   const own: SpaceSettings = {};

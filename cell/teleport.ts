@@ -68,17 +68,15 @@ export async function teleport(cell: TeleportCell, e: Entity, pos: Vec3, spaceId
     const { cell: dest, address } = cell.cellAt(pos.x, pos.z);
     if (dest.id === cell.cellId) {
       cell.moveEntity(e, pos.x, pos.y, pos.z);
-      if (e.hasClient && e.baseAddress !== null) cell.host.entityTeleported?.(e, spaceId, pos);
+      if (e.hasClient && e.baseAddress !== null) cell.host.entityTeleported(e, spaceId, pos);
       return;
     }
     if (!address) throw new Error(`teleport: the cellapp of the destination cell is unknown`);
     target = { cell: dest.id, cellapp: dest.cellapp, address };
   } else {
-    if (!cell.host.findCell) throw new Error(`teleport: this cell cannot reach other spaces`);
     target = await cell.host.findCell(spaceId, pos.x, pos.z);
   }
   const gh = cell.host.ghosting;
-  if (!gh) throw new Error(`teleport: this cell cannot reach other cellapps`);
   // The hand-over of an offload, without a ghost at the destination.
   ghostingOf(e);
   cell.borders.sendBatches();
@@ -110,8 +108,8 @@ export async function teleport(cell: TeleportCell, e: Entity, pos: Vec3, spaceId
   cell.borders.noteDeparted(e.id, target, spaceId);
   if (e.baseAddress !== null) {
     // After its last frame from here and before the move marker: in order with this epoch's frames.
-    if (e.hasClient) cell.host.entityTeleported?.(e, spaceId, pos);
-    cell.host.cellEntityMoved?.(e, target.address, spaceId);
+    if (e.hasClient) cell.host.entityTeleported(e, spaceId, pos);
+    cell.host.cellEntityMoved(e, target.address, spaceId);
   }
   for (const run of held) run(target);
 }
@@ -143,7 +141,7 @@ export function receiveTeleport(cell: TeleportCell, state: TeleportState): Entit
   g.seq = g.announcedSeq = state.syncSeq;
   cell.addTeleported(e, s.controllers as ControllerState[]);
   if (state.hadWitness) {
-    const sink = cell.host.clientSink?.(e);
+    const sink = cell.host.clientSink(e);
     if (sink) cell.enableWitness(e, sink);
   }
   return e;

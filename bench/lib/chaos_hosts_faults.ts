@@ -4,9 +4,9 @@
  * and started again. Each is delivered by `deliver` and undone by the `heal` it returns.
  */
 import type { ClusterView } from "../../core/views.ts";
-import type { Host } from "../../tests/helpers/hosts.ts";
-import type { HostsCluster } from "../../tests/helpers/hosts_cluster.ts";
-import type { Proc } from "../../tests/helpers/procs.ts";
+import type { Host } from "../../testing/hosts.ts";
+import type { HostsCluster } from "../../testing/hosts_cluster.ts";
+import type { Proc } from "../../testing/procs.ts";
 
 /** The kinds of fault of the hosts scene. */
 export const HOST_FAULT_KINDS = [

@@ -5,8 +5,8 @@
  * bench/RESULTS.md. Needs root, `ip` and Debian's postgresql package.
  */
 import { parseArgs } from "node:util";
-import { HostsCluster } from "../../tests/helpers/hosts_cluster.ts";
-import { postgresMissing } from "../../tests/helpers/postgres.ts";
+import { HostsCluster } from "../../testing/hosts_cluster.ts";
+import { postgresMissing } from "../../testing/postgres.ts";
 import { writeResults } from "../results.ts";
 import { HOST_FAULT_KINDS, HOST_FAULT_TEXT, type HostFaultKind } from "./chaos_hosts_faults.ts";
 import { HOSTS_CHAOS_DEFAULTS, type HostsChaosReport, PLAYING_WITHIN_MS, runHostsChaos } from "./chaos_hosts.ts";
@@ -90,7 +90,7 @@ export function hostsMarkdown(r: HostsChaosReport): string {
   const s = r.history.summary;
   const found = r.historyText.split("\n").slice(1, 1 + SHOWN).join("\n");
   return `\`deno task bench chaos --hosts\`: every process on a test host of its own (a network namespace,
-tests/helpers/hosts.ts): a cellappmgr, ${o.cellapps} cellapps, ${o.baseapps} baseapps (\`--autosave=1\`) on one
+testing/hosts.ts): a cellappmgr, ${o.cellapps} cellapps, ${o.baseapps} baseapps (\`--autosave=1\`) on one
 PostgreSQL server on another host; one ${o.side} m x ${o.side} m space in ${o.cells} cells with ${o.npcs} NPCs and
 ${o.bots} bots (SDK clients, through the client host, resuming by themselves) raising their counters every
 ${o.raiseEvery} s. One fault after another, each lasting ${o.faultSeconds} s, then healed; the next starts

@@ -6,7 +6,7 @@ import { createRegistry, type EntityRegistry } from "../../core/def/mod.ts";
 import type { BaseScripts } from "../../core/base_script.ts";
 import { defineGame, type Game } from "../../core/game.ts";
 import { Account, Avatar, game as sample, Guild, NPC } from "../../entities/mod.ts";
-import { Marcher, MarcherCell } from "../../tests/fixtures/games/walkers.ts";
+import { Marcher, MarcherCell } from "../../testing/games/walkers.ts";
 
 /** The sample types followed by Marcher: what the bots' SDK decodes with. */
 export const registry: EntityRegistry = createRegistry({ entities: [Account, Avatar, NPC, Guild, Marcher] });

@@ -1,9 +1,9 @@
 /**
  * Where a benchmark's processes run: on this host (loopback), or each on a test host of its own (a network namespace,
- * tests/helpers/hosts.ts) with this process reaching them through forwards from a client host.
+ * testing/hosts.ts) with this process reaching them through forwards from a client host.
  */
 import { spawnSelf } from "../../cli/local_cluster.ts";
-import { Hosts, hostsUnavailable } from "../../tests/helpers/hosts.ts";
+import { Hosts, hostsUnavailable } from "../../testing/hosts.ts";
 import type { SpawnProcess } from "./cluster.ts";
 
 /** How a benchmark starts its processes and reaches what they announce. */

@@ -96,7 +96,6 @@ export class CellBorders {
    */
   checkGhosts(): void {
     const gh = this.cell.host.ghosting;
-    if (!gh) return;
     const cfg = gh.config;
     const now = this.cell.time;
     let created = 0;
@@ -133,7 +132,7 @@ export class CellBorders {
    * their senders knew) are sent on there, for as long as a request may take (offloadTimeoutMs).
    */
   noteDeparted(id: number, to: CellAddress, spaceId: number): void {
-    const until = this.cell.time + (this.cell.host.ghosting?.config.offloadTimeoutMs ?? 0);
+    const until = this.cell.time + this.cell.host.ghosting.config.offloadTimeoutMs;
     this.#departed.set(id, { cell: to.cell, cellapp: to.cellapp, address: to.address, spaceId, until });
   }
 
@@ -150,7 +149,7 @@ export class CellBorders {
   #announce(e: Entity, g: RealGhosting): void {
     g.announcedSeq = g.seq;
     for (const l of g.links.values()) {
-      this.cell.host.ghosting!.send(l.address, CellMsg.ghostSeq, this.cell.spaceId, l.cell, e.id, e.epoch, g.seq);
+      this.cell.host.ghosting.send(l.address, CellMsg.ghostSeq, this.cell.spaceId, l.cell, e.id, e.epoch, g.seq);
     }
   }
 
@@ -191,7 +190,7 @@ export class CellBorders {
 
   #askResync(ghost: Entity): void {
     const info = ghost.ghostInfo!;
-    const gh = this.cell.host.ghosting!;
+    const gh = this.cell.host.ghosting;
     resyncAsked(info, this.cell.time, gh.config);
     this.cell.ghostResyncs++;
     this.cell.host.log.warn(
@@ -203,7 +202,7 @@ export class CellBorders {
 
   #createGhostAt(e: Entity, where: CellAddress): void {
     const g = ghostingOf(e);
-    const gh = this.cell.host.ghosting!;
+    const gh = this.cell.host.ghosting;
     // Batches still queued this tick were not in the state: send them first, numbered, to the existing ghosts.
     this.sendBatchOf(e);
     const link: GhostLink = {
@@ -244,7 +243,7 @@ export class CellBorders {
    * the real went (a real being handed over answers once it settles).
    */
   resyncGhost(id: number, ghostCell: number): void {
-    const gh = this.cell.host.ghosting!;
+    const gh = this.cell.host.ghosting;
     const spaceId = this.cell.spaceId;
     const e = this.cell.entities.get(id);
     if (e?.offloading) {
@@ -300,11 +299,11 @@ export class CellBorders {
     const ops = takeBatch(e);
     if (!ops) return;
     const seq = e.ghosting!.seq;
-    const gh = this.cell.host.ghosting!;
+    const gh = this.cell.host.ghosting;
     // Encoded once, copied into the tick's record for each peer cellapp (ghost_sync_records.ts).
     let encoded: Uint8Array | null = null;
     for (const link of e.ghosting!.links.values()) {
-      const w = gh.ghostRecord?.(link.address) ?? null;
+      const w = gh.ghostRecord(link.address);
       if (w === null) {
         gh.send(link.address, CellMsg.ghostSync, this.cell.spaceId, link.cell, e.id, seq, ops);
         continue;
@@ -322,7 +321,7 @@ export class CellBorders {
     const g = e.ghosting;
     if (!g) return;
     for (const link of g.links.values()) {
-      this.cell.host.ghosting!.send(link.address, CellMsg.deleteGhost, this.cell.spaceId, link.cell, e.id, e.epoch);
+      this.cell.host.ghosting.send(link.address, CellMsg.deleteGhost, this.cell.spaceId, link.cell, e.id, e.epoch);
     }
     g.links.clear();
     this.ghosted.delete(e);
@@ -345,7 +344,7 @@ export class CellBorders {
   receiveHandOverWrites(id: number, writes: FencedWrite[]): void {
     const e = this.cell.entities.get(id);
     if (e) return applyHandOverWrites(this.cell, e, writes);
-    const gh = this.cell.host.ghosting!;
+    const gh = this.cell.host.ghosting;
     const info = this.cell.ghosts.get(id)?.ghostInfo;
     if (info) return gh.send(info.realAddress, CellMsg.handOverWrites, this.cell.spaceId, info.realCell, id, writes);
     const gone = this.#departed.get(id);
@@ -440,7 +439,7 @@ export class CellBorders {
     }
     const ghost = this.cell.ghosts.get(id);
     if (!ghost) return this.#whenGhost(id, () => this.receiveGhostSync(id, seq, ops));
-    if (receiveBatch(ghost, seq, ops, this.cell.time, this.cell.host.ghosting!.config)) this.#askResync(ghost);
+    if (receiveBatch(ghost, seq, ops, this.cell.time, this.cell.host.ghosting.config)) this.#askResync(ghost);
   }
 
   /** The real of ghost `id`, at `epoch`, says its latest batch is `seq`. */

@@ -51,7 +51,7 @@ export function freezeOrphanedGhosts(cell: FrozenGhostsCell): number {
     }
   }
   if (froze > 0) {
-    const timeout = cell.host.ghosting?.config.restoreTimeoutMs ?? 0;
+    const timeout = cell.host.ghosting.config.restoreTimeoutMs;
     cell.host.log.info(
       `space ${cell.spaceId} cell ${cell.cellId}: ${froze} ghost(s) of reals in cells that are gone stay frozen ` +
         `for up to ${timeout} ms, awaiting their restored reals`,

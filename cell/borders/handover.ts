@@ -12,7 +12,7 @@ import { type FencedWrite, HandOverFence, type Offloading } from "./handover_fen
 
 /** What a hand-over needs of the cell of its real. */
 export interface HandOverCell {
-  readonly host: { readonly ghosting?: GhostHost };
+  readonly host: { readonly ghosting: GhostHost };
   moveEntity(e: Entity, x: number, y: number, z: number): void;
   destroyEntity(e: Entity, reason?: string, tellBase?: boolean): void;
 }
@@ -41,7 +41,7 @@ export function settleHandOver(cell: HandOverCell, e: Entity, moved: boolean): O
   }
   const writes = o.fence.close();
   if (writes.length > 0) {
-    cell.host.ghosting!.send(o.address, CellMsg.handOverWrites, o.spaceId, o.cell, e.id, writes);
+    cell.host.ghosting.send(o.address, CellMsg.handOverWrites, o.spaceId, o.cell, e.id, writes);
   }
   return o.held;
 }

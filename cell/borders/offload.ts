@@ -156,7 +156,6 @@ export class CellOffloads {
    */
   check(): void {
     const gh = this.cell.host.ghosting;
-    if (!gh) return;
     const r = this.cell.rect;
     const hysteresis = r.maxX > r.minX && r.maxZ > r.minZ ? gh.config.offloadHysteresis : -1;
     let started = 0;
@@ -174,7 +173,7 @@ export class CellOffloads {
   }
 
   #offload(e: Entity, link: GhostLink): void {
-    const gh = this.cell.host.ghosting!;
+    const gh = this.cell.host.ghosting;
     this.cell.callScript(e, "onLeavingCell");
     // The script may have sent it elsewhere, destroyed it, or made a call it must be here to hear the answer of.
     if (e.offloading || e.destroyed || e.pendingCalls > 0) return;
@@ -194,7 +193,7 @@ export class CellOffloads {
    * sent again (over a new channel) while tries are left; the new cell answers a repeat of one it took at once.
    */
   #send(e: Entity, to: CellAddress, state: OffloadState, tries: number): void {
-    const gh = this.cell.host.ghosting!;
+    const gh = this.cell.host.ghosting;
     gh.ask(to.address, gh.config.offloadTimeoutMs, CellMsg.offload, state).then(
       () => this.#offloaded(e, to, state),
       (err) => {
@@ -211,7 +210,7 @@ export class CellOffloads {
   }
 
   #offloaded(e: Entity, to: CellAddress, state: OffloadState): void {
-    const gh = this.cell.host.ghosting!;
+    const gh = this.cell.host.ghosting;
     const others = [...e.ghosting!.links.values()].filter((l) => l.cell !== to.cell);
     this.cell.offloadsOut++;
     this.cell.entities.delete(e.id);
@@ -226,7 +225,7 @@ export class CellOffloads {
     for (const l of others) {
       gh.send(l.address, CellMsg.realMoved, this.cell.spaceId, l.cell, e.id, to.cellapp, to.address, to.cell, epoch);
     }
-    if (e.baseAddress !== null) this.cell.host.cellEntityMoved?.(e, to.address);
+    if (e.baseAddress !== null) this.cell.host.cellEntityMoved(e, to.address);
     for (const run of held) run(to);
   }
 
@@ -237,7 +236,7 @@ export class CellOffloads {
     );
     // Its ghost there stays a ghost, in step: batches go on to it as to the others (a cell that is gone loses its
     // link at the ghost check, once the geometry no longer has it).
-    e.offloadRetryAt = this.cell.time + this.cell.host.ghosting!.config.checkMs;
+    e.offloadRetryAt = this.cell.time + this.cell.host.ghosting.config.checkMs;
     this.cell.resume(e);
     const held = settleHandOver(this.cell, e, false);
     this.cell.callScript(e, "onStayedInCell");
@@ -306,7 +305,7 @@ export class CellOffloads {
   }
 
   #restoreWitness(e: Entity, state: WitnessState): void {
-    const sink = this.cell.host.clientSink?.(e);
+    const sink = this.cell.host.clientSink(e);
     if (sink) Witness.restore(e, state, sink);
     else this.cell.host.log.warn(`${e.type.name} ${e.id} came with a witness, but this cell cannot reach its client`);
   }

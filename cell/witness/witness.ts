@@ -343,8 +343,7 @@ export class Witness implements SendContext, OwnClientSink, EntityWitness {
     this.stats.badInputs++;
     const host = this.entity.cell.host;
     if (this.opts.onBadInput) this.opts.onBadInput(what);
-    else if (host.clientError) host.clientError(this.entity, ErrorCode.malformed, AOI_MSG.REQUEST_UPDATE, what);
-    else host.log.warn(`witness of ${this.entity.type.name} ${this.entity.id}: ${what}`);
+    else host.clientError(this.entity, ErrorCode.malformed, AOI_MSG.REQUEST_UPDATE, what);
     // Whatever the handler did, entity rows copied before it may be out of date.
     newGeneration();
   }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { VERSION } from "../../core/version.ts";
-import { api, Procs } from "../helpers/procs.ts";
+import { api, Procs } from "../../testing/procs.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 

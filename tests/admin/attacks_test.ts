@@ -4,8 +4,8 @@
  * chunked bodies past the limit, request heads that never end.
  */
 import assert from "node:assert/strict";
-import { within } from "../helpers/wait.ts";
-import { api, isAlive, type Proc, Procs } from "../helpers/procs.ts";
+import { within } from "../../testing/wait.ts";
+import { api, isAlive, type Proc, Procs } from "../../testing/procs.ts";
 import { addressOf, get, rawRequest } from "./raw.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };

@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import type { ClusterView, EntityView, SpaceSummaryView, SpaceView } from "../../core/views.ts";
-import { api, Procs } from "../helpers/procs.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { api, Procs } from "../../testing/procs.ts";
+import { waitFor } from "../../testing/wait.ts";
 import { findChromium } from "../helpers/chromium.ts";
 
 const chromium = findChromium("dashboard_test");

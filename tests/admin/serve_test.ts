@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { type AdminServer, serveAdmin, type ServeOptions } from "../../admin/mod.ts";
-import { waitFor, within } from "../helpers/wait.ts";
+import { waitFor, within } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const encode = (s: string) => new TextEncoder().encode(s);

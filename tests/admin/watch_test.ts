@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import type { SpaceView } from "../../core/views.ts";
-import { api, freePort } from "../helpers/procs.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { api, freePort } from "../../testing/procs.ts";
+import { waitFor } from "../../testing/wait.ts";
 import { RawClient } from "../helpers/ws_frames.ts";
 import { ticket, WatchClient, type WatchCluster, watchCluster, type WatchMessage } from "../helpers/watch.ts";
 

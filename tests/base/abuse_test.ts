@@ -10,8 +10,8 @@ import { ByteWriter } from "../../core/def/bytes.ts";
 import type { Client } from "../../client/mod.ts";
 import { errorsOf, login, startBase, testRegistry } from "./fixtures.ts";
 import { cellReady, seen, startCluster } from "../helpers/players.ts";
-import { Procs } from "../helpers/procs.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { Procs } from "../../testing/procs.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const avatar = testRegistry.get("Avatar");

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { Autosave, type Savable } from "../../base/persist/autosave.ts";
 import { silentLogger } from "../../core/log.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 Deno.test("autosave saves each entity once per period, spread over the period rather than all at once", async () => {
   const periodMs = 500;

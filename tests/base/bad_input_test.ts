@@ -12,8 +12,8 @@ import {
 import type { Client, EntityView } from "../../client/mod.ts";
 import { errorsOf, login, startBase, type TestBase, testRegistry } from "./fixtures.ts";
 import { cellReady, entityAt, seen, waitForPosition } from "../helpers/players.ts";
-import { api } from "../helpers/procs.ts";
-import { waitFor, within } from "../helpers/wait.ts";
+import { api } from "../../testing/procs.ts";
+import { waitFor, within } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const avatar = testRegistry.get("Avatar");

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { BaseBackups } from "../../base/backup/base_backup.ts";
 import { backupTarget, type BaseAppInfo, type BaseBackup } from "../../core/wire/mod.ts";
-import { memoryLogger } from "../helpers/log.ts";
+import { memoryLogger } from "../../testing/log.ts";
 
 const app = (id: number): BaseAppInfo => ({ id, address: `127.0.0.1:${1000 + id}`, clientUrl: `ws://x:${id}/` });
 

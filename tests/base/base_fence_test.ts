@@ -6,10 +6,10 @@
 import assert from "node:assert/strict";
 import { BaseAuthority, heldBackPeers, HeldBackRoute } from "../../base/cluster/base_fence.ts";
 import { CellMsg, Handlers, MgrLease, MgrLink, Peers, readMoves, WireServer } from "../../core/wire/mod.ts";
-import { memoryLogger } from "../helpers/log.ts";
+import { memoryLogger } from "../../testing/log.ts";
 import { playAlong } from "../helpers/fake_member.ts";
 import { startMgr } from "../helpers/mgr.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 

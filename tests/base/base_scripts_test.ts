@@ -13,7 +13,7 @@ import { baseScripts } from "../../entities/mod.ts";
 import { GuildBase } from "../../entities/guild_base.ts";
 import { cellBases } from "../../cell/base_calls.ts";
 import { cellReady } from "../helpers/players.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 

@@ -10,9 +10,9 @@ import { decodePersistentState, encodePersistentState, PropertyContainer } from 
 import { type Client, LoginError } from "../../client/mod.ts";
 import type { ClusterView, SpaceSummaryView } from "../../core/views.ts";
 import { login, startBase, testRegistry } from "./fixtures.ts";
-import { api } from "../helpers/procs.ts";
+import { api } from "../../testing/procs.ts";
 import { cellReady, entityAt, seen, waitForPosition } from "../helpers/players.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const avatar = testRegistry.get("Avatar");

@@ -4,7 +4,7 @@ import { decodeCellBackup } from "../../core/def/mod.ts";
 import { BackupMsg, type CellBackup, dial, Handlers, WireServer } from "../../core/wire/mod.ts";
 import { login, startBase, testRegistry } from "./fixtures.ts";
 import { cellReady, entityAt } from "../helpers/players.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 

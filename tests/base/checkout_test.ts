@@ -9,7 +9,7 @@ import { type CheckoutHolder, Checkouts } from "../../base/persist/checkout.ts";
 import { checkOutRestored } from "../../base/login/checkout_route.ts";
 import { EntityStore, type StoredEntity } from "../../base/persist/storage.ts";
 import type { BaseAppInfo } from "../../core/wire/mod.ts";
-import { PgServer, skipWithoutPostgres } from "../helpers/postgres.ts";
+import { PgServer, skipWithoutPostgres } from "../../testing/postgres.ts";
 
 const holder = (baseapp: number): CheckoutHolder => ({ baseapp, address: `127.0.0.1:${4000 + baseapp}` });
 const entity = (x: number): StoredEntity => ({

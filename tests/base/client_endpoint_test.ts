@@ -3,9 +3,9 @@ import { C2S } from "../../core/def/client_protocol.ts";
 import { Op } from "../../core/ws/frame.ts";
 import { login, startBase } from "./fixtures.ts";
 import { startBaseProcess, startCluster } from "../helpers/players.ts";
-import { Procs } from "../helpers/procs.ts";
+import { Procs } from "../../testing/procs.ts";
 import { RawClient } from "../helpers/ws_frames.ts";
-import { waitFor, within } from "../helpers/wait.ts";
+import { waitFor, within } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const TEN_MIB = 10 * 1024 * 1024;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { ClientFrameOrder } from "../../base/client/client_order.ts";
-import { memoryLogger } from "../helpers/log.ts";
+import { memoryLogger } from "../../testing/log.ts";
 
 const f = (n: number) => new Uint8Array([n]);
 

@@ -3,8 +3,8 @@ import assert from "node:assert/strict";
 import { connect } from "../../client/mod.ts";
 import { registry } from "../../entities/mod.ts";
 import type { ClusterView } from "../../core/views.ts";
-import { api, Procs } from "../helpers/procs.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { api, Procs } from "../../testing/procs.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 

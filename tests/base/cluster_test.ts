@@ -4,8 +4,8 @@ import { decode } from "@msgpack/msgpack";
 import { connect } from "../../client/mod.ts";
 import { registry } from "../../entities/mod.ts";
 import type { ClusterView, SpaceSummaryView } from "../../core/views.ts";
-import { api, Procs } from "../helpers/procs.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { api, Procs } from "../../testing/procs.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 

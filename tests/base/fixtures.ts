@@ -8,8 +8,8 @@ import { BaseApp, type BaseAppOptions } from "../../base/mod.ts";
 import { clientPlacement } from "../../core/placement.ts";
 import { type Client, connect, type Credentials } from "../../client/mod.ts";
 import type { Config } from "../../core/config/mod.ts";
-import { memoryLogger } from "../helpers/log.ts";
-import { Procs } from "../helpers/procs.ts";
+import { memoryLogger } from "../../testing/log.ts";
+import { Procs } from "../../testing/procs.ts";
 import { baseConfig, type LocalCluster, startCluster } from "../helpers/players.ts";
 
 /**

@@ -9,10 +9,10 @@ import { connect, type Credentials } from "../../client/mod.ts";
 import { registry } from "../../entities/mod.ts";
 import { C2S, encodeClientMessage, S2C } from "../../core/def/client_protocol.ts";
 import type { SpaceView } from "../../core/views.ts";
-import { api, Procs } from "../helpers/procs.ts";
+import { api, Procs } from "../../testing/procs.ts";
 import { startBaseProcess, startCluster } from "../helpers/players.ts";
 import { rawLogin, type RawLoginResult, RawWebSocket } from "../helpers/raw_ws.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const ATTACKER = "127.0.0.2";

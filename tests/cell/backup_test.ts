@@ -2,11 +2,11 @@
 import assert from "node:assert/strict";
 import { createRegistry, decodeCellBackup, defineEntity, T } from "../../core/def/mod.ts";
 import { Cell } from "../../cell/cell.ts";
-import type { CellHost } from "../../cell/cell_host.ts";
 import { BackupSender, BuddyStore, restoreFromBackup, restoreNpcsOf } from "../../cell/backup/mod.ts";
 import { CellScript, type CellScriptClass } from "../../core/script.ts";
-import type { CellBackup, SpaceGeometry } from "../../core/wire/mod.ts";
-import { memoryLogger } from "../helpers/log.ts";
+import type { CellBackup } from "../../core/wire/mod.ts";
+import { memoryLogger } from "../../testing/log.ts";
+import { loneCell } from "../../testing/lone_cell.ts";
 
 const Walker = defineEntity({
   name: "Walker",
@@ -16,24 +16,7 @@ const Walker = defineEntity({
 const registry = createRegistry({ entities: [Walker] });
 
 function makeCell(scripts: Record<string, CellScriptClass> = {}): Cell {
-  let next = 1;
-  const host: CellHost = {
-    registry,
-    scripts,
-    log: memoryLogger(),
-    budgetMs: 100,
-    newEntityId: () => next++,
-    requestShutDown: () => {},
-    cellGone: () => {},
-    cellEntityDestroyed: () => {},
-  };
-  const geometry: SpaceGeometry = {
-    spaceId: 5,
-    bounds: [-100, -100, 100, 100],
-    tree: { cell: { id: 1, cellapp: 1 } },
-    isDefault: false,
-  };
-  return new Cell(host, geometry, 1);
+  return loneCell({ registry, scripts, spaceId: 5, bounds: [-100, -100, 100, 100], isDefault: false }).cell;
 }
 
 /** A sender whose backups are recorded as [where, backup], per tick. */

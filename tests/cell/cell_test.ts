@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
-import { CellScript, type CellScriptClass, type EntityRef } from "../../core/script.ts";
+import { CellScript, type EntityRef } from "../../core/script.ts";
 import { Cell } from "../../cell/cell.ts";
-import type { CellHost } from "../../cell/cell_host.ts";
 import type { Entity } from "../../cell/entity.ts";
-import type { SpaceGeometry } from "../../core/wire/mod.ts";
-import { memoryLogger } from "../helpers/log.ts";
+import { memoryLogger } from "../../testing/log.ts";
+import { loneCell } from "../../testing/lone_cell.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const Walker = defineEntity({
   name: "Walker",
@@ -69,27 +69,20 @@ class Recorder extends CellScript {
 }
 
 function makeCell(scripts: Record<string, unknown>, opts: { spaceId?: number; isDefault?: boolean } = {}) {
-  let next = 1;
   const log = memoryLogger();
-  const shutdowns: string[] = [];
-  const gone: number[] = [];
-  const host: CellHost = {
+  const { cell, host } = loneCell({
     registry,
-    scripts: scripts as Record<string, CellScriptClass>,
+    scripts,
     log,
-    budgetMs: 100,
-    newEntityId: () => next++,
-    requestShutDown: (id, why) => void shutdowns.push(`${id}: ${why}`),
-    cellGone: (id) => void gone.push(id),
-    cellEntityDestroyed: () => {},
-  };
-  const geometry: SpaceGeometry = {
     spaceId: opts.spaceId ?? 5,
     bounds: [-100, -100, 100, 100],
-    tree: { cell: { id: 1, cellapp: 1 } },
     isDefault: opts.isDefault ?? false,
-  };
-  return { cell: new Cell(host, geometry, 1), log, shutdowns, gone };
+  });
+  /** The cell's requests to shut its space down, as "space: why". */
+  const shutdowns = () => host.callsOf("requestShutDown").map(([id, why]) => `${id}: ${why}`);
+  /** The spaces whose cell said it is gone. */
+  const gone = () => host.callsOf("cellGone").map(([spaceId]) => spaceId);
+  return { cell, log, shutdowns, gone };
 }
 
 const run = (cell: Cell, ticks: number, dt = 100) => {
@@ -227,23 +220,23 @@ Deno.test("space shutdown: delayed, repeated requests ignored, onSpaceGone then 
   assert.ok(log.lines.some((l) => l.includes("already shutting down")));
   assert.deepEqual(events, [], "nothing happens before the delay");
   const t0 = Date.now();
-  while (gone.length === 0 && Date.now() - t0 < 3000) await new Promise((r) => setTimeout(r, 20));
-  assert.deepEqual(gone, [5]);
+  await waitFor("the cell to be gone", () => gone().length > 0, 3000);
+  assert.deepEqual(gone(), [5]);
   assert.ok(Date.now() - t0 >= 900);
   assert.deepEqual(
     (events as string[]).filter((e) => e.startsWith("gone")).sort(),
     [`gone ${a.id}`, `gone ${b.id}`].sort(),
   );
   assert.equal(cell.entities.size, 0);
-  assert.deepEqual(shutdowns, [], "a cell already shutting down does not ask again");
+  assert.deepEqual(shutdowns(), [], "a cell already shutting down does not ask again");
 
   const other = makeCell({});
   const e = other.cell.createEntity("Walker", { x: 0, y: 0, z: 0 });
   other.cell.destroyEntity(e);
-  assert.deepEqual(other.shutdowns, ["5: the space is empty"]);
+  assert.deepEqual(other.shutdowns(), ["5: the space is empty"]);
   const def = makeCell({}, { spaceId: 1, isDefault: true });
   const d = def.cell.createEntity("Walker", { x: 0, y: 0, z: 0 });
   assert.throws(() => d.destroySpace(), /default space/);
   def.cell.destroyEntity(d);
-  assert.deepEqual(def.shutdowns, [], "the default space never asks to shut down");
+  assert.deepEqual(def.shutdowns(), [], "the default space never asks to shut down");
 });

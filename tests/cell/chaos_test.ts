@@ -1,6 +1,6 @@
 /**
  * The ghost, hand-over and teleport machinery through a route that delays, reorders and duplicates messages
- * (tests/helpers/route.ts), seeded so that a failure replays from its seed. A 4-cell space on 2 "cellapps" (cells 1
+ * (testing/route.ts), seeded so that a failure replays from its seed. A 4-cell space on 2 "cellapps" (cells 1
  * and 4 on "a", 2 and 3 on "b": neighbours on one cellapp talk through its loopback, the others over a channel).
  * Entities walk across the borders; every tick some of them are written to, directly on whichever copy a script
  * could hold (the real, or the old real while its hand-over is in flight) or through calls from other entities;
@@ -15,7 +15,7 @@ import { CellScript } from "../../core/script.ts";
 import { seededRandom } from "../../core/random.ts";
 import type { Cell } from "../../cell/cell.ts";
 import type { Entity } from "../../cell/entity.ts";
-import { cellsOf } from "../helpers/two_cells.ts";
+import { cellsOf } from "../../testing/two_cells.ts";
 
 const MARKS = 400;
 

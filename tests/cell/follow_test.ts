@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
 import { CellScript } from "../../core/script.ts";
 import type { Entity } from "../../cell/entity.ts";
-import { twoCellsOf } from "../helpers/two_cells.ts";
+import { twoCellsOf } from "../../testing/two_cells.ts";
 
 const Walker = defineEntity({
   name: "Walker",

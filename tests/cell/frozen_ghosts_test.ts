@@ -10,7 +10,7 @@ import type { Entity } from "../../cell/entity.ts";
 import { configureSpaceAoI, Witness, witnessOf } from "../../cell/witness/mod.ts";
 import { dropGhost, isFrozen } from "../../cell/borders/frozen_ghosts.ts";
 import { ClientWorld } from "../../client/world.ts";
-import { cellsOf, type ManyCells } from "../helpers/two_cells.ts";
+import { cellsOf, type ManyCells } from "../../testing/two_cells.ts";
 
 const Walker = defineEntity({
   name: "Walker",

@@ -8,7 +8,7 @@ import { buildBsp } from "../../core/geo/bsp.ts";
 import type { Entity } from "../../cell/entity.ts";
 import type { GhostOp } from "../../core/wire/mod.ts";
 import { seededRandom } from "../../core/random.ts";
-import { cellsOf, twoCellsOf } from "../helpers/two_cells.ts";
+import { cellsOf, twoCellsOf } from "../../testing/two_cells.ts";
 
 const Walker = defineEntity({
   name: "Walker",

@@ -5,8 +5,8 @@ import type { Cell } from "../../cell/cell.ts";
 import type { GhostConfig } from "../../cell/borders/ghosts.ts";
 import { ghostStateOf } from "../../cell/borders/ghosts.ts";
 import { offloadStateOf } from "../../cell/borders/offload.ts";
-import { twoCellsOf } from "../helpers/two_cells.ts";
-import type { ChaosOptions } from "../helpers/route.ts";
+import { twoCellsOf } from "../../testing/two_cells.ts";
+import type { ChaosOptions } from "../../testing/route.ts";
 
 const Walker = defineEntity({
   name: "Walker",
@@ -48,7 +48,7 @@ class Counting extends CellScript {
   }
 }
 
-/** The two-cell harness with Walkers, its messages in order or through chaos (tests/helpers/route.ts). */
+/** The two-cell harness with Walkers, its messages in order or through chaos (testing/route.ts). */
 function twoCells(
   cfg: Partial<GhostConfig> = {},
   drop: (def: string, args: unknown[]) => boolean = () => false,

@@ -9,7 +9,7 @@ import { buildBsp } from "../../core/geo/bsp.ts";
 import { CellScript } from "../../core/script.ts";
 import type { Entity } from "../../cell/entity.ts";
 import type { GhostConfig } from "../../cell/borders/ghosts.ts";
-import { cellsOf } from "../helpers/two_cells.ts";
+import { cellsOf } from "../../testing/two_cells.ts";
 
 const Walker = defineEntity({
   name: "Walker",

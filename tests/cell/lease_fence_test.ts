@@ -7,10 +7,10 @@
 import assert from "node:assert/strict";
 import { MgrLease, MgrLink } from "../../core/wire/mod.ts";
 import { Authority } from "../../cell/fence.ts";
-import { memoryLogger } from "../helpers/log.ts";
+import { memoryLogger } from "../../testing/log.ts";
 import { playAlong } from "../helpers/fake_member.ts";
 import { startMgr } from "../helpers/mgr.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 

@@ -4,15 +4,14 @@
  */
 import assert from "node:assert/strict";
 import { createRegistry, defineEntity } from "../../core/def/mod.ts";
-import { CellScript, type CellScriptClass } from "../../core/script.ts";
+import { CellScript } from "../../core/script.ts";
 import { Cell } from "../../cell/cell.ts";
-import type { CellHost } from "../../cell/cell_host.ts";
 import type { Entity } from "../../cell/entity.ts";
 import { ENTITY_LOAD_FLOOR, ENTITY_LOAD_TAU_MS, entityBounds, foldLoads } from "../../cell/load/cell_load.ts";
 import { sectionDepth } from "../../cell/load/entity_load.ts";
-import { BOUND_LEVELS, MgrMsg, type SpaceGeometry } from "../../core/wire/mod.ts";
-import { cellsOf } from "../helpers/two_cells.ts";
-import { memoryLogger } from "../helpers/log.ts";
+import { BOUND_LEVELS, MgrMsg } from "../../core/wire/mod.ts";
+import { cellsOf } from "../../testing/two_cells.ts";
+import { loneCell } from "../../testing/lone_cell.ts";
 
 const Npc = defineEntity({ name: "Npc", hasCell: true, properties: {} });
 const registry = createRegistry({ entities: [Npc] });
@@ -40,24 +39,7 @@ class Watcher extends CellScript {
 }
 
 function oneCell(scripts: Record<string, unknown>): Cell {
-  let next = 1;
-  const host: CellHost = {
-    registry,
-    scripts: scripts as Record<string, CellScriptClass>,
-    log: memoryLogger(),
-    budgetMs: 100,
-    newEntityId: () => next++,
-    requestShutDown: () => {},
-    cellGone: () => {},
-    cellEntityDestroyed: () => {},
-  };
-  const g: SpaceGeometry = {
-    spaceId: 3,
-    bounds: [0, 0, 1000, 1000],
-    tree: { cell: { id: 1, cellapp: 1 } },
-    isDefault: false,
-  };
-  return new Cell(host, g, 1, 1);
+  return loneCell({ registry, scripts, spaceId: 3, bounds: [0, 0, 1000, 1000], isDefault: false }).cell;
 }
 
 Deno.test("a real whose script burns CPU reports a higher load than an idle one", () => {

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
 import { configureSpaceAoI, Witness, witnessOf } from "../../cell/witness/witness.ts";
 import { ClientWorld } from "../../client/world.ts";
-import { twoCellsOf } from "../helpers/two_cells.ts";
+import { twoCellsOf } from "../../testing/two_cells.ts";
 
 const Walker = defineEntity({
   name: "Walker",

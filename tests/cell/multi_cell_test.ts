@@ -8,8 +8,8 @@ import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
 import { buildBsp, cellRects } from "../../core/geo/bsp.ts";
 import { CellScript } from "../../core/script.ts";
 import type { Cell } from "../../cell/cell.ts";
-import { cellsOf } from "../helpers/two_cells.ts";
-import type { ChaosOptions } from "../helpers/route.ts";
+import { cellsOf } from "../../testing/two_cells.ts";
+import type { ChaosOptions } from "../../testing/route.ts";
 
 const Walker = defineEntity({
   name: "Walker",
@@ -38,7 +38,7 @@ class Counting extends CellScript {
   }
 }
 
-/** The 4-cell space, its messages in order or through chaos (tests/helpers/route.ts). */
+/** The 4-cell space, its messages in order or through chaos (testing/route.ts). */
 function fourCells(chaos?: ChaosOptions): ReturnType<typeof cellsOf> {
   const bounds: [number, number, number, number] = [0, 0, 200, 200];
   const tree = buildBsp({ minX: 0, minZ: 0, maxX: 200, maxZ: 200 }, [1, 2, 1, 2]);

@@ -10,7 +10,7 @@ import type { BspNode } from "../../core/geo/bsp.ts";
 import type { Entity } from "../../cell/entity.ts";
 import { configureSpaceAoI, Witness, witnessOf } from "../../cell/witness/witness.ts";
 import { ClientWorld } from "../../client/world.ts";
-import { cellsOf, type ManyCells } from "../helpers/two_cells.ts";
+import { cellsOf, type ManyCells } from "../../testing/two_cells.ts";
 
 const Post = defineEntity({
   name: "Post",

@@ -14,7 +14,7 @@ import type { Cell } from "../../cell/cell.ts";
 import type { Entity } from "../../cell/entity.ts";
 import { configureSpaceAoI, Witness, witnessOf } from "../../cell/witness/witness.ts";
 import { ClientWorld } from "../../client/world.ts";
-import { cellsOf } from "../helpers/two_cells.ts";
+import { cellsOf } from "../../testing/two_cells.ts";
 
 const Marcher = defineEntity({
   name: "Marcher",

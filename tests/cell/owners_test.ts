@@ -3,33 +3,15 @@ import { ByteWriter } from "../../core/def/mod.ts";
 import { resetScratch, scratch } from "../../core/scratch.ts";
 import { beginTick, deferFlush, inTick } from "../../core/wire/outbox.ts";
 import { Cell } from "../../cell/cell.ts";
-import type { CellHost } from "../../cell/cell_host.ts";
 import { enterLoop, sectionDepth } from "../../cell/load/entity_load.ts";
 import { historyOf } from "../../cell/witness/event_history.ts";
 import { frameOf } from "../../cell/witness/frame_arena.ts";
 import { configureSpaceAoI, Witness, WITNESS_DEFAULTS, witnessesOf, witnessOf } from "../../cell/witness/witness.ts";
 import { registry } from "../../entities/mod.ts";
-import { memoryLogger } from "../helpers/log.ts";
+import { loneCell } from "../../testing/lone_cell.ts";
 
 function makeCell(spaceId: number): Cell {
-  let next = spaceId * 1000;
-  // Cast: fields the host grows for other features are not needed here.
-  const host = {
-    registry,
-    scripts: {},
-    log: memoryLogger(),
-    budgetMs: 100,
-    newEntityId: () => next++,
-    requestShutDown: () => {},
-    cellGone: () => {},
-    cellEntityDestroyed: () => {},
-  } as unknown as CellHost;
-  return new Cell(host, {
-    spaceId,
-    bounds: [0, 0, 1000, 1000],
-    tree: { cell: { id: 1, cellapp: 1 } },
-    isDefault: spaceId === 1,
-  }, 1);
+  return loneCell({ registry, spaceId, bounds: [0, 0, 1000, 1000], firstId: spaceId * 1000 }).cell;
 }
 
 Deno.test("two cells of one process share no witness state: each keeps its witnesses, AoI defaults, histories", () => {

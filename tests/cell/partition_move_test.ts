@@ -2,7 +2,7 @@
  * Cells following the balancer's partition moves (docs/architecture.md, "Balancing"): reals a move leaves outside their
  * cell hand over at most maxOffloadsPerTick a tick and end real exactly once, in the right cell; a cell that left the
  * tree hands all its reals over and removes itself; cells of zero width (growing from, or shrinking to, nothing) hold
- * nothing. In-process cells (tests/helpers/two_cells.ts), messages delivered in order.
+ * nothing. In-process cells (testing/two_cells.ts), messages delivered in order.
  */
 import assert from "node:assert/strict";
 import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
@@ -11,7 +11,7 @@ import { CellScript } from "../../core/script.ts";
 import type { Cell } from "../../cell/cell.ts";
 import { GHOST_DEFAULTS } from "../../cell/borders/ghosts.ts";
 import { rectDistanceOutside } from "../../core/geo/rect.ts";
-import { cellsOf, type ManyCells } from "../helpers/two_cells.ts";
+import { cellsOf, type ManyCells } from "../../testing/two_cells.ts";
 
 const Npc = defineEntity({
   name: "Npc",

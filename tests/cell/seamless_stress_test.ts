@@ -11,7 +11,7 @@ import type { BspNode } from "../../core/geo/bsp.ts";
 import type { Entity } from "../../cell/entity.ts";
 import { configureSpaceAoI, Witness, witnessOf } from "../../cell/witness/witness.ts";
 import { ClientWorld } from "../../client/world.ts";
-import { cellsOf } from "../helpers/two_cells.ts";
+import { cellsOf } from "../../testing/two_cells.ts";
 import { seededRandom } from "../../core/random.ts";
 
 const Runner = defineEntity({

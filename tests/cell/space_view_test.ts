@@ -9,7 +9,7 @@ import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
 import { CellScript, type SpaceInfo } from "../../core/script.ts";
 import type { BspNode } from "../../core/geo/bsp.ts";
 import type { Cell } from "../../cell/cell.ts";
-import { cellsOf, type ManyCells } from "../helpers/two_cells.ts";
+import { cellsOf, type ManyCells } from "../../testing/two_cells.ts";
 
 const Probe = defineEntity({
   name: "Probe",

@@ -8,8 +8,8 @@ import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
 import { CellScript } from "../../core/script.ts";
 import { configureSpaceAoI, Witness, witnessOf } from "../../cell/witness/witness.ts";
 import { ClientWorld } from "../../client/world.ts";
-import { type TwoCells, twoCellsOf } from "../helpers/two_cells.ts";
-import type { ChaosOptions } from "../helpers/route.ts";
+import { type TwoCells, twoCellsOf } from "../../testing/two_cells.ts";
+import type { ChaosOptions } from "../../testing/route.ts";
 
 /** The tests below run with messages in order, then through chaos with these seeds. */
 const ROUTES: (ChaosOptions | undefined)[] = [undefined, { seed: 1 }, { seed: 2 }, { seed: 3 }];

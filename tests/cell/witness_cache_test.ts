@@ -1,12 +1,11 @@
 import assert from "node:assert/strict";
 import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
 import { Cell } from "../../cell/cell.ts";
-import type { CellHost } from "../../cell/cell_host.ts";
 import type { Entity } from "../../cell/entity.ts";
 import { Witness, type WitnessOptions } from "../../cell/witness/witness.ts";
 import { clientsOf } from "../../cell/witness/witness_clients.ts";
 import { ClientWorld } from "../../client/world.ts";
-import { memoryLogger } from "../helpers/log.ts";
+import { loneCell } from "../../testing/lone_cell.ts";
 
 const Hero = defineEntity({
   name: "Hero",
@@ -51,23 +50,7 @@ const Marker = defineEntity({
 const registry = createRegistry({ entities: [Hero, Rock, Spawner, Marker] });
 
 function makeCell(): Cell {
-  let next = 1;
-  const host = {
-    registry,
-    scripts: {},
-    log: memoryLogger(),
-    budgetMs: 100,
-    newEntityId: () => next++,
-    requestShutDown: () => {},
-    cellGone: () => {},
-    cellEntityDestroyed: () => {},
-  } as unknown as CellHost;
-  return new Cell(host, {
-    spaceId: 1,
-    bounds: [-5000, -5000, 5000, 5000],
-    tree: { cell: { id: 1, cellapp: 1 } },
-    isDefault: true,
-  }, 1);
+  return loneCell({ registry }).cell;
 }
 
 function attach(e: Entity, opts: WitnessOptions = {}, answer = true) {

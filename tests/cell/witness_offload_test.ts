@@ -9,7 +9,7 @@ import type { Entity } from "../../cell/entity.ts";
 import { historyOf } from "../../cell/witness/event_history.ts";
 import { configureSpaceAoI, Witness, witnessOf } from "../../cell/witness/witness.ts";
 import { ClientWorld } from "../../client/world.ts";
-import { type TwoCells, twoCellsOf } from "../helpers/two_cells.ts";
+import { type TwoCells, twoCellsOf } from "../../testing/two_cells.ts";
 
 const Seer = defineEntity({
   name: "Seer",

@@ -6,11 +6,10 @@
 import assert from "node:assert/strict";
 import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
 import { Cell } from "../../cell/cell.ts";
-import type { CellHost } from "../../cell/cell_host.ts";
 import type { Entity } from "../../cell/entity.ts";
 import { Witness, type WitnessOptions } from "../../cell/witness/witness.ts";
 import { ClientWorld } from "../../client/world.ts";
-import { memoryLogger } from "../helpers/log.ts";
+import { loneCell } from "../../testing/lone_cell.ts";
 
 const Walker = defineEntity({
   name: "Walker",
@@ -22,23 +21,7 @@ const Walker = defineEntity({
 const registry = createRegistry({ entities: [Walker] });
 
 function makeCell(): Cell {
-  let next = 1;
-  const host = {
-    registry,
-    scripts: {},
-    log: memoryLogger(),
-    budgetMs: 100,
-    newEntityId: () => next++,
-    requestShutDown: () => {},
-    cellGone: () => {},
-    cellEntityDestroyed: () => {},
-  } as unknown as CellHost;
-  return new Cell(host, {
-    spaceId: 1,
-    bounds: [-500, -500, 500, 500],
-    tree: { cell: { id: 1, cellapp: 1 } },
-    isDefault: true,
-  }, 1);
+  return loneCell({ registry, bounds: [-500, -500, 500, 500] }).cell;
 }
 
 interface Client {

@@ -7,7 +7,7 @@ import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
 import { CellScript, type WitnessSettings } from "../../core/script.ts";
 import type { Entity } from "../../cell/entity.ts";
 import { configureSpaceAoI, Witness, witnessOf } from "../../cell/witness/witness.ts";
-import { twoCellsOf } from "../helpers/two_cells.ts";
+import { twoCellsOf } from "../../testing/two_cells.ts";
 
 const Seer = defineEntity({
   name: "Seer",

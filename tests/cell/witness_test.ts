@@ -1,12 +1,11 @@
 import assert from "node:assert/strict";
 import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
-import { CellScript, type CellScriptClass } from "../../core/script.ts";
+import { CellScript } from "../../core/script.ts";
 import { Cell } from "../../cell/cell.ts";
-import type { CellHost } from "../../cell/cell_host.ts";
 import type { Entity } from "../../cell/entity.ts";
 import { configureSpaceAoI, Witness, type WitnessOptions } from "../../cell/witness/witness.ts";
 import { ClientWorld } from "../../client/world.ts";
-import { memoryLogger } from "../helpers/log.ts";
+import { loneCell } from "../../testing/lone_cell.ts";
 
 /** The LoD table of BigWorld's documentation: levels at 20, 100 and 500 m. */
 const Seer = defineEntity({
@@ -45,24 +44,7 @@ class Watcher extends CellScript {
 }
 
 function makeCell(scripts: Record<string, unknown> = {}): Cell {
-  let next = 1;
-  // Cast: fields the host grows for other features are not needed here.
-  const host = {
-    registry,
-    scripts: scripts as Record<string, CellScriptClass>,
-    log: memoryLogger(),
-    budgetMs: 100,
-    newEntityId: () => next++,
-    requestShutDown: () => {},
-    cellGone: () => {},
-    cellEntityDestroyed: () => {},
-  } as CellHost;
-  return new Cell(host, {
-    spaceId: 1,
-    bounds: [-5000, -5000, 5000, 5000],
-    tree: { cell: { id: 1, cellapp: 1 } },
-    isDefault: true,
-  }, 1);
+  return loneCell({ registry, scripts }).cell;
 }
 
 function attach(e: Entity, opts: WitnessOptions = {}) {
@@ -183,25 +165,7 @@ Deno.test("a LoD level is entered within its distance and left only beyond dista
     properties: { badge: { type: T.UINT8, flags: "OTHER_CLIENTS", detailLevel: "NEAR" } },
   });
   const reg = createRegistry({ entities: [Lod] });
-  const host = {
-    registry: reg,
-    scripts: {},
-    log: memoryLogger(),
-    budgetMs: 100,
-    newEntityId: (() => {
-      let n = 1;
-      return () => n++;
-    })(),
-    requestShutDown: () => {},
-    cellGone: () => {},
-    cellEntityDestroyed: () => {},
-  } as unknown as CellHost;
-  const cell = new Cell(host, {
-    spaceId: 1,
-    bounds: [-500, -500, 500, 500],
-    tree: { cell: { id: 1, cellapp: 1 } },
-    isDefault: true,
-  }, 1);
+  const { cell } = loneCell({ registry: reg, bounds: [-500, -500, 500, 500] });
   const subject = cell.createEntity("Lod", at(0), { badge: 7 });
   // The observer arrives from afar and stays at 15 m: between 10 and 20 m, where the old rule never gave the level.
   const o = cell.createEntity("Lod", at(0, 40));

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { ConfigError, parseCommand } from "../../core/config/mod.ts";
-import { Procs } from "../helpers/procs.ts";
+import { Procs } from "../../testing/procs.ts";
 
 const noFile = (p: string): string => {
   throw new Error(`no such file ${p}`);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { MoveClock, Walker } from "../../client/bots/bot_walk.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 Deno.test("MoveClock: one timer runs each group once per interval, a tenth of the interval apart, in order", async () => {
   const clock = new MoveClock(50, 5);

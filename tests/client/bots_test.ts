@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { registry } from "../../entities/mod.ts";
 import type { ClusterView } from "../../core/views.ts";
-import { api, Procs } from "../helpers/procs.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { api, Procs } from "../../testing/procs.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const BOTS = fileURLToPath(new URL("../../tools/bots.ts", import.meta.url));

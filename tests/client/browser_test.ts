@@ -9,9 +9,9 @@ import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { connect } from "../../client/mod.ts";
 import { registry } from "../../entities/mod.ts";
 import { buildExample, bundle } from "../../tools/browser.ts";
-import { Procs } from "../helpers/procs.ts";
+import { Procs } from "../../testing/procs.ts";
 import { cellReady, entityAt, seen, startBaseProcess, startCluster } from "../helpers/players.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitFor } from "../../testing/wait.ts";
 import { findChromium } from "../helpers/chromium.ts";
 
 const chromium = findChromium("browser_test");

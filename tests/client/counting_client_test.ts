@@ -7,9 +7,9 @@
 import assert from "node:assert/strict";
 import { type Client, connect } from "../../client/mod.ts";
 import { registry } from "../../entities/mod.ts";
-import { Procs } from "../helpers/procs.ts";
+import { Procs } from "../../testing/procs.ts";
 import { cellReady, seen, startBaseProcess, startCluster } from "../helpers/players.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 

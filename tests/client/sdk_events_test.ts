@@ -5,14 +5,12 @@
  */
 import assert from "node:assert/strict";
 import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
-import type { CellScriptClass } from "../../core/script.ts";
 import { Cell } from "../../cell/cell.ts";
-import type { CellHost } from "../../cell/cell_host.ts";
 import type { Entity } from "../../cell/entity.ts";
 import { Witness, type WitnessOptions } from "../../cell/witness/witness.ts";
 import { ClientWorld, type WorldEvents } from "../../client/world.ts";
 import { packedAxisError, positionErrorBound } from "../../client/position.ts";
-import { memoryLogger } from "../helpers/log.ts";
+import { loneCell } from "../../testing/lone_cell.ts";
 
 const Seer = defineEntity({
   name: "Seer",
@@ -30,23 +28,7 @@ const Seer = defineEntity({
 const registry = createRegistry({ entities: [Seer] });
 
 function makeCell(): Cell {
-  let next = 1;
-  const host = {
-    registry,
-    scripts: {} as Record<string, CellScriptClass>,
-    log: memoryLogger(),
-    budgetMs: 100,
-    newEntityId: () => next++,
-    requestShutDown: () => {},
-    cellGone: () => {},
-    cellEntityDestroyed: () => {},
-  } as CellHost;
-  return new Cell(host, {
-    spaceId: 1,
-    bounds: [-5000, -5000, 5000, 5000],
-    tree: { cell: { id: 1, cellapp: 1 } },
-    isDefault: true,
-  }, 1);
+  return loneCell({ registry }).cell;
 }
 
 function attach(e: Entity, opts: WitnessOptions = {}) {

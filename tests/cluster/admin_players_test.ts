@@ -10,9 +10,9 @@ import { registry } from "../../entities/mod.ts";
 import { EntityStore } from "../../base/persist/storage.ts";
 import { decodePersistentState, PropertyContainer } from "../../core/def/mod.ts";
 import type { ClusterView, EntityInspectView, PlayersView } from "../../core/views.ts";
-import { api, Procs } from "../helpers/procs.ts";
+import { api, Procs } from "../../testing/procs.ts";
 import { cellReady, entityAt, type LocalCluster, startBaseProcess, startCluster, tempDir } from "../helpers/players.ts";
-import { waitFor, within } from "../helpers/wait.ts";
+import { waitFor, within } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const JSON_POST = { method: "POST", headers: { "content-type": "application/json" } };

@@ -9,8 +9,8 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import type { CellAppView, CellEntityView, SpaceView } from "../../core/views.ts";
-import { api, type Proc, Procs } from "../helpers/procs.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { api, type Proc, Procs } from "../../testing/procs.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const JSON_HEADERS = { "content-type": "application/json" };
@@ -19,7 +19,7 @@ const RADII = ["--aoi-radius=20", "--ghost-radius=35"];
 /** The narrowest the cellappmgr makes a cell (its default --min-cell-width). */
 const MIN_WIDTH = 10;
 /** A test game whose Walkers walk to a point and stay, and whose Marchers keep walking, then stop. */
-const GAME = `--game=${fileURLToPath(new URL("../fixtures/games/walkers.ts", import.meta.url))}`;
+const GAME = `--game=${fileURLToPath(new URL("../../testing/games/walkers.ts", import.meta.url))}`;
 
 async function cluster(
   procs: Procs,

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { type Client, connect } from "../../client/mod.ts";
 import { registry } from "../../entities/mod.ts";
 import { EntityStore } from "../../base/persist/storage.ts";
-import { api, Procs } from "../helpers/procs.ts";
+import { api, Procs } from "../../testing/procs.ts";
 import {
   cellEntitiesOf,
   cellReady,
@@ -18,7 +18,7 @@ import {
   startCluster,
   tempDir,
 } from "../helpers/players.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { runBots } from "../../client/bots/mod.ts";
 import { registry } from "../../entities/mod.ts";
-import { Procs } from "../helpers/procs.ts";
+import { Procs } from "../../testing/procs.ts";
 import { startBaseProcess, startCluster } from "../helpers/players.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };

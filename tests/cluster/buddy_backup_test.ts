@@ -6,8 +6,8 @@ import assert from "node:assert/strict";
 import type { CellEntityView } from "../../core/views.ts";
 import { startCluster } from "../helpers/players.ts";
 import { localCellApp } from "../helpers/local_cellapp.ts";
-import { api, Procs } from "../helpers/procs.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { api, Procs } from "../../testing/procs.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 

@@ -3,8 +3,8 @@ import { BaseMsg, CellMsg, type Channel, dial, MgrMsg, WireServer } from "../../
 import { ByteWriter, decodePersistentState, encodeCellBackup, PropertyContainer } from "../../core/def/mod.ts";
 import { registry } from "../../entities/mod.ts";
 import type { CellEntityView, EntityView } from "../../core/views.ts";
-import { api, Procs } from "../helpers/procs.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { api, Procs } from "../../testing/procs.ts";
+import { waitFor } from "../../testing/wait.ts";
 import { playAlong } from "../helpers/fake_member.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };

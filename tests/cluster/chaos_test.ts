@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { CHAOS_DEFAULTS, runChaos } from "../../bench/lib/chaos_run.ts";
-import { within } from "../helpers/wait.ts";
+import { within } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 

@@ -10,7 +10,7 @@ import { type Client, connect } from "../../client/mod.ts";
 import { registry } from "../../entities/mod.ts";
 import { ErrorCode } from "../../core/def/client_protocol.ts";
 import type { ClusterView, PlayersView } from "../../core/views.ts";
-import { api, type Proc, Procs } from "../helpers/procs.ts";
+import { api, type Proc, Procs } from "../../testing/procs.ts";
 import {
   cellEntitiesOf,
   cellReady,
@@ -20,7 +20,7 @@ import {
   startBaseProcess,
   startCluster,
 } from "../helpers/players.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 

@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { startCluster } from "../helpers/players.ts";
 import { localCellApp } from "../helpers/local_cellapp.ts";
-import { Procs } from "../helpers/procs.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { Procs } from "../../testing/procs.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 

@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import type { ClusterView, SpaceView } from "../../core/views.ts";
-import { api, Procs } from "../helpers/procs.ts";
+import { api, Procs } from "../../testing/procs.ts";
 import { startCluster } from "../helpers/players.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const NPCS = 45;

@@ -11,9 +11,9 @@ import { runFuzz } from "../../tools/fuzz/mod.ts";
 import type { ClusterView } from "../../core/views.ts";
 import { connect } from "../../client/mod.ts";
 import { registry } from "../../entities/mod.ts";
-import { api, isAlive, Procs } from "../helpers/procs.ts";
+import { api, isAlive, Procs } from "../../testing/procs.ts";
 import { cellReady, seen } from "../helpers/players.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const SEED = Number(Deno.env.get("FUZZ_SEED") ?? 20261123);

@@ -6,9 +6,9 @@ import assert from "node:assert/strict";
 import { connect } from "../../client/mod.ts";
 import { registry } from "../../entities/mod.ts";
 import type { SpaceView } from "../../core/views.ts";
-import { api, Procs } from "../helpers/procs.ts";
+import { api, Procs } from "../../testing/procs.ts";
 import { cellReady, entityAt, startBaseProcess, startCluster } from "../helpers/players.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 

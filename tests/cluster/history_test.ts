@@ -15,9 +15,9 @@ import {
   type ProcessLog,
   readHistory,
 } from "../../tools/history/mod.ts";
-import { api, type Proc, Procs } from "../helpers/procs.ts";
+import { api, type Proc, Procs } from "../../testing/procs.ts";
 import { cellReady, entityAt, type LocalCluster, startBaseProcess, startCluster, tempDir } from "../helpers/players.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitFor } from "../../testing/wait.ts";
 import { DEFAULT_BACKUP_PERIOD_MS } from "../../cell/backup/mod.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };

@@ -22,8 +22,8 @@ import {
 import type { ClusterView, SpaceSummaryView } from "../../core/views.ts";
 import { login, startBase } from "../base/fixtures.ts";
 import { cellReady, entityAt } from "../helpers/players.ts";
-import { api, Procs } from "../helpers/procs.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { api, Procs } from "../../testing/procs.ts";
+import { waitFor } from "../../testing/wait.ts";
 import { playAlong } from "../helpers/fake_member.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };

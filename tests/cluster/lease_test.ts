@@ -10,10 +10,10 @@ import assert from "node:assert/strict";
 import { type Client, connect } from "../../client/mod.ts";
 import { registry } from "../../entities/mod.ts";
 import type { ClusterView, SpaceSummaryView, SpaceView } from "../../core/views.ts";
-import { type Host, Hosts, hostsUnavailable } from "../helpers/hosts.ts";
-import { api, type Proc, Procs } from "../helpers/procs.ts";
+import { type Host, Hosts, hostsUnavailable } from "../../testing/hosts.ts";
+import { api, type Proc, Procs } from "../../testing/procs.ts";
 import { cellReady, entityAt, startBaseProcess, startCluster } from "../helpers/players.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const why = await hostsUnavailable();

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { ClusterView } from "../../core/views.ts";
-import { api, isAlive as alive, Procs } from "../helpers/procs.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { api, isAlive as alive, Procs } from "../../testing/procs.ts";
+import { waitFor } from "../../testing/wait.ts";
 import { CHILD_V8_FLAGS } from "../../cli/local_cluster.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };

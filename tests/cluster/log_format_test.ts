@@ -6,9 +6,9 @@ import assert from "node:assert/strict";
 import { connect } from "../../client/mod.ts";
 import { registry } from "../../entities/mod.ts";
 import { LOG_LEVELS } from "../../core/log.ts";
-import { type Proc, Procs } from "../helpers/procs.ts";
+import { type Proc, Procs } from "../../testing/procs.ts";
 import { cellReady, startBaseProcess, startCluster } from "../helpers/players.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const JSON_LOGS = ["--log-format=json"];

@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { startCluster } from "../helpers/players.ts";
 import { localCellApp } from "../helpers/local_cellapp.ts";
-import { api, Procs } from "../helpers/procs.ts";
-import { waitFor, within } from "../helpers/wait.ts";
+import { api, Procs } from "../../testing/procs.ts";
+import { waitFor, within } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { ClusterView, ProcessView } from "../../core/views.ts";
-import { api, freePort, type Proc, Procs } from "../helpers/procs.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { api, freePort, type Proc, Procs } from "../../testing/procs.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const cluster = async (admin: string): Promise<ProcessView[]> =>
   ((await api(admin, "/api/cluster")).body as ClusterView).processes;

@@ -19,10 +19,10 @@ import {
 } from "../../core/wire/mod.ts";
 import type { ClusterView, SpaceView } from "../../core/views.ts";
 import { cellReady, startBaseProcess, startCluster } from "../helpers/players.ts";
-import { api, Procs } from "../helpers/procs.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { api, Procs } from "../../testing/procs.ts";
+import { waitFor } from "../../testing/wait.ts";
 import { playAlong } from "../helpers/fake_member.ts";
-import { parsePromText, type PromText, samplesOf, valueOf } from "../helpers/prom_text.ts";
+import { parsePromText, type PromText, samplesOf, valueOf } from "../../testing/prom_text.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 

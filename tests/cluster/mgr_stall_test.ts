@@ -6,11 +6,11 @@
  */
 import assert from "node:assert/strict";
 import type { ClusterView, SpaceView } from "../../core/views.ts";
-import { api, Procs } from "../helpers/procs.ts";
+import { api, Procs } from "../../testing/procs.ts";
 import { cellReady, startBaseProcess, startCluster } from "../helpers/players.ts";
 import { type Client, connect } from "../../client/mod.ts";
 import { registry } from "../../entities/mod.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const NPCS = 200;

@@ -10,7 +10,7 @@ import { registry } from "../../entities/mod.ts";
 import { WITNESS_DEFAULTS } from "../../cell/witness/witness_options.ts";
 import { BaseApp, EntityStore } from "../../base/mod.ts";
 import { decodePersistentState, encodePersistentState, PropertyContainer } from "../../core/def/mod.ts";
-import { api, Procs } from "../helpers/procs.ts";
+import { api, Procs } from "../../testing/procs.ts";
 import type { ClusterView } from "../../core/views.ts";
 import {
   baseConfig,
@@ -22,8 +22,8 @@ import {
   startCluster,
   unseen,
 } from "../helpers/players.ts";
-import { memoryLogger } from "../helpers/log.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { memoryLogger } from "../../testing/log.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const avatar = registry.get("Avatar");

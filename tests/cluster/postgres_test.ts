@@ -8,10 +8,10 @@ import { type Client, connect } from "../../client/mod.ts";
 import { registry } from "../../entities/mod.ts";
 import { EntityStore } from "../../base/persist/storage.ts";
 import { openDb } from "../../core/db/mod.ts";
-import { Procs } from "../helpers/procs.ts";
+import { Procs } from "../../testing/procs.ts";
 import { cellReady, type LocalCluster, startBaseProcess, startCluster, waitForPosition } from "../helpers/players.ts";
-import { PgServer, skipWithoutPostgres } from "../helpers/postgres.ts";
-import { waitFor, within } from "../helpers/wait.ts";
+import { PgServer, skipWithoutPostgres } from "../../testing/postgres.ts";
+import { waitFor, within } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false, ignore: skipWithoutPostgres() };
 

@@ -7,9 +7,9 @@ import assert from "node:assert/strict";
 import { type Client, connect } from "../../client/mod.ts";
 import { registry } from "../../entities/mod.ts";
 import type { CellEntityView, ClusterView, SpaceSummaryView } from "../../core/views.ts";
-import { api, type Proc, Procs } from "../helpers/procs.ts";
+import { api, type Proc, Procs } from "../../testing/procs.ts";
 import { cellReady, startBaseProcess, startCluster, tempDir } from "../helpers/players.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 

@@ -8,7 +8,7 @@ import type { CellEntityView, SpaceView } from "../../core/views.ts";
 import { encodeCellBackup, PropertyContainer } from "../../core/def/mod.ts";
 import { registry } from "../../entities/mod.ts";
 import { startCluster } from "../helpers/players.ts";
-import { api, Procs } from "../helpers/procs.ts";
+import { api, Procs } from "../../testing/procs.ts";
 import { playAlong } from "../helpers/fake_member.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };

@@ -7,8 +7,8 @@ import { decodeCellBackup } from "../../core/def/mod.ts";
 import type { CellEntityView, ClusterView } from "../../core/views.ts";
 import { login, startBase, testRegistry } from "../base/fixtures.ts";
 import { cellReady, entityAt, seen, startCluster } from "../helpers/players.ts";
-import { api, Procs } from "../helpers/procs.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { api, Procs } from "../../testing/procs.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 

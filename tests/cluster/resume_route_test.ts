@@ -8,9 +8,9 @@ import { connect, type ResumeOptions } from "../../client/mod.ts";
 import { registry } from "../../entities/mod.ts";
 import type { ClusterView } from "../../core/views.ts";
 import { backupTarget, type BaseAppInfo } from "../../core/wire/mod.ts";
-import { api, Procs } from "../helpers/procs.ts";
+import { api, Procs } from "../../testing/procs.ts";
 import { cellEntitiesOf, cellReady, startBaseProcess, startCluster } from "../helpers/players.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const secret = "--secret=resume route test";

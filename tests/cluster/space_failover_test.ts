@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { ProcessView, SpaceSummaryView, SpaceView } from "../../core/views.ts";
-import { api, type Proc, Procs } from "../helpers/procs.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { api, type Proc, Procs } from "../../testing/procs.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 

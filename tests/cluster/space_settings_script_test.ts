@@ -10,9 +10,9 @@ import type { SpaceView } from "../../core/views.ts";
 import { CellApp } from "../../cell/cellapp.ts";
 import { cellsOfSpace } from "../../cell/cell_table.ts";
 import { registry } from "../../entities/mod.ts";
-import { api, Procs } from "../helpers/procs.ts";
-import { memoryLogger } from "../helpers/log.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { api, Procs } from "../../testing/procs.ts";
+import { memoryLogger } from "../../testing/log.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 

@@ -6,8 +6,8 @@
 import assert from "node:assert/strict";
 import { dial, MgrMsg, WireServer } from "../../core/wire/mod.ts";
 import type { SpaceView } from "../../core/views.ts";
-import { api, Procs } from "../helpers/procs.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { api, Procs } from "../../testing/procs.ts";
+import { waitFor } from "../../testing/wait.ts";
 import { playAlong } from "../helpers/fake_member.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };

@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 import { parseTickBuckets, readTickBuckets, tickWindow } from "../../bench/lib/tick_window.ts";
 import { budgetMet, sideFor } from "../../bench/capacity.ts";
-import { Procs } from "../helpers/procs.ts";
+import { Procs } from "../../testing/procs.ts";
 import { startCluster } from "../helpers/players.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 

@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { type Db, type DbKey, isDbUnavailable, openDb, openDenoKv, redactUrl, withDbRetry } from "../../core/db/mod.ts";
 import { decodeKey, encodeKey } from "../../core/db/key_codec.ts";
-import { PgServer, skipWithoutPostgres } from "../helpers/postgres.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { PgServer, skipWithoutPostgres } from "../../testing/postgres.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 type Open = () => Promise<Db>;
 /** What a backend does differently (the contract allows it). */

@@ -1,7 +1,7 @@
 /** --db: a PostgreSQL URL instead of --kv; a malformed one, or both given, stops the program with one line. */
 import assert from "node:assert/strict";
 import { ConfigError, parseCommand } from "../../core/config/mod.ts";
-import { Procs } from "../helpers/procs.ts";
+import { Procs } from "../../testing/procs.ts";
 
 const parse = (args: string[], env: Record<string, string> = {}, files: Record<string, string> = {}) => {
   const r = parseCommand(args, env, (p) => files[p]);

@@ -13,9 +13,9 @@ import { ResumeTokens } from "../../base/login/resume_token.ts";
 import { BaseGlobals } from "../../base/entity/global_data.ts";
 import { IdAllocator } from "../../mgr/ids.ts";
 import { loadDrains, saveDrains } from "../../mgr/balance/drains.ts";
-import { memoryLogger } from "../helpers/log.ts";
-import { PgServer, skipWithoutPostgres } from "../helpers/postgres.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { memoryLogger } from "../../testing/log.ts";
+import { PgServer, skipWithoutPostgres } from "../../testing/postgres.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const entity = (x: number, bytes = 16): StoredEntity => ({
   type: "Avatar",

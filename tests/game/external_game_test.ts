@@ -12,8 +12,8 @@ import { join } from "node:path";
 import { parseReady, splitLines } from "../../cli/local_cluster.ts";
 import type { ReadyInfo } from "../../core/process.ts";
 import type { CellEntityView } from "../../core/views.ts";
-import { api, Procs } from "../helpers/procs.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { api, Procs } from "../../testing/procs.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const REPO = fileURLToPath(new URL("../../", import.meta.url));

@@ -3,9 +3,9 @@ import { parseCommand } from "../../core/config/mod.ts";
 import type { ClusterView, ProcessView } from "../../core/views.ts";
 import { CellApp } from "../../cell/mod.ts";
 import { cellScripts, registry } from "../../entities/mod.ts";
-import { memoryLogger } from "./log.ts";
+import { memoryLogger } from "../../testing/log.ts";
 import type { LocalCluster } from "./players.ts";
-import { api } from "./procs.ts";
+import { api } from "../../testing/procs.ts";
 
 /**
  * Starts a cellapp here that joins `cluster` (with the sample game) and resolves once it is registered, with the

@@ -1,7 +1,7 @@
 /** A cellappmgr in the test's own process, on a free loopback port, with the sample game's registry. */
 import { CellAppMgr, type CellAppMgrOptions } from "../../mgr/cellappmgr.ts";
 import { registry } from "../../entities/mod.ts";
-import { memoryLogger } from "./log.ts";
+import { memoryLogger } from "../../testing/log.ts";
 
 /** Starts a cellappmgr with an empty default space, no database and no rejoin window, unless `over` says otherwise. */
 export async function startMgr(over: Partial<CellAppMgrOptions> = {}): Promise<CellAppMgr> {

@@ -7,8 +7,8 @@
 import { type Config, parseCommand } from "../../core/config/mod.ts";
 import type { CellEntityView, ClusterView, EntityView } from "../../core/views.ts";
 import type { Client, EntityView as ClientEntityView } from "../../client/mod.ts";
-import { api, type Proc, type Procs } from "./procs.ts";
-import { waitFor } from "./wait.ts";
+import { api, type Proc, type Procs } from "../../testing/procs.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 /** A cellappmgr with its cellapps, up and with the default space. */
 export interface LocalCluster {

@@ -6,8 +6,8 @@
 import type { CellAppMgr } from "../../mgr/mod.ts";
 import { type AdminServer, createAdminApp, serveAdmin } from "../../admin/mod.ts";
 import { WatchHub, type WatchOptions } from "../../admin/watch.ts";
-import { api, Procs } from "./procs.ts";
-import { waitFor } from "./wait.ts";
+import { api, Procs } from "../../testing/procs.ts";
+import { waitFor } from "../../testing/wait.ts";
 import { startMgr } from "./mgr.ts";
 import { game } from "../../entities/mod.ts";
 

@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { HOSTS_CHAOS_DEFAULTS, runHostsChaos } from "../../bench/lib/chaos_hosts.ts";
-import { HostsCluster } from "../helpers/hosts_cluster.ts";
-import { postgresMissing } from "../helpers/postgres.ts";
-import { within } from "../helpers/wait.ts";
+import { HostsCluster } from "../../testing/hosts_cluster.ts";
+import { postgresMissing } from "../../testing/postgres.ts";
+import { within } from "../../testing/wait.ts";
 
 const why = (await HostsCluster.unavailable()) ?? postgresMissing();
 if (why) console.log(`tests/hosts/chaos_hosts_test.ts skipped: ${why}`);

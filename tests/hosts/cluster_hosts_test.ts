@@ -1,5 +1,5 @@
 /**
- * One cluster over many test hosts (tests/helpers/hosts.ts): a cellappmgr, two cellapps and two baseapps, each in
+ * One cluster over many test hosts (testing/hosts.ts): a cellappmgr, two cellapps and two baseapps, each in
  * its own network namespace bound to that namespace's address, and players connecting through the SDK from a client
  * host of their own. What the cellappmgr announces must be each process's own address, and a player crosses between
  * cells on different cellapps.
@@ -8,10 +8,10 @@ import assert from "node:assert/strict";
 import { type Client, connect } from "../../client/mod.ts";
 import { registry } from "../../entities/mod.ts";
 import type { ClusterView, SpaceView } from "../../core/views.ts";
-import { type Host, Hosts, hostsUnavailable } from "../helpers/hosts.ts";
-import { api, Procs } from "../helpers/procs.ts";
+import { type Host, Hosts, hostsUnavailable } from "../../testing/hosts.ts";
+import { api, Procs } from "../../testing/procs.ts";
 import { cellReady, entityAt, seen, startBaseProcess, startCluster } from "../helpers/players.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const why = await hostsUnavailable();
 if (why) console.log(`tests/hosts skipped: ${why}`);

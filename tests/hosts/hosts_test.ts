@@ -1,21 +1,21 @@
 /**
- * The test-host helper itself (tests/helpers/hosts.ts): hosts reach each other over the bridge and the test reaches
+ * The test-host helper itself (testing/hosts.ts): hosts reach each other over the bridge and the test reaches
  * them through a forward; a cut link and a blackhole route stop what they should; nothing is left behind after a
  * thrown error, a SIGTERM, or (after the next sweep) a SIGKILL.
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { type Host, Hosts, hostsUnavailable, namespaces, rootLinks, underSweepLock } from "../helpers/hosts.ts";
+import { type Host, Hosts, hostsUnavailable, namespaces, rootLinks, underSweepLock } from "../../testing/hosts.ts";
 import { splitLines } from "../../cli/local_cluster.ts";
-import { waitFor, within } from "../helpers/wait.ts";
-import { isAlive } from "../helpers/procs.ts";
+import { waitFor, within } from "../../testing/wait.ts";
+import { isAlive } from "../../testing/procs.ts";
 
 const why = await hostsUnavailable();
 if (why) console.log(`tests/hosts skipped: ${why}`);
 const opts = { ignore: why !== null, sanitizeOps: false, sanitizeResources: false };
 
 const PROBE = fileURLToPath(new URL("./probe.ts", import.meta.url));
-const HOSTS = new URL("../helpers/hosts.ts", import.meta.url).href;
+const HOSTS = new URL("../../testing/hosts.ts", import.meta.url).href;
 
 /** A probe (probe.ts) inside `host`, with its JSON lines. */
 function probe(hosts: Hosts, host: Host, args: string[]): { child: Deno.ChildProcess; next: () => Promise<unknown> } {

@@ -1,5 +1,5 @@
 /**
- * Network faults between real processes on test hosts (tests/helpers/hosts.ts): a cellappmgr, three cellapps and
+ * Network faults between real processes on test hosts (testing/hosts.ts): a cellappmgr, three cellapps and
  * two baseapps, each on a host of its own, with PostgreSQL on another; a space of four cells over the three cellapps
  * with NPCs, and players on both baseapps, connected from a client host. Each fault lasts 10 s and then heals. After
  * each: every NPC and every player is real exactly once, and every player plays again (a raise of its counter comes
@@ -9,10 +9,10 @@ import assert from "node:assert/strict";
 import { type Client, connect } from "../../client/mod.ts";
 import { registry } from "../../entities/mod.ts";
 import type { CellEntityView, ClusterView, SpaceView } from "../../core/views.ts";
-import type { Host } from "../helpers/hosts.ts";
-import { HostsCluster } from "../helpers/hosts_cluster.ts";
-import { postgresMissing } from "../helpers/postgres.ts";
-import { waitFor } from "../helpers/wait.ts";
+import type { Host } from "../../testing/hosts.ts";
+import { HostsCluster } from "../../testing/hosts_cluster.ts";
+import { postgresMissing } from "../../testing/postgres.ts";
+import { waitFor } from "../../testing/wait.ts";
 import { tempDir } from "../helpers/players.ts";
 import { checkHistory, formatReport, readHistory } from "../../tools/history/mod.ts";
 

@@ -4,7 +4,7 @@ import { Registry } from "../../mgr/registry.ts";
 import { Spaces } from "../../mgr/spaces.ts";
 import { buildBsp } from "../../core/geo/bsp.ts";
 import type { SpaceGeometry } from "../../core/wire/mod.ts";
-import { memoryLogger } from "../helpers/log.ts";
+import { memoryLogger } from "../../testing/log.ts";
 
 const bounds = { minX: 0, minZ: 0, maxX: 100, maxZ: 100 };
 

@@ -4,8 +4,8 @@ import assert from "node:assert/strict";
 import type { CellAppMgr } from "../../mgr/cellappmgr.ts";
 import { loadDrains, saveDrains } from "../../mgr/balance/drains.ts";
 import { type Channel, dial, MgrMsg, type RegisterInfo, WireServer } from "../../core/wire/mod.ts";
-import { memoryLogger } from "../helpers/log.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { memoryLogger } from "../../testing/log.ts";
+import { waitFor } from "../../testing/wait.ts";
 import { playAlong } from "../helpers/fake_member.ts";
 import { startMgr } from "../helpers/mgr.ts";
 

@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { type Channel, dial, MgrMsg, ProcMsg, type RegisterInfo, RestoreMsg, WireServer } from "../../core/wire/mod.ts";
-import { memoryLogger } from "../helpers/log.ts";
+import { memoryLogger } from "../../testing/log.ts";
 import { startMgr } from "../helpers/mgr.ts";
-import { waitFor, within } from "../helpers/wait.ts";
+import { waitFor, within } from "../../testing/wait.ts";
 import { playAlong } from "../helpers/fake_member.ts";
 
 /** A member's listening address and the channels it opens to the cellappmgr. */

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { Losses, LOST_WITH_MS, unbackedOf } from "../../mgr/losses.ts";
 import type { CellReport } from "../../core/wire/mod.ts";
-import { memoryLogger } from "../helpers/log.ts";
+import { memoryLogger } from "../../testing/log.ts";
 
 function report(spaceId: number, cellId: number, unbacked: [string, number][]): CellReport {
   return {

@@ -8,7 +8,7 @@ import { Registry } from "../../mgr/registry.ts";
 import { Spaces } from "../../mgr/spaces.ts";
 import type { Channel, SpaceGeometry } from "../../core/wire/mod.ts";
 import { RequestError } from "../../core/views.ts";
-import { memoryLogger } from "../helpers/log.ts";
+import { memoryLogger } from "../../testing/log.ts";
 
 /** What the fake cellapps were sent: [cellapp, message name, geometry]. */
 type Sent = [number, string, SpaceGeometry];

@@ -8,7 +8,7 @@ import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { buildExample } from "../../tools/browser.ts";
 import { haveOpenssl, makeTestCerts } from "../helpers/certs.ts";
 import { findChromium } from "../helpers/chromium.ts";
-import { Procs } from "../helpers/procs.ts";
+import { Procs } from "../../testing/procs.ts";
 
 const chromium = findChromium("tls browser_test");
 const openssl = await haveOpenssl();

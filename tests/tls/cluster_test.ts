@@ -10,8 +10,8 @@ import type { ClusterView } from "../../core/views.ts";
 import { makeProof } from "../../core/wire/secret.ts";
 import { haveOpenssl, makeTestCerts } from "../helpers/certs.ts";
 import { fakeListener } from "../helpers/fake_port.ts";
-import { api, type Proc, Procs } from "../helpers/procs.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { api, type Proc, Procs } from "../../testing/procs.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const openssl = await haveOpenssl();
 if (!openssl) console.log("tls cluster_test: skipped: no openssl command (apt-get install openssl)");

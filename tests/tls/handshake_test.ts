@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { dial, WireServer, type WireTls } from "../../core/wire/mod.ts";
 import { makeProof } from "../../core/wire/secret.ts";
 import { fakeListener, type Welcome } from "../helpers/fake_port.ts";
-import { memoryLogger } from "../helpers/log.ts";
-import { within } from "../helpers/wait.ts";
+import { memoryLogger } from "../../testing/log.ts";
+import { within } from "../../testing/wait.ts";
 import { haveOpenssl, makeTestCerts, type TestCerts } from "../helpers/certs.ts";
 
 const openssl = await haveOpenssl();

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { serveAdmin } from "../../admin/mod.ts";
 import { serveWebSocket } from "../../core/ws/mod.ts";
 import { haveOpenssl, makeTestCerts } from "../helpers/certs.ts";
-import { waitFor, within } from "../helpers/wait.ts";
+import { waitFor, within } from "../../testing/wait.ts";
 
 const openssl = await haveOpenssl();
 if (!openssl) console.log("tls serve_test: skipped: no openssl command (apt-get install openssl)");

@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { ConfigError, readTls } from "../../core/config/mod.ts";
 import { haveOpenssl, makeTestCerts } from "../helpers/certs.ts";
-import { Procs } from "../helpers/procs.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { Procs } from "../../testing/procs.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 const openssl = await haveOpenssl();
 if (!openssl) console.log("tls start_test: skipped: no openssl command (apt-get install openssl)");

@@ -14,8 +14,8 @@ import {
 } from "../../core/wire/mod.ts";
 import { int, str, tuple } from "../../core/wire/check.ts";
 import { PROTOCOL_VERSION } from "../../core/version.ts";
-import { memoryLogger } from "../helpers/log.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { memoryLogger } from "../../testing/log.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 // Test-only messages, in a kind range the product catalog leaves free.
 const tool = ["tool"] as const;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { HeartbeatClock } from "../../core/wire/heartbeats.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 Deno.test("channels of one heartbeat period beat together, on the period's wall-clock multiples", async () => {
   const clock = new HeartbeatClock();

@@ -1,7 +1,7 @@
 /** A cellapp or baseapp bound to every interface tells the others the address the cellappmgr lists it at. */
 import assert from "node:assert/strict";
 import { MgrLink } from "../../core/wire/mod.ts";
-import { memoryLogger } from "../helpers/log.ts";
+import { memoryLogger } from "../../testing/log.ts";
 import { playAlong } from "../helpers/fake_member.ts";
 import { startMgr } from "../helpers/mgr.ts";
 

@@ -3,7 +3,7 @@ import { type Channel, dial, Handlers, message, WireServer } from "../../core/wi
 import { Peers } from "../../core/wire/peers.ts";
 import { int, tuple } from "../../core/wire/check.ts";
 import { silentLogger } from "../../core/log.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 // A kind of its own (the catalog is global), sent between cellapps as members send.
 const Note = message<[number]>(1010, "test.peers.note", tuple(int()), ["cellapp"]);

@@ -17,7 +17,7 @@ import {
 import { bytes, int, tuple } from "../../core/wire/check.ts";
 import { ByteWriter } from "../../core/def/bytes.ts";
 import { MAX_COORD } from "../../core/geo/rect.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitFor } from "../../testing/wait.ts";
 
 // Test-only messages, in a kind range the product catalog leaves free.
 const tool = ["tool"] as const;

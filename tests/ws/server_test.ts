@@ -8,7 +8,7 @@ import {
 } from "../../core/ws/mod.ts";
 import { Op } from "../../core/ws/frame.ts";
 import { RawClient, upgradeRequest } from "../helpers/ws_frames.ts";
-import { waitFor, within } from "../helpers/wait.ts";
+import { waitFor, within } from "../../testing/wait.ts";
 
 const dec = new TextDecoder();
 

@@ -1,10 +1,10 @@
 /**
- * A cluster for benchmarks spread over test hosts (tests/helpers/hosts.ts): the cellappmgr, each cellapp and each
+ * A cluster for benchmarks spread over test hosts (testing/hosts.ts): the cellappmgr, each cellapp and each
  * baseapp in a network namespace of its own, bound to that namespace's address, and a client host from which bots
  * and the benchmark's admin requests come. Everything it started and made is removed when it is disposed.
  */
 import { fileURLToPath } from "node:url";
-import type { ClusterView } from "../../core/views.ts";
+import type { ClusterView } from "../core/views.ts";
 import { type Host, Hosts, hostsUnavailable } from "./hosts.ts";
 import { type Proc, Procs, type StartOptions } from "./procs.ts";
 import { PgServer } from "./postgres.ts";
@@ -12,8 +12,8 @@ import { PgServer } from "./postgres.ts";
 const SECRET = "bench-hosts-secret";
 /** The admin token of every benchmark cluster on hosts. */
 export const ADMIN_TOKEN = "bench-hosts-token";
-const BOTS = fileURLToPath(new URL("../../tools/bots.ts", import.meta.url));
-const CONFIG = fileURLToPath(new URL("../../deno.json", import.meta.url));
+const BOTS = fileURLToPath(new URL("../tools/bots.ts", import.meta.url));
+const CONFIG = fileURLToPath(new URL("../deno.json", import.meta.url));
 
 /** What to start. */
 export interface HostsClusterOptions {

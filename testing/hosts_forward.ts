@@ -5,8 +5,8 @@
  * address. One agent per host serves all its forwards.
  */
 import { fileURLToPath } from "node:url";
-import { splitLines } from "../../cli/local_cluster.ts";
-import { parseAddress } from "../../core/wire/address.ts";
+import { splitLines } from "../cli/local_cluster.ts";
+import { parseAddress } from "../core/wire/address.ts";
 import type { Host } from "./hosts.ts";
 import { within } from "./wait.ts";
 

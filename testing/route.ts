@@ -11,7 +11,7 @@
  * delivered twice. Continuations of answered requests run between deliveries at random, as they do between frames
  * of different reads.
  */
-import { seededRandom } from "../../core/random.ts";
+import { seededRandom } from "../core/random.ts";
 
 /** The chaos to route through. */
 export interface ChaosOptions {

@@ -1,4 +1,4 @@
-import type { Logger, LogLevel } from "../../core/log.ts";
+import type { Logger, LogLevel } from "../core/log.ts";
 
 /** A logger that keeps its lines so a test can assert on what was logged. */
 export function memoryLogger(): Logger & {

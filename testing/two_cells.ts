@@ -4,14 +4,14 @@
  * cellapp 1 with cell 1, "b" cellapp 2 with cell 2). `cellsOf`: any tree, several cells per "cellapp"; messages are
  * routed to the cell they name, by the cellapp's address and the cell id.
  */
-import { Cell } from "../../cell/cell.ts";
-import type { CellHost } from "../../cell/cell_host.ts";
-import type { Entity } from "../../cell/entity.ts";
-import { GHOST_DEFAULTS, type GhostConfig } from "../../cell/borders/ghosts.ts";
-import type { EntityRegistry } from "../../core/def/mod.ts";
-import { type BspNode, cellRects } from "../../core/geo/bsp.ts";
-import { rectFromArray } from "../../core/geo/rect.ts";
-import type { CellScriptClass } from "../../core/script.ts";
+import { Cell } from "../cell/cell.ts";
+import type { CellHost } from "../cell/cell_host.ts";
+import type { Entity } from "../cell/entity.ts";
+import { GHOST_DEFAULTS, type GhostConfig } from "../cell/borders/ghosts.ts";
+import type { EntityRegistry } from "../core/def/mod.ts";
+import { type BspNode, cellRects } from "../core/geo/bsp.ts";
+import { rectFromArray } from "../core/geo/rect.ts";
+import type { CellScriptClass } from "../core/script.ts";
 import {
   CellMsg,
   ChannelClosedError,
@@ -19,8 +19,8 @@ import {
   type MessageDef,
   type SpaceGeometry,
   type SpawnRequest,
-} from "../../core/wire/mod.ts";
-import { spawnInCell } from "../../cell/create_entity.ts";
+} from "../core/wire/mod.ts";
+import { spawnInCell } from "../cell/create_entity.ts";
 import { memoryLogger } from "./log.ts";
 import { type ChaosOptions, Route } from "./route.ts";
 
@@ -178,7 +178,7 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
   const host = (address: string): CellHost => ({
     registry,
     scripts: (opts.scripts ?? {}) as Record<string, CellScriptClass>,
-    clientSink: opts.clientSink,
+    clientSink: opts.clientSink ?? (() => undefined),
     log,
     budgetMs: 100,
     newEntityId: () => next++,
@@ -191,9 +191,26 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
       gone.push(cellId);
     },
     cellEntityDestroyed: () => {},
+    // No baseapp and no cellappmgr here: what would go to them is dropped, and what asks them is refused.
+    cellEntityMoved: () => {},
+    entityTeleported: () => {},
+    clientError: () => {},
+    setSpaceSettings: () => Promise.reject(new Error("this cell has no cellappmgr")),
+    // Thrown at once, as createEntity refuses at once what it cannot do.
+    findCell: (spaceId) => {
+      throw new Error(`this harness has no cellappmgr: it cannot reach space ${spaceId}`);
+    },
+    bases: {
+      call: (e, method) =>
+        Promise.reject(new Error(`${e.type.name} ${e.id}.base.${method}: this cell reaches no baseapp`)),
+      createBaseAnywhere: (typeName) =>
+        Promise.reject(new Error(`createBaseAnywhere ${typeName}: this cell reaches no baseapp`)),
+    },
     ghosting: {
       config: { ...GHOST_DEFAULTS, ghostRadius: 20, checkMs: 100, minLifetimeMs: 300, ...cfg },
       address,
+      // Every message goes through the route one by one, never as a record of a ghostSyncs frame.
+      ghostRecord: () => null,
       send: (to, def, ...args) => {
         if (drop(def.name, args)) return;
         const copy = structuredClone(args);

@@ -4,12 +4,12 @@
  * is disposed, also when the test failed.
  */
 import { fileURLToPath } from "node:url";
-import type { ReadyInfo } from "../../core/process.ts";
-import { PARENT_WATCH_ENV } from "../../core/process.ts";
-import { parseReady, splitLines } from "../../cli/local_cluster.ts";
+import type { ReadyInfo } from "../core/process.ts";
+import { PARENT_WATCH_ENV } from "../core/process.ts";
+import { parseReady, splitLines } from "../cli/local_cluster.ts";
 
-const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
-const CONFIG = fileURLToPath(new URL("../../deno.json", import.meta.url));
+const MAIN = fileURLToPath(new URL("../main.ts", import.meta.url));
+const CONFIG = fileURLToPath(new URL("../deno.json", import.meta.url));
 
 /** A started main.ts process. */
 export interface Proc {

@@ -4,7 +4,7 @@
  * there to `hostname:port`, so the connection reaches the target from this namespace's address. It answers each
  * line with `{"listening": path}` on stdout and exits when stdin ends (its parent is gone).
  */
-import { splitLines } from "../../cli/local_cluster.ts";
+import { splitLines } from "../cli/local_cluster.ts";
 import { closeQuietly, splice } from "./hosts_forward.ts";
 
 /** How long a connection to the target may take before the unix side is closed instead. */
