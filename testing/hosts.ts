@@ -168,14 +168,14 @@ export class Hosts implements AsyncDisposable {
   /** The namespace holding the bridge (the bridge device has the same name). */
   readonly bridge: string;
   readonly #range: string;
-  readonly #forwards: Forwards;
+  readonly #forwards: Forwards<Host>;
   #removed = false;
 
   private constructor(bridge: string, range: string) {
     this.bridge = bridge;
     this.#range = range;
     this.subnet = `${range}.0/24`;
-    this.#forwards = new Forwards((host, args) => this.spawn(host, args, { stdin: "piped", stdout: "piped" }));
+    this.#forwards = new Forwards<Host>((host, args) => this.spawn(host, args, { stdin: "piped", stdout: "piped" }));
   }
 
   /** Sweeps leftovers, makes the bridge and one host per name in `names`. */

@@ -7,8 +7,13 @@
 import { fileURLToPath } from "node:url";
 import { splitLines } from "../cli/local_cluster.ts";
 import { parseAddress } from "../core/wire/address.ts";
-import type { Host } from "./hosts.ts";
 import { within } from "./wait.ts";
+
+/** What a forward needs of a test host (hosts.ts `Host`): its name, for messages, and its namespace. */
+export interface ForwardHost {
+  readonly name: string;
+  readonly ns: string;
+}
 
 const AGENT = fileURLToPath(new URL("./forward_agent.ts", import.meta.url));
 
@@ -61,8 +66,8 @@ interface Agent {
 }
 
 /** The forwards of one group of hosts, ended together. */
-export class Forwards {
-  readonly #spawn: (host: Host, args: string[]) => Deno.ChildProcess;
+export class Forwards<H extends ForwardHost = ForwardHost> {
+  readonly #spawn: (host: H, args: string[]) => Deno.ChildProcess;
   readonly #agents = new Map<string, Agent>();
   readonly #listeners: Deno.Listener[] = [];
   readonly #conns = new Set<Deno.Conn>();
@@ -70,12 +75,12 @@ export class Forwards {
   #count = 0;
 
   /** `spawn` starts a program inside a host's namespace with stdin and stdout piped. */
-  constructor(spawn: (host: Host, args: string[]) => Deno.ChildProcess) {
+  constructor(spawn: (host: H, args: string[]) => Deno.ChildProcess) {
     this.#spawn = spawn;
   }
 
   /** Starts forwarding a loopback port to `target` from `from`; returns `target` with the loopback address. */
-  async open(from: Host, target: string): Promise<string> {
+  async open(from: H, target: string): Promise<string> {
     const t = parseTarget(target);
     this.#dir ??= Deno.makeTempDir({ prefix: "seamless-fwd-" });
     const path = `${await this.#dir}/f${++this.#count}.sock`;
@@ -106,7 +111,7 @@ export class Forwards {
     return t.shown(listener.addr.port);
   }
 
-  #agent(host: Host): Agent {
+  #agent(host: H): Agent {
     let a = this.#agents.get(host.ns);
     if (!a) {
       const child = this.#spawn(host, [Deno.execPath(), "run", "-A", AGENT]);
