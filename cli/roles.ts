@@ -164,11 +164,13 @@ function bind<T>(flag: string, cfg: Config, start: () => T): T {
     if (e instanceof Deno.errors.AddrInUse) {
       return new StartError(
         `${flag}: ${cfg.host}:${cfg.port} is already in use; choose another port (0 picks a free one)`,
+        { cause: e },
       );
     }
     if (e instanceof Deno.errors.AddrNotAvailable) {
       return new StartError(
         `--host: ${cfg.host} is not an address of this machine`,
+        { cause: e },
       );
     }
     return e;

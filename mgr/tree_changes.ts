@@ -100,7 +100,11 @@ export async function setTree(host: TreeHost, space: Space, tree: BspNode): Prom
     host.members.get(a)?.channel.send(CellMsg.updateGeometry, geometry);
   }
   for (const c of before) if (!now.includes(c)) host.log.info(`space ${space.id} no longer uses cellapp ${c}`);
-  if (failed) throw new Error(`a new cell of space ${space.id} could not be made: ${errorText(failed)}`);
+  if (failed) {
+    throw new Error(`a new cell of space ${space.id} could not be made: ${errorText(failed)}`, {
+      cause: failed,
+    });
+  }
 }
 
 /**

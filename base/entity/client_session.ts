@@ -255,7 +255,7 @@ export class ClientSession implements ClientLink {
       for (let i = 0; i < n; i++) r.varint();
       return true;
     } catch (e) {
-      const err = e instanceof ProtocolError ? e : new ProtocolError(ErrorCode.malformed, errorText(e));
+      const err = e instanceof ProtocolError ? e : new ProtocolError(ErrorCode.malformed, errorText(e), { cause: e });
       this.#bad(err.code, AOI_MSG.REQUEST_UPDATE, `bad requestUpdate at byte ${at}: ${err.message}`);
       return false;
     }
