@@ -6,6 +6,7 @@
  * closes a connection that sends its head slowly or never finishes it; Deno's
  * node:http does hand over the socket at "connection", before the head.)
  */
+import { errorText } from "../core/errors.ts";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { Buffer } from "node:buffer";
@@ -207,7 +208,7 @@ function servePlain(fetch: FetchHandler, opts: ServeOptions, encrypted: boolean)
         }
         // A client gone mid-body is no server error; the answer goes nowhere.
         if ((e as { code?: string }).code !== "ECONNRESET") onError(e as Error);
-        return errorBody(500, "internal", (e as Error).message);
+        return errorBody(500, "internal", errorText(e));
       },
     }),
   );

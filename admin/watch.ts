@@ -7,6 +7,7 @@
  * is bounded, and a watcher that reads slowly loses samples: nothing is sent
  * to it while more than `maxBufferedBytes` wait in its socket.
  */
+import { errorText } from "../core/errors.ts";
 import type { Context } from "hono";
 import type { Socket } from "node:net";
 import type { Buffer } from "node:buffer";
@@ -151,7 +152,7 @@ export class WatchHub implements FeedHost {
     try {
       ws = Deno.upgradeWebSocket(c.req.raw, { socket: up.socket, head: up.head, idleTimeout: 30 }).socket;
     } catch (e) {
-      return errorResponse(c, 400, "bad_request", `not a WebSocket handshake: ${(e as Error).message}`);
+      return errorResponse(c, 400, "bad_request", `not a WebSocket handshake: ${errorText(e)}`);
     }
     up.taken = true;
     // The socket was handed to Deno's WebSocket (a copy of its descriptor): the node one goes when it closes.
@@ -222,7 +223,7 @@ export class WatchHub implements FeedHost {
         feed = await openFeed(this, name);
       } catch (e) {
         w.topics.delete(name);
-        return this.#error(w, (e as Error).message, name);
+        return this.#error(w, errorText(e), name);
       }
       // Another watcher may have opened it meanwhile, or this one left or unsubscribed.
       const other = this.#feeds.get(name);

@@ -6,6 +6,7 @@
  * times a second, or counts per square for a crowded cell) and `entity:ID`
  * (its position, cellapp, ghosts and cell properties when they change).
  */
+import { errorText } from "../core/errors.ts";
 import {
   type CellEntityView,
   type ClusterView,
@@ -87,7 +88,7 @@ class Loop {
       try {
         next = await step();
       } catch (e) {
-        console.error(`admin watch: a sample failed: ${(e as Error).stack ?? e}`);
+        console.error(`admin watch: a sample failed: ${errorText(e, { stack: true })}`);
       }
       if (this.#stopped) return;
       this.#timer = setTimeout(run, Math.max(0, (next ?? ms) - (performance.now() - start)));

@@ -5,6 +5,7 @@
  * Deno.upgradeWebSocket, and any other answer (a refusal, a 404) is written
  * back on the socket as plain HTTP before it is closed.
  */
+import { errorText } from "../core/errors.ts";
 import type { IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import type { Buffer } from "node:buffer";
@@ -35,7 +36,7 @@ export async function answerUpgrade(
     const request = new Request(new URL(req.url ?? "/", `${scheme}://upgrade.invalid`), { headers });
     res = await fetch(request, { upgrade: up });
   } catch (e) {
-    res = Response.json({ error: { code: "bad_request", message: (e as Error).message } }, { status: 400 });
+    res = Response.json({ error: { code: "bad_request", message: errorText(e) } }, { status: 400 });
   }
   if (up.taken) return;
   const body = new Uint8Array(await res.arrayBuffer());

@@ -1,3 +1,4 @@
+import { errorText } from "../core/errors.ts";
 import type { Config } from "../core/config/mod.ts";
 import type { Logger } from "../core/log.ts";
 import { type MemberProcess, startMember } from "../core/member_process.ts";
@@ -206,7 +207,7 @@ export class BaseApp implements SessionHost {
           history.unbase(p.id, "removed");
         }
         this.checkouts.release(p.id).catch((e) =>
-          log.warn(`the checkout of entity ${p.id} was not given back: ${(e as Error).message}`, { entity: p.id })
+          log.warn(`the checkout of entity ${p.id} was not given back: ${errorText(e)}`, { entity: p.id })
         );
       },
     };
@@ -236,7 +237,7 @@ export class BaseApp implements SessionHost {
         holdsBase: (id) => this.#entry.holdsBase(id),
         holdsBackupOf: (id) => this.backups.holdsBackupOf(id),
         whereIsBase,
-      }).catch((e) => log.warn(`stale checkouts were not given back: ${(e as Error).message}`));
+      }).catch((e) => log.warn(`stale checkouts were not given back: ${errorText(e)}`));
     };
     this.#entry = new BasePlayerEntry({
       log,
@@ -411,7 +412,7 @@ export class BaseApp implements SessionHost {
     this.#entry.close();
     const outs = [...this.proxies.values()].map((p) =>
       p.logout(`the server is shutting down: ${reason}`).catch((e) =>
-        this.log.error(`logout of ${p.id} failed: ${(e as Error).message}`)
+        this.log.error(`logout of ${p.id} failed: ${errorText(e)}`)
       )
     );
     await Promise.race([

@@ -4,6 +4,7 @@
  * declared dead; what the cellapps say of cell entities goes to the proxy concerned; base script calls, the global
  * store, base backups and the admin's player list and kick go to their parts of the baseapp.
  */
+import { errorText } from "../core/errors.ts";
 import { Throttle } from "../core/log.ts";
 import type { Logger } from "../core/log.ts";
 import {
@@ -106,7 +107,7 @@ export function serveBaseApp(handlers: Handlers, host: BaseHandlersHost): void {
     .on(BaseBackupMsg.baseAppDied, (_ch, id, address) => {
       for (const b of backups.takeOf(address)) {
         host.restore(b, id).catch((e) =>
-          log.error(`${b.type} ${b.entityId} of dead baseapp ${id} not restored: ${(e as Error).message}`)
+          log.error(`${b.type} ${b.entityId} of dead baseapp ${id} not restored: ${errorText(e)}`)
         );
       }
     });

@@ -8,6 +8,7 @@
  * next; the figures go to bench/RESULTS.md and show whether the weights of
  * core/wire/msgpack_limits.ts bound the real cost.
  */
+import { errorText } from "../core/errors.ts";
 import { Decoder } from "@msgpack/msgpack";
 import { FrameReader, FrameWriter, NONE, wireCodec } from "../core/wire/frame.ts";
 import { DEFAULT_MSGPACK_LIMITS, lastScanCost, scanMsgpack } from "../core/wire/msgpack_limits.ts";
@@ -512,7 +513,7 @@ function child(kind: string, name: string, size: number, mode: Measure["mode"]):
   try {
     for (let i = 0; i < copies; i++) values[i] = once(reader);
   } catch (e) {
-    const msg = (e as Error).message;
+    const msg = errorText(e);
     if (mode === "frameReader" && msg.startsWith("frame body refused: ")) refused = msg.slice(20);
     else error = `${(e as Error).name}: ${msg}`;
   }

@@ -6,6 +6,7 @@
  * compared. It prints `{"wire":PORT,"raw":PORT}` on one stdout line once both
  * listen, and exits when its stdin closes (or after ten minutes at most).
  */
+import { errorText } from "../core/errors.ts";
 import { message } from "../core/wire/catalog.ts";
 import { Handlers } from "../core/wire/handlers.ts";
 import { WireServer } from "../core/wire/endpoint.ts";
@@ -102,7 +103,7 @@ async function serveRaw(conn: Deno.TcpConn): Promise<void> {
     if (mode[0] === RawMode.sink) await sink(conn);
     else if (mode[0] === RawMode.echo) await echo(conn);
   } catch (e) {
-    console.error(`wire_peer: raw connection failed: ${(e as Error).message}`);
+    console.error(`wire_peer: raw connection failed: ${errorText(e)}`);
   } finally {
     try {
       conn.close();

@@ -3,6 +3,7 @@
  * baseapp it names, a script asks the cellappmgr for a base-only entity, and a base calls a cell method of its cell
  * entity, which runs on the real wherever it went (calls.ts forwards from a ghost or a departed real).
  */
+import { errorText } from "../core/errors.ts";
 import { BaseScriptMsg, type Channel, type Handlers, RemoteError, sameAddress } from "../core/wire/mod.ts";
 import { checkGlobalValue } from "../core/base_script.ts";
 import type { Cell } from "./cell.ts";
@@ -28,7 +29,8 @@ export function cellBases(host: BaseCallsHost): CellBases {
       } catch (err) {
         if (err instanceof RemoteError) throw err; // The base answered: its own error.
         throw new Error(
-          `${who}: its baseapp at ${address} did not answer within ${host.timeoutMs} ms (${(err as Error).message})`,
+          `${who}: its baseapp at ${address} did not answer within ${host.timeoutMs} ms (${errorText(err)})`,
+          { cause: err },
         );
       }
     },

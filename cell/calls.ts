@@ -4,6 +4,7 @@
  * runs on the entity's real wherever it is (a ghost forwards it, with a
  * promise instead of callbacks).
  */
+import { errorText } from "../core/errors.ts";
 import { ByteReader, methodArgs } from "../core/def/mod.ts";
 import { ErrorCode, type ErrorCodeValue } from "../core/def/client_protocol.ts";
 import { CellMsg, RemoteError } from "../core/wire/mod.ts";
@@ -59,7 +60,7 @@ export function clientCall(
     for (const a of m.args) values.push(a.type.read(r));
   } catch (e) {
     const types = m.args.map((a) => a.type.name).join(", ");
-    return fail(ErrorCode.badArguments, `${who}.${m.name}: arguments do not match (${types}): ${(e as Error).message}`);
+    return fail(ErrorCode.badArguments, `${who}.${m.name}: arguments do not match (${types}): ${errorText(e)}`);
   }
   if (r.remaining > 0) {
     return fail(ErrorCode.badArguments, `${who}.${m.name}: ${r.remaining} bytes left after the declared arguments`);
@@ -68,8 +69,7 @@ export function clientCall(
     target,
     m.name,
     values,
-    (err) =>
-      fail(ErrorCode.serverError, `${who}.${m.name} failed: ${err instanceof Error ? err.message : String(err)}`),
+    (err) => fail(ErrorCode.serverError, `${who}.${m.name} failed: ${errorText(err)}`),
   );
 }
 

@@ -1,3 +1,4 @@
+import { errorText } from "../core/errors.ts";
 import type { Config } from "../core/config/mod.ts";
 import { moveTrace } from "../core/trace.ts";
 import { type Logger, Throttle } from "../core/log.ts";
@@ -489,7 +490,7 @@ export class CellApp {
       (e) => {
         const held = this.#lostLog.take(address);
         if (held !== null) {
-          this.#log.warn(`${def.name} to ${address} lost: ${(e as Error).message}${Throttle.note(held)}`);
+          this.#log.warn(`${def.name} to ${address} lost: ${errorText(e)}${Throttle.note(held)}`);
         }
       },
     );
@@ -540,7 +541,9 @@ export class CellApp {
         try {
           cell.tick(dt);
         } catch (e) {
-          this.#log.error(`tick of cell ${cell.cellId} of space ${cell.spaceId} failed: ${(e as Error).stack ?? e}`);
+          this.#log.error(
+            `tick of cell ${cell.cellId} of space ${cell.spaceId} failed: ${errorText(e, { stack: true })}`,
+          );
         }
         const ms = performance.now() - t0;
         cell.stats.record(t0, ms);
@@ -548,7 +551,7 @@ export class CellApp {
       try {
         this.backups.tick(this.cells.values());
       } catch (e) {
-        this.#log.error(`cell backups failed: ${(e as Error).stack ?? e}`);
+        this.#log.error(`cell backups failed: ${errorText(e, { stack: true })}`);
       }
     } finally {
       endTick();
@@ -571,7 +574,7 @@ export class CellApp {
       for (const c of this.cells.values()) c.recheckShutDown();
     } catch (e) {
       // A figure out of range would get this cellapp dropped; the report is skipped and the cause logged.
-      this.#log.error(`load report not sent: ${(e as Error).message}`);
+      this.#log.error(`load report not sent: ${errorText(e)}`);
     }
   }
 

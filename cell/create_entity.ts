@@ -5,6 +5,7 @@
  * message the cellappmgr spawns with (CellMsg.spawn) and an id this cellapp
  * hands out.
  */
+import { errorText } from "../core/errors.ts";
 import { PropertyContainer } from "../core/def/mod.ts";
 import { MAX_COORD, withinWorld } from "../core/geo/rect.ts";
 import type { Vec3 } from "../core/script.ts";
@@ -74,7 +75,7 @@ export function createEntityAt(
   const failed = (e: unknown) =>
     cell.host.log.warn(
       `createEntity from space ${cell.spaceId} cell ${cell.cellId}: ${typeName} ${id} ${where} was not made: ` +
-        (e as Error).message,
+        errorText(e),
       { entity: id, space: spaceId },
     );
   const send = (t: CellAddress) =>

@@ -8,6 +8,7 @@
  * (it takes the new base's address and its place) instead of refused as a
  * duplicate. An orphan nobody adopts within the timeout is destroyed.
  */
+import { errorText } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import type { CellEntitySpec } from "../core/wire/mod.ts";
 import type { Cell } from "./cell.ts";
@@ -164,7 +165,7 @@ export class Orphans {
       await this.host.dial(address);
       return null;
     } catch (err) {
-      return (err as Error).message;
+      return errorText(err);
     }
   }
 

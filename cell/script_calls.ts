@@ -2,6 +2,7 @@
  * Calling an entity's cell script: each callback charged to its entity's CPU (cell/load/), and what it throws,
  * now or later, contained: logged and counted, or handed to the client that asked.
  */
+import { errorText } from "../core/errors.ts";
 import type { CellHost } from "./cell_host.ts";
 import type { Entity } from "./entity.ts";
 import { enterEntity, leaveEntity } from "./load/entity_load.ts";
@@ -77,6 +78,6 @@ export function callForClient(
 
 function scriptFailed(cell: ScriptCell, e: Entity, where: string, err: unknown): void {
   cell.scriptErrors++;
-  const msg = err instanceof Error ? (err.stack ?? err.message) : String(err);
+  const msg = errorText(err, { stack: true });
   cell.host.log.error(`script error in ${e.type.name} ${e.id} (space ${cell.spaceId}) ${where}: ${msg}`);
 }

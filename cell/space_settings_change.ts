@@ -2,6 +2,7 @@
  * A script asks for its space's settings to change: checked here first, so that nothing the wire check would refuse
  * (and drop the channel for) is sent, then the cellappmgr checks and spreads it.
  */
+import { errorText } from "../core/errors.ts";
 import {
   type SpaceSettings,
   spaceSettingsError,
@@ -34,6 +35,6 @@ export async function changeSpaceSettings(
   try {
     return await host.setSpaceSettings(cell.spaceId, own);
   } catch (e) {
-    throw new Error(`setSpaceSettings by ${who}: ${(e as Error).message}`);
+    throw new Error(`setSpaceSettings by ${who}: ${errorText(e)}`, { cause: e });
   }
 }

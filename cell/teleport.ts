@@ -9,6 +9,7 @@
  * its base hears where it landed (its client gets a forced position, its
  * speed check starts there).
  */
+import { errorText } from "../core/errors.ts";
 import { decodeCellBackup } from "../core/def/mod.ts";
 import type { Vec3 } from "../core/script.ts";
 import { CellMsg, type TeleportState } from "../core/wire/mod.ts";
@@ -98,7 +99,9 @@ export async function teleport(cell: TeleportCell, e: Entity, pos: Vec3, spaceId
     cell.resume(e);
     const held = settleHandOver(cell, e, false);
     for (const run of held) run(null);
-    throw new Error(`teleport of ${e.type.name} ${e.id} failed; it stays where it was: ${(err as Error).message}`);
+    throw new Error(`teleport of ${e.type.name} ${e.id} failed; it stays where it was: ${errorText(err)}`, {
+      cause: err,
+    });
   } finally {
     e.teleporting = false;
   }

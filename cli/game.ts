@@ -2,6 +2,7 @@
  * Loads the game a process runs: the module `--game` names, or the sample
  * game in entities/ without it. Both go through the same checks.
  */
+import { errorText } from "../core/errors.ts";
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { checkGame, type Game, GameError } from "../core/game.ts";
@@ -28,8 +29,8 @@ export async function loadGame(path: string | null): Promise<Game> {
     let info: Deno.FileInfo;
     try {
       info = await Deno.stat(file);
-    } catch {
-      throw new GameLoadError(`${where}: no such file`);
+    } catch (e) {
+      throw new GameLoadError(`${where}: no such file`, { cause: e });
     }
     if (!info.isFile) throw new GameLoadError(`${where}: not a file (name the game's module, e.g. mod.ts)`);
   }
@@ -38,7 +39,7 @@ export async function loadGame(path: string | null): Promise<Game> {
     // The sample's specifier is a literal so that `deno compile` bundles it.
     mod = file === null ? await import("../entities/mod.ts") : await import(pathToFileURL(file).href);
   } catch (e) {
-    throw new GameLoadError(`${where}: cannot load the module: ${oneLine((e as Error).message)}`);
+    throw new GameLoadError(`${where}: cannot load the module: ${oneLine(errorText(e))}`, { cause: e });
   }
   const game = mod.game ?? mod.default;
   if (game === undefined) {
@@ -47,7 +48,7 @@ export async function loadGame(path: string | null): Promise<Game> {
   try {
     checkGame(game);
   } catch (e) {
-    if (e instanceof GameError) throw new GameLoadError(`${where}: ${e.message}`);
+    if (e instanceof GameError) throw new GameLoadError(`${where}: ${e.message}`, { cause: e });
     throw e;
   }
   return game;

@@ -3,6 +3,7 @@
  * baseapps as child processes of the same program, waits until each is ready,
  * and stops them all on SIGINT or SIGTERM.
  */
+import { errorText } from "../core/errors.ts";
 import { fileURLToPath as fromFileUrl } from "node:url";
 import type { Config } from "../core/config/mod.ts";
 import { createLogger, type Logger } from "../core/log.ts";
@@ -117,7 +118,7 @@ async function readReadyLine(
       if (isShutdownLine(value)) onShutdown();
       console.log(value);
     }
-  })().catch((e) => log.debug(`${role} stdout: ${(e as Error).message}`));
+  })().catch((e) => log.debug(`${role} stdout: ${errorText(e)}`));
   return found;
 }
 
@@ -233,7 +234,7 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
       children: children.map(({ current: c }) => ({ role: c.role, pid: c.pid })),
     });
   } catch (e) {
-    log.error((e as Error).message);
+    log.error(errorText(e));
     await stopAll("start failed");
     return 1;
   }

@@ -6,6 +6,7 @@
  * the cluster is stopping or once the cellappmgr has announced a cluster
  * shutdown (cli/local_cluster.ts).
  */
+import { errorText } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 
 /** What the reviver watches of a child process. */
@@ -59,8 +60,6 @@ export async function revive<C extends Revivable>(
     slot.current = respawn();
     log.info(`${child.role} restarted: pid ${slot.current.pid} replaces pid ${child.pid}`);
     // Its ready line is read (and its output passed on); a child that dies before it is caught by the status above.
-    slot.current.ready.catch((e) =>
-      log.warn(`restarted ${child.role} pid ${slot.current.pid}: ${(e as Error).message}`)
-    );
+    slot.current.ready.catch((e) => log.warn(`restarted ${child.role} pid ${slot.current.pid}: ${errorText(e)}`));
   }
 }

@@ -1,4 +1,5 @@
 /** Starts one role in this process: the glue between config, roles and the admin API. */
+import { errorText } from "../core/errors.ts";
 import { type Config, isLoopbackHost, wireTls } from "../core/config/mod.ts";
 import { createLogger, type Logger } from "../core/log.ts";
 import { announceReady, announceShutdown, onStopSignal, watchParent } from "../core/process.ts";
@@ -105,7 +106,7 @@ async function runMgr(cfg: Config, log: Logger, game: Game): Promise<void> {
         boundHost: cfg.host,
       });
     } catch (e) {
-      throw new StartError((e as Error).message);
+      throw new StartError(errorText(e), { cause: e });
     }
   })();
   const http = await bind(
@@ -163,11 +164,13 @@ function bind<T>(flag: string, cfg: Config, start: () => T): T {
     if (e instanceof Deno.errors.AddrInUse) {
       return new StartError(
         `${flag}: ${cfg.host}:${cfg.port} is already in use; choose another port (0 picks a free one)`,
+        { cause: e },
       );
     }
     if (e instanceof Deno.errors.AddrNotAvailable) {
       return new StartError(
         `--host: ${cfg.host} is not an address of this machine`,
+        { cause: e },
       );
     }
     return e;

@@ -2,6 +2,7 @@
  * The server's frames, read: session messages go to the part of the client they concern (the login, resuming,
  * the player, the client's events), AOI messages to the world model.
  */
+import { errorText } from "../core/errors.ts";
 import { ByteReader } from "../core/def/bytes.ts";
 import { readChange } from "../core/def/mod.ts";
 import {
@@ -63,7 +64,7 @@ export function readFrame(bytes: Uint8Array, to: Receiver): void {
     c.world?.flush();
   } catch (e) {
     c.stats.undecoded++;
-    c.emit("error", 0, `undecodable frame from the server: ${(e as Error).message}`, 0);
+    c.emit("error", 0, `undecodable frame from the server: ${errorText(e)}`, 0);
   }
 }
 

@@ -15,6 +15,7 @@
  * - `beat`: written at each flush (every FLUSH_MS): the process ran at `t`. A process killed without a `close`
  *   holds its claims until its last line; one that stops (SIGSTOP) leaves a gap in its beats.
  */
+import { errorText } from "./errors.ts";
 
 /** How often lines are appended to the file: what a process killed -9 may lose. */
 export const HISTORY_FLUSH_MS = 100;
@@ -113,7 +114,7 @@ export class HistoryLog {
     try {
       Deno.writeTextFileSync(this.#file, text, { append: true });
     } catch (e) {
-      console.error(`history: cannot write ${this.#file}: ${(e as Error).message}; the claim log stops`);
+      console.error(`history: cannot write ${this.#file}: ${errorText(e)}; the claim log stops`);
       this.on = false;
       clearInterval(this.#timer);
     }

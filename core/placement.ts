@@ -6,6 +6,7 @@
  * (among the spaces the game allows); without one the request is ignored,
  * and a client can never make a space.
  */
+import { errorText } from "./errors.ts";
 import { withinWorld } from "./geo/rect.ts";
 import type { Vec3Tuple } from "./def/client_protocol.ts";
 
@@ -53,7 +54,7 @@ export async function placeLogin(hook: PlacementHook, req: PlacementRequest): Pr
   try {
     p = await hook(req);
   } catch (e) {
-    throw new Error(`the placement hook failed for entity ${req.entityId}: ${(e as Error).message}`);
+    throw new Error(`the placement hook failed for entity ${req.entityId}: ${errorText(e)}`, { cause: e });
   }
   const ok = p !== null && typeof p === "object" && Number.isInteger(p.spaceId) && p.spaceId >= 0 &&
     p.spaceId < 2 ** 32 && Array.isArray(p.position) && p.position.length === 3 &&

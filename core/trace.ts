@@ -5,6 +5,7 @@
  * bench joins them by entity and position with the times its bots sent and first saw each move. Processes on one
  * machine share its clock, so wall-clock times (performance.timeOrigin + now) compare across them.
  */
+import { errorText } from "./errors.ts";
 
 /** Where a move was seen: "sent" and "seen" come from the bots, the rest from the servers. */
 export type TraceStage = "sent" | "baseapp" | "cellapp" | "tick" | "witness" | "seen";
@@ -69,7 +70,7 @@ export class MoveTrace {
     try {
       Deno.writeTextFileSync(this.#file, text, { append: true });
     } catch (e) {
-      console.error(`move trace: cannot write ${this.#file}: ${(e as Error).message}; tracing stops`);
+      console.error(`move trace: cannot write ${this.#file}: ${errorText(e)}; tracing stops`);
       this.stop();
     }
   }

@@ -257,7 +257,11 @@ export interface PatchSpaceBody {
 
 /** Why a request to the cellappmgr cannot be met; the admin API maps `code` to an HTTP status. */
 export class RequestError extends Error {
-  constructor(readonly code: "not_found" | "conflict" | "unavailable" | "bad_request", message: string) {
-    super(message);
+  constructor(
+    readonly code: "not_found" | "conflict" | "unavailable" | "bad_request",
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
   }
 }

@@ -4,6 +4,7 @@
  * changes to them (spaces made, spawned into, patched and deleted, cellapps
  * retired, processes stopped, players kicked).
  */
+import { errorText } from "../core/errors.ts";
 import { CellMsg } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { Rect } from "../core/geo/rect.ts";
@@ -222,7 +223,7 @@ export class AdminOps {
       try {
         return { m, loc: await m.channel.requestWithin(QUERY_TIMEOUT_MS, CellMsg.findEntity, id) };
       } catch (e) {
-        this.host.log.warn(`cellapp ${m.id} did not answer findEntity ${id}: ${(e as Error).message}`);
+        this.host.log.warn(`cellapp ${m.id} did not answer findEntity ${id}: ${errorText(e)}`);
         return { m, loc: null };
       }
     }));

@@ -2,6 +2,7 @@
  * Baseapps joining and leaving: every baseapp hears the list of live baseapps when it changes (where its
  * bases' backups go, which client URLs a client may resume on), and every member hears when a baseapp died.
  */
+import { errorText } from "../core/errors.ts";
 import { type BaseAppInfo, BaseBackupMsg } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { Member, Registry } from "./registry.ts";
@@ -14,7 +15,7 @@ export function announceBaseApps(registry: Registry, log: Logger): void {
     try {
       m.channel.send(BaseBackupMsg.baseApps, list);
     } catch (e) {
-      log.warn(`could not send the live baseapps to baseapp ${m.id}: ${(e as Error).message}`);
+      log.warn(`could not send the live baseapps to baseapp ${m.id}: ${errorText(e)}`);
     }
   }
 }
@@ -25,7 +26,7 @@ export function announceBaseAppDeath(registry: Registry, dead: Member, log: Logg
     try {
       m.channel.send(BaseBackupMsg.baseAppDied, dead.id, dead.address);
     } catch (e) {
-      log.warn(`could not tell ${m.role} ${m.id} that baseapp ${dead.id} died: ${(e as Error).message}`);
+      log.warn(`could not tell ${m.role} ${m.id} that baseapp ${dead.id} died: ${errorText(e)}`);
     }
   }
 }

@@ -4,6 +4,7 @@
  * it in its own Deno KV and tells its scripts; so baseapps with separate databases each hold the whole store, and a
  * cellappmgr that restarted empty takes the store back from the first baseapp that registers with one.
  */
+import { errorText } from "../core/errors.ts";
 import { BaseScriptMsg, type Channel, type GlobalEntry, type Handlers } from "../core/wire/mod.ts";
 import { checkGlobalEntry } from "../core/base_script.ts";
 import type { Logger } from "../core/log.ts";
@@ -29,8 +30,8 @@ export class GlobalStore {
     if (json !== null) {
       try {
         value = JSON.parse(json);
-      } catch {
-        throw new Error(`global value of "${key}" is not JSON`);
+      } catch (e) {
+        throw new Error(`global value of "${key}" is not JSON`, { cause: e });
       }
     }
     const why = checkGlobalEntry(key, value);
@@ -86,7 +87,7 @@ export function serveBaseScripts(
       try {
         m.channel.send(BaseScriptMsg.globalChanged, entry);
       } catch (e) {
-        log.warn(`could not send global "${entry[0]}" to baseapp ${m.id}: ${(e as Error).message}`);
+        log.warn(`could not send global "${entry[0]}" to baseapp ${m.id}: ${errorText(e)}`);
       }
     }
   };

@@ -2,6 +2,7 @@
  * Buddy cellapps: each cellapp backs its reals without a base (NPCs) up to another cellapp, the next one
  * by id in a ring of the registered cellapps. Reassigned whenever a cellapp joins or leaves; a lone cellapp has none.
  */
+import { errorText } from "../core/errors.ts";
 import { BackupMsg } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { Registry } from "./registry.ts";
@@ -45,7 +46,7 @@ export class Buddies {
         this.#told.set(id, buddy);
         this.#toldAt.set(id, Date.now());
       } catch (e) {
-        this.log.warn(`could not tell cellapp ${id} its buddy ${buddy ?? "(none)"}: ${(e as Error).message}`);
+        this.log.warn(`could not tell cellapp ${id} its buddy ${buddy ?? "(none)"}: ${errorText(e)}`);
       }
     }
   }

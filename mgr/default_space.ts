@@ -1,4 +1,5 @@
 /** The default space (BigWorld's useDefaultSpace): made once a cellapp is there, and made again when it is lost. */
+import { errorText } from "../core/errors.ts";
 import type { Rect } from "../core/geo/rect.ts";
 import type { Logger } from "../core/log.ts";
 import type { SpaceEntities } from "../core/game.ts";
@@ -60,7 +61,7 @@ export class DefaultSpace {
         entities: restored ? [] : this.host.gameEntities(bounds, true, npcs),
       });
     } catch (e) {
-      const why = `could not create the default space: ${(e as Error).message}`;
+      const why = `could not create the default space: ${errorText(e)}`;
       // A cellapp that reported it meanwhile runs it: nothing is missing.
       if (this.host.spaces.all.has(DEFAULT_SPACE_ID)) log.info(why);
       else log.error(why);

@@ -4,6 +4,7 @@
  * baseapp is announced, a cellapp that leaves while the rejoin window is
  * open is waited for, and the admin watch socket hears of every change.
  */
+import { errorText } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import type { ProcessChange } from "../core/views.ts";
 import type { Member, Registry } from "./registry.ts";
@@ -158,7 +159,7 @@ export class Membership {
       try {
         listener(change);
       } catch (e) {
-        this.host.log.error(`a process change listener failed: ${(e as Error).message}`);
+        this.host.log.error(`a process change listener failed: ${errorText(e)}`);
       }
     }
   }

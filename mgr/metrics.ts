@@ -4,6 +4,7 @@
  * stall the scrape, checks each answer, labels every sample with the process
  * it came from (role, id) and renders them all with prom-client.
  */
+import { errorText } from "../core/errors.ts";
 import client from "prom-client";
 import { checkMetricFamilies, type MetricFamily, ProcMsg } from "../core/wire/mod.ts";
 import type { ProcessMetrics } from "../core/metrics.ts";
@@ -70,7 +71,7 @@ export class MetricsGatherer {
       if (bad === null) return done(got as MetricFamily[]);
       this.#failed(m, `its answer is not valid: ${bad}`);
     } catch (e) {
-      this.#failed(m, (e as Error).message);
+      this.#failed(m, errorText(e));
     }
     return done(null);
   }

@@ -3,6 +3,7 @@
  * every baseapp, each within its own time, so that a stalled one delays an
  * answer by that time at most and is named in it.
  */
+import { errorText } from "../core/errors.ts";
 import { checkPlayerList, MAX_PLAYERS_PER_ANSWER, PlayerMsg } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
 import { type KickView, type PlayersView, type PlayerView, RequestError } from "../core/views.ts";
@@ -33,7 +34,7 @@ export async function listPlayers(
         if (why) throw new Error(`its answer is not a player list: ${why}`);
         return { m, list };
       } catch (e) {
-        const error = (e as Error).message;
+        const error = errorText(e);
         log.warn(`baseapp ${m.id} did not list its players: ${error}`);
         unanswered.push({ baseapp: m.id, error });
         return null;
@@ -63,7 +64,7 @@ export async function kickPlayer(registry: Registry, log: Logger, name: string, 
       try {
         return (await m.channel.requestWithin(KICK_TIMEOUT_MS, PlayerMsg.kickPlayer, name, reason)) === true ? m : null;
       } catch (e) {
-        failed.push(`baseapp ${m.id}: ${(e as Error).message}`);
+        failed.push(`baseapp ${m.id}: ${errorText(e)}`);
         return null;
       }
     }),

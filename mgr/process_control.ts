@@ -4,6 +4,7 @@
  * once and fault tolerance brings back what it held), and the stop of the
  * whole cluster.
  */
+import { errorText } from "../core/errors.ts";
 import { CellMsg, ProcMsg } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
 import { type EntityInspectView, type EntityView, type ProcessShutdownView, RequestError } from "../core/views.ts";
@@ -54,7 +55,7 @@ export function shutdownProcess(host: ControlHost, id: number, force: boolean): 
       cells = host.retire(id);
     } catch (e) {
       if (!(e instanceof RequestError) || e.code !== "conflict") throw e;
-      throw new RequestError("conflict", `${e.message}; ?force=true stops it anyway`);
+      throw new RequestError("conflict", `${e.message}; ?force=true stops it anyway`, { cause: e });
     }
   }
   host.log.info(`${m.role} ${m.id} (pid ${m.pid}) is stopping: ${reason}`);
@@ -80,7 +81,7 @@ async function stopWhenDrained(host: ControlHost, m: Member, reason: string): Pr
   try {
     await m.channel.requestWithin(STOP_TIMEOUT_MS, ProcMsg.stop, reason);
   } catch (e) {
-    host.log.warn(`${m.role} ${m.id} did not acknowledge stop: ${(e as Error).message}`);
+    host.log.warn(`${m.role} ${m.id} did not acknowledge stop: ${errorText(e)}`);
   }
 }
 
@@ -96,7 +97,7 @@ async function stopMember(m: Member, log: Logger): Promise<void> {
   try {
     await m.channel.requestWithin(STOP_TIMEOUT_MS, ProcMsg.stop, "cluster shutdown");
   } catch (e) {
-    log.warn(`${m.role} ${m.id} did not acknowledge stop: ${(e as Error).message}`);
+    log.warn(`${m.role} ${m.id} did not acknowledge stop: ${errorText(e)}`);
   }
   let timer: ReturnType<typeof setTimeout> | undefined;
   const gone = await Promise.race([

@@ -3,6 +3,7 @@
  * cellapp died (after giving its area to the others), and places each restore in the cell now covering the backup's
  * position.
  */
+import { errorText } from "../core/errors.ts";
 import { type CellBackup, CellMsg, type Channel, type RestoredAt, RestoreMsg } from "../core/wire/mod.ts";
 import { cellIndexAt } from "../core/geo/bsp.ts";
 import type { Logger } from "../core/log.ts";
@@ -21,7 +22,7 @@ export function announceDeath(registry: Registry, dead: Member, buddy: number | 
     try {
       m.channel.send(RestoreMsg.cellAppDied, dead.id, dead.address, buddy);
     } catch (e) {
-      log.warn(`could not tell ${m.role} ${m.id} that cellapp ${dead.id} died: ${(e as Error).message}`);
+      log.warn(`could not tell ${m.role} ${m.id} that cellapp ${dead.id} died: ${errorText(e)}`);
     }
   }
 }
@@ -71,7 +72,7 @@ export async function holderOf(
         const at = await m.channel.requestWithin(FIND_TIMEOUT_MS, CellMsg.findEntity, id);
         return at?.real ? { id: m.id, address: m.address, spaceId: at.spaceId, channel: m.channel } : null;
       } catch (e) {
-        log.warn(`cellapp ${m.id} did not say whether it holds entity ${id}: ${(e as Error).message}`);
+        log.warn(`cellapp ${m.id} did not say whether it holds entity ${id}: ${errorText(e)}`);
         return null;
       }
     }),

@@ -3,6 +3,7 @@
  * cellapps, spawning into them, their settings, the shutdown flow, and what
  * their cells report. Tree changes are tree_changes.ts; the space itself is space.ts.
  */
+import { errorText } from "../core/errors.ts";
 import { type BspNode, buildBsp, cellIndexAt, cellRects } from "../core/geo/bsp.ts";
 import { type Rect, rectArea, rectFromArray, rectToArray } from "../core/geo/rect.ts";
 import { CellMsg, type CellReport, type SpaceGeometry, type SpawnRequest } from "../core/wire/mod.ts";
@@ -102,7 +103,7 @@ export class Spaces {
     try {
       if (total > 0) ids = await this.reserveIds(total);
     } catch (e) {
-      throw new RequestError("unavailable", `no entity ids for ${total} entities: ${(e as Error).message}`);
+      throw new RequestError("unavailable", `no entity ids for ${total} entities: ${errorText(e)}`, { cause: e });
     }
     // A cellapp may have reported the default space while the ids were reserved: it is the one.
     if (spec.isDefault && this.all.has(DEFAULT_SPACE_ID)) {
@@ -141,13 +142,13 @@ export class Spaces {
         next += e.count;
       }
     } catch (e) {
-      const why = `spawning the entities of space ${id} failed: ${(e as Error).message}`;
+      const why = `spawning the entities of space ${id} failed: ${errorText(e)}`;
       if (space.isDefault) {
         this.log.error(`${why}; the default space stays with what was made`);
         return space;
       }
       this.shutDown(id, why);
-      throw new RequestError("unavailable", `${why}; the space was removed`);
+      throw new RequestError("unavailable", `${why}; the space was removed`, { cause: e });
     }
     return space;
   }
@@ -169,7 +170,7 @@ export class Spaces {
       const [start, end] = await this.reserveIds(count);
       ids = [start, end - 1];
     } catch (e) {
-      throw new RequestError("unavailable", `no entity ids for ${count} entities: ${(e as Error).message}`);
+      throw new RequestError("unavailable", `no entity ids for ${count} entities: ${errorText(e)}`, { cause: e });
     }
     await this.placed(space);
     if (!position) return await this.#spawnWithIds(space, type, count, ids, props);

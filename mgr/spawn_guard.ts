@@ -4,6 +4,7 @@
  * entity limit of the cluster; and what a game's spaceCreated hook puts into
  * a new space.
  */
+import { errorText } from "../core/errors.ts";
 import { type EntityRegistry, PropertyContainer } from "../core/def/mod.ts";
 import type { Rect } from "../core/geo/rect.ts";
 import type { Logger } from "../core/log.ts";
@@ -39,7 +40,7 @@ export class SpawnGuard {
         try {
           scratch.set(name, value);
         } catch (err) {
-          throw new RequestError("bad_request", `entities.${i}.props.${name}: ${(err as Error).message}`);
+          throw new RequestError("bad_request", `entities.${i}.props.${name}: ${errorText(err)}`, { cause: err });
         }
       }
     });
@@ -84,7 +85,7 @@ export function gameEntities(
     }
     return out;
   } catch (e) {
-    log.error(`the game's spaceCreated hook failed; the new space starts empty: ${(e as Error).message}`);
+    log.error(`the game's spaceCreated hook failed; the new space starts empty: ${errorText(e)}`);
     return [];
   }
 }

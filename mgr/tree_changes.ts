@@ -3,6 +3,7 @@
  * trees, load balancing gives a space a new tree, and a space that lost its
  * only cell gets a new one on a live cellapp (docs/faults.md, "Backups").
  */
+import { errorText } from "../core/errors.ts";
 import { type BspNode, removeCell } from "../core/geo/bsp.ts";
 import { CellMsg, type SpaceGeometry } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
@@ -99,7 +100,11 @@ export async function setTree(host: TreeHost, space: Space, tree: BspNode): Prom
     host.members.get(a)?.channel.send(CellMsg.updateGeometry, geometry);
   }
   for (const c of before) if (!now.includes(c)) host.log.info(`space ${space.id} no longer uses cellapp ${c}`);
-  if (failed) throw new Error(`a new cell of space ${space.id} could not be made: ${(failed as Error).message}`);
+  if (failed) {
+    throw new Error(`a new cell of space ${space.id} could not be made: ${errorText(failed)}`, {
+      cause: failed,
+    });
+  }
 }
 
 /**
@@ -133,7 +138,7 @@ export async function giveCellsToBareSpaces(host: TreeHost): Promise<void> {
           if (host.all.get(space.id) !== space) return;
           space.bare = true;
           host.log.error(
-            `space ${space.id}: creating its new cell ${id} on cellapp ${app.id} failed: ${(e as Error).message}`,
+            `space ${space.id}: creating its new cell ${id} on cellapp ${app.id} failed: ${errorText(e)}`,
           );
           // That cellapp died meanwhile: try the next one now. One that refused is tried when a cellapp joins or leaves.
           if (!host.members.has(app.id)) return giveCellsToBareSpaces(host);

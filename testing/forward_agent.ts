@@ -4,6 +4,7 @@
  * there to `hostname:port`, so the connection reaches the target from this namespace's address. It answers each
  * line with `{"listening": path}` on stdout and exits when stdin ends (its parent is gone).
  */
+import { errorText } from "../core/errors.ts";
 import { splitLines } from "../cli/local_cluster.ts";
 import { closeQuietly, splice } from "./hosts_forward.ts";
 
@@ -47,7 +48,7 @@ async function serve(rule: Rule): Promise<void> {
 for await (const line of Deno.stdin.readable.pipeThrough(new TextDecoderStream()).pipeThrough(splitLines())) {
   if (line.trim() === "") continue;
   serve(JSON.parse(line) as Rule).catch((e) => {
-    console.error(`forward agent: ${line}: ${(e as Error).message}`);
+    console.error(`forward agent: ${line}: ${errorText(e)}`);
     Deno.exit(1);
   });
 }

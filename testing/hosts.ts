@@ -10,6 +10,7 @@
  * counted, and a namespace is left behind only when its pid is gone. Interface names (at most 15 characters) reuse
  * the namespace's name.
  */
+import { errorText } from "../core/errors.ts";
 import { Forwards } from "./hosts_forward.ts";
 
 /** Every name this helper makes starts with this, then the owning pid, then `x`. */
@@ -71,13 +72,13 @@ export async function hostsUnavailable(): Promise<string | null> {
   try {
     await ip(["-V"]);
   } catch (e) {
-    return `no usable \`ip\` command (iproute2): ${(e as Error).message}`;
+    return `no usable \`ip\` command (iproute2): ${errorText(e)}`;
   }
   try {
     const probe = await claimNamespace();
     await ip(["netns", "del", probe]);
   } catch (e) {
-    return `cannot make a network namespace: ${(e as Error).message}`;
+    return `cannot make a network namespace: ${errorText(e)}`;
   }
   return null;
 }
@@ -138,7 +139,7 @@ async function claimNamespace(): Promise<string> {
       await ip(["netns", "add", name]);
       return name;
     } catch (e) {
-      if (!/exists/i.test((e as Error).message)) throw e;
+      if (!/exists/i.test(errorText(e))) throw e;
     }
   }
   throw new Error(`no free namespace name ${HOST_PREFIX}${Deno.pid}x… after 100 tries`);

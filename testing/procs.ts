@@ -3,6 +3,7 @@
  * every process started through a Procs group is killed by pid when the group
  * is disposed, also when the test failed.
  */
+import { errorText } from "../core/errors.ts";
 import { fileURLToPath } from "node:url";
 import type { ReadyInfo } from "../core/process.ts";
 import { PARENT_WATCH_ENV } from "../core/process.ts";
@@ -96,7 +97,8 @@ export class Procs {
       ]);
     } catch (e) {
       throw new Error(
-        `main.ts ${flags.join(" ")}: ${(e as Error).message}\nstderr:\n${stderr.join("\n")}`,
+        `main.ts ${flags.join(" ")}: ${errorText(e)}\nstderr:\n${stderr.join("\n")}`,
+        { cause: e },
       );
     } finally {
       clearTimeout(timer);

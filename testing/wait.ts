@@ -1,3 +1,5 @@
+import { errorText } from "../core/errors.ts";
+
 /** Polls `cond` until it returns a truthy value or `ms` pass; throws naming `what`. */
 export async function waitFor<T>(
   what: string,
@@ -16,7 +18,7 @@ export async function waitFor<T>(
     }
     if (Date.now() > deadline) {
       throw new Error(
-        `timed out after ${ms} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ""}`,
+        `timed out after ${ms} ms waiting for ${what}${last ? `: ${errorText(last)}` : ""}`,
       );
     }
     await new Promise((r) => setTimeout(r, everyMs));

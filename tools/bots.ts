@@ -6,6 +6,7 @@
  * This entry point loads the game's entity definitions (entities/), as a game client ships them; the SDK itself
  * (client/mod.ts) takes the registry as a parameter.
  */
+import { errorText } from "../core/errors.ts";
 import { parseArgs } from "node:util";
 import { registry } from "../entities/mod.ts";
 import { type BotReport, runBots } from "../client/bots/mod.ts";
@@ -100,7 +101,7 @@ if (import.meta.main) {
     await main(Deno.args);
     Deno.exit(0);
   } catch (e) {
-    console.error(`bots: ${(e as Error).message}\n\n${USAGE}`);
+    console.error(`bots: ${errorText(e)}\n\n${USAGE}`);
     Deno.exit(2);
   }
 }

@@ -4,6 +4,7 @@
  * page instead (examples/browser/: app.ts bundled with the SDK and the sample game's definitions, beside its
  * index.html) into dist/browser/example/, or into `--out`'s folder.
  */
+import { errorText } from "../core/errors.ts";
 import { parseArgs } from "node:util";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -57,7 +58,7 @@ if (import.meta.main) {
       console.log(`${out}: ${(await Deno.stat(out)).size} bytes`);
     }
   } catch (e) {
-    console.error(`error: ${(e as Error).message}`);
+    console.error(`error: ${errorText(e)}`);
     Deno.exit(1);
   }
 }

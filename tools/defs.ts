@@ -6,7 +6,8 @@
  * Warnings go to stderr; a bad definition exits 1 with file:line and what is wrong.
  * `deno task defs --ts [DIR] [--out=FILE]` writes TypeScript types for client code instead (tools/defs_ts.ts).
  */
-import { DefError, describeRegistry, EntityRegistry, formatWarning, loadDefs, UserTypeImpl } from "../core/def/mod.ts";
+import { errorText } from "../core/errors.ts";
+import { describeRegistry, EntityRegistry, formatWarning, loadDefs, UserTypeImpl } from "../core/def/mod.ts";
 import { parseArgs } from "node:util";
 import { dirname, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -79,7 +80,7 @@ if (import.meta.main) {
     }
     console.log(JSON.stringify(describeRegistry(reg), null, 2));
   } catch (e) {
-    console.error(`error: ${e instanceof DefError || e instanceof Error ? e.message : String(e)}`);
+    console.error(`error: ${errorText(e)}`);
     Deno.exit(1);
   }
 }

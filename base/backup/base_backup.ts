@@ -7,6 +7,7 @@
  * accepts one resume token only: the last one its old baseapp gave, once
  * (any one of its own if it was backed up before it had one).
  */
+import { errorText } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { Throttle } from "../../core/log.ts";
 import { backupTarget, type BaseAppInfo, type BaseBackup, sameAddress } from "../../core/wire/mod.ts";
@@ -195,7 +196,7 @@ export class BaseBackups {
         const held = this.#failed.take(target.id);
         if (held === null) return;
         this.host.log.warn(
-          `base backups to baseapp ${target.id} at ${target.address} fail: ${(e as Error).message}` +
+          `base backups to baseapp ${target.id} at ${target.address} fail: ${errorText(e)}` +
             Throttle.note(held),
         );
       });

@@ -5,6 +5,7 @@
  * longer holds it (it moved since the backup; the cell covering its place
  * adopts the orphan).
  */
+import { errorText } from "../../core/errors.ts";
 import { decodeCellBackup, decodePersistentState, type EntityRegistry, PropertyContainer } from "../../core/def/mod.ts";
 import type { Logger } from "../../core/log.ts";
 import type { Placement } from "../../core/placement.ts";
@@ -56,7 +57,7 @@ export async function restoreBase(host: BaseRestoreHost, b: BaseBackup, deadId: 
   try {
     lost = await host.checkOut(id, deadId);
   } catch (e) {
-    lost = `its checkout could not be claimed: ${(e as Error).message}`;
+    lost = `its checkout could not be claimed: ${errorText(e)}`;
   }
   if (lost !== null) {
     if (host.holds(proxy)) host.drop(proxy, lost);
@@ -71,7 +72,7 @@ export async function restoreBase(host: BaseRestoreHost, b: BaseBackup, deadId: 
       at = await host.rebase(b.cellapp, id);
     } catch (e) {
       host.log.warn(
-        `${type.name} ${id}: the cellapp at ${b.cellapp} was not told its new base: ${(e as Error).message}`,
+        `${type.name} ${id}: the cellapp at ${b.cellapp} was not told its new base: ${errorText(e)}`,
       );
     }
     if (at && host.holds(proxy)) {

@@ -4,6 +4,7 @@
  * cellapp dies, destroying it at logout, and the witness its client needs. The state the relay reads on every
  * message (cellState, witness, the route) stays on the base; this changes it.
  */
+import { errorText } from "../../core/errors.ts";
 import { encodeCellBackup, type EntityType, type PropertyContainer } from "../../core/def/mod.ts";
 import {
   C2S,
@@ -133,7 +134,7 @@ export class BaseCellPart {
       if (o.cellState !== "creating") return;
       o.cellState = "none";
       if (signal.aborted) return; // Logging out: nothing to tell.
-      const why = `could not create the cell entity in space ${spaceId || "(new)"}: ${(e as Error).message}`;
+      const why = `could not create the cell entity in space ${spaceId || "(new)"}: ${errorText(e)}`;
       this.log.warn(why);
       o.client?.error(ErrorCode.noCell, 0, why);
     }
@@ -220,7 +221,7 @@ export class BaseCellPart {
       o.cellState = "none";
       this.frames.reset();
       this.backup.clear();
-      const why = `the cell entity was lost with its cellapp and not restored: ${(e as Error).message}`;
+      const why = `the cell entity was lost with its cellapp and not restored: ${errorText(e)}`;
       this.log.error(why);
       this.#answerLost(this.calls.lose(), "not carried out: the cell entity was lost with its cellapp");
       o.client?.sendMessage({ id: S2C.cellGone, reason: why });
@@ -331,7 +332,7 @@ export class BaseCellPart {
   /** Destroys the cell entity; resolves with its persistent state, or null (logged) when the cell did not send it. */
   destroy(): Promise<Uint8Array | null> {
     return this.route.request(CellMsg.destroyCellEntity, this.owner.id).catch((e) => {
-      this.log.warn(`destroying the cell entity failed (${(e as Error).message}); saving its last known state`);
+      this.log.warn(`destroying the cell entity failed (${errorText(e)}); saving its last known state`);
       return null;
     });
   }

@@ -3,6 +3,7 @@
  * holds it, dialled on demand. Messages sent before the channel is open wait
  * in order, so enableWitness, positions and calls reach the cell as sent.
  */
+import { errorText } from "../../core/errors.ts";
 import { CellMsg, type Channel, checkMove, type MessageDef, writeMove } from "../../core/wire/mod.ts";
 import type { Vec3Tuple } from "../../core/def/client_protocol.ts";
 import type { Logger } from "../../core/log.ts";
@@ -93,7 +94,7 @@ export class CellRoute {
       },
       (e) => {
         this.#dialing = false;
-        this.log.warn(`cannot reach the cellapp at ${address}: ${(e as Error).message}; ${this.#queue.length} dropped`);
+        this.log.warn(`cannot reach the cellapp at ${address}: ${errorText(e)}; ${this.#queue.length} dropped`);
         this.#drop(e as Error);
       },
     );

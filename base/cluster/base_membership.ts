@@ -4,6 +4,7 @@
  * bases that wait until the cellappmgr confirms it after a stall or a lapse of its lease, and following the list of
  * live baseapps (base backups, where clients may resume).
  */
+import { errorText } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import type { EntityIdPool } from "../../core/id_pool.ts";
 import { CloseCode, S2C } from "../../core/def/client_protocol.ts";
@@ -37,8 +38,8 @@ export function followMgr(host: MemberHost): void {
   // A reserve of ids, so that first logins go on while the cellappmgr is away.
   link.onRegistered = () => {
     host.authority.registered();
-    host.ids.ensure().catch((e) => log.warn(`could not get entity ids: ${(e as Error).message}`));
-    host.globals.sync().catch((e) => log.warn(`could not sync the global store: ${(e as Error).message}`));
+    host.ids.ensure().catch((e) => log.warn(`could not get entity ids: ${errorText(e)}`));
+    host.globals.sync().catch((e) => log.warn(`could not sync the global store: ${errorText(e)}`));
   };
   link.onFenced = (why) => fenced(host, why);
 }
@@ -125,7 +126,7 @@ export class LiveBaseApps {
     if (!target) return;
     this.peers.get(target.address).then(
       (ch) => ch.send(BaseBackupMsg.dropBaseBackup, id),
-      (e) => this.log.warn(`could not drop the backup of entity ${id} at ${target.address}: ${(e as Error).message}`),
+      (e) => this.log.warn(`could not drop the backup of entity ${id} at ${target.address}: ${errorText(e)}`),
     );
   }
 }

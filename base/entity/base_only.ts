@@ -3,6 +3,7 @@
  * least loaded baseapp by createBaseAnywhere. They are held, autosaved, backed up and restored like proxies, but
  * never wait for a client.
  */
+import { errorText } from "../../core/errors.ts";
 import { type EntityRegistry, type EntityType, PropertyContainer } from "../../core/def/mod.ts";
 import type { Proxy } from "./proxy.ts";
 
@@ -31,7 +32,7 @@ export function createBaseHere(
     try {
       p.base.set(name, value);
     } catch (e) {
-      throw new Error(`createBaseAnywhere: ${typeName}.${name}: ${(e as Error).message}`);
+      throw new Error(`createBaseAnywhere: ${typeName}.${name}: ${errorText(e)}`, { cause: e });
     }
   }
   return p;

@@ -5,6 +5,7 @@
  * disconnects a client whose bad input passes the abuse threshold. Outgoing
  * messages written in one turn of the event loop leave in one frame.
  */
+import { errorText } from "../../core/errors.ts";
 import { ByteReader } from "../../core/def/bytes.ts";
 import type { EntityRegistry } from "../../core/def/mod.ts";
 import {
@@ -230,7 +231,7 @@ export class ClientSession implements ClientLink {
         if (!this.#dispatch(m)) return;
       } catch (e) {
         if (!(e instanceof ProtocolError)) {
-          this.logOnce(`message ${id} failed: ${(e as Error).stack ?? e}`);
+          this.logOnce(`message ${id} failed: ${errorText(e, { stack: true })}`);
           this.error(ErrorCode.serverError, id, `the server failed to handle message ${id}`);
           continue;
         }
@@ -254,7 +255,7 @@ export class ClientSession implements ClientLink {
       for (let i = 0; i < n; i++) r.varint();
       return true;
     } catch (e) {
-      const err = e instanceof ProtocolError ? e : new ProtocolError(ErrorCode.malformed, (e as Error).message);
+      const err = e instanceof ProtocolError ? e : new ProtocolError(ErrorCode.malformed, errorText(e), { cause: e });
       this.#bad(err.code, AOI_MSG.REQUEST_UPDATE, `bad requestUpdate at byte ${at}: ${err.message}`);
       return false;
     }
@@ -289,8 +290,8 @@ export class ClientSession implements ClientLink {
         this.sendMessage({ id: S2C.loginFailed, reason });
         this.close(`login failed: ${reason}`, 4001);
       }, (e) => {
-        this.#log.error(`${who} failed: ${(e as Error).stack ?? e}`);
-        this.sendMessage({ id: S2C.loginFailed, reason: `server error: ${(e as Error).message}` });
+        this.#log.error(`${who} failed: ${errorText(e, { stack: true })}`);
+        this.sendMessage({ id: S2C.loginFailed, reason: `server error: ${errorText(e)}` });
         this.close("login failed", 1011);
       });
       return true;
@@ -312,8 +313,8 @@ export class ClientSession implements ClientLink {
         checkMethod(method, p.type.name, "base", m.method);
         const args = decodeArgs(method, m.args);
         p.callBase(method.name, args).catch((e) => {
-          this.logOnce(`${p.type.name}.${method.name} failed: ${(e as Error).stack ?? e}`);
-          this.refused(ErrorCode.serverError, m.id, `${method.name} failed on the server: ${(e as Error).message}`);
+          this.logOnce(`${p.type.name}.${method.name} failed: ${errorText(e, { stack: true })}`);
+          this.refused(ErrorCode.serverError, m.id, `${method.name} failed on the server: ${errorText(e)}`);
         });
         return true;
       }
@@ -330,7 +331,7 @@ export class ClientSession implements ClientLink {
         return bad ? this.#bad(bad.code, m.id, bad.message, false) : true;
       }
       case C2S.logout:
-        p.logout().catch((e) => this.#log.error(`logout failed: ${(e as Error).message}`));
+        p.logout().catch((e) => this.#log.error(`logout failed: ${errorText(e)}`));
         return true;
     }
     return true;

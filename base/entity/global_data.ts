@@ -4,6 +4,7 @@
  * its database (so baseapps with separate databases each have it, and a cellappmgr that restarted takes it back
  * from them), and tells the scripts of its bases.
  */
+import { errorText } from "../../core/errors.ts";
 import { checkGlobalEntry, type GlobalData } from "../../core/base_script.ts";
 import { BaseScriptMsg, type Channel, type GlobalEntry } from "../../core/wire/mod.ts";
 import type { Logger } from "../../core/log.ts";
@@ -107,7 +108,7 @@ export class BaseGlobals implements GlobalData {
         if (v === null) await withKvRetry(() => this.kv.delete([...PREFIX, key]), wait);
         else await withKvRetry(() => this.kv.set([...PREFIX, key], v), wait);
       } catch (e) {
-        this.host.log.error(`global "${key}" was not written to the database: ${(e as Error).message}`);
+        this.host.log.error(`global "${key}" was not written to the database: ${errorText(e)}`);
       }
     });
   }

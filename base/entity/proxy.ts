@@ -4,6 +4,7 @@
  * and the cell's frames to the client, and logs out. Its cell entity's life is in cell_part.ts, writing its state
  * in base_saves.ts.
  */
+import { errorText } from "../../core/errors.ts";
 import {
   AUD,
   type ChangeSink,
@@ -198,7 +199,7 @@ export class Proxy implements ChangeSink, CellOwner, SavedBase {
     clearTimeout(this.#grace);
     this.graceEndsAt = Date.now() + this.host.disconnectGraceMs;
     this.#grace = setTimeout(() => {
-      if (!this.client) this.logout().catch((e) => this.#log.error(`logout failed: ${(e as Error).message}`));
+      if (!this.client) this.logout().catch((e) => this.#log.error(`logout failed: ${errorText(e)}`));
     }, this.host.disconnectGraceMs);
   }
 
@@ -398,7 +399,7 @@ export class Proxy implements ChangeSink, CellOwner, SavedBase {
       this.client?.sendMessage({ id: S2C.loggedOut });
       this.client?.close(reason, 1000);
     } catch (e) {
-      this.client?.error(ErrorCode.serverError, 0, `logout could not be saved: ${(e as Error).message}`);
+      this.client?.error(ErrorCode.serverError, 0, `logout could not be saved: ${errorText(e)}`);
       this.client?.close("logout failed", 1011);
       throw e;
     } finally {

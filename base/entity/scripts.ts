@@ -3,6 +3,7 @@
  * checked against the definition, and the calls scripts make: to other bases (here or on another baseapp, found by
  * asking the live baseapps), to their own cell entity, and for new base-only entities.
  */
+import { errorText } from "../../core/errors.ts";
 import {
   type BaseEntityApi,
   type BaseRef,
@@ -67,7 +68,9 @@ export class BaseScriptRuntime {
     try {
       return new cls(new BaseSelf(p, this));
     } catch (e) {
-      this.host.log.error(`the base script of ${p.type.name} ${p.id} failed to construct: ${(e as Error).stack ?? e}`);
+      this.host.log.error(
+        `the base script of ${p.type.name} ${p.id} failed to construct: ${errorText(e, { stack: true })}`,
+      );
       return null;
     }
   }
@@ -88,7 +91,7 @@ export class BaseScriptRuntime {
   }
 
   #failed(p: ScriptedBase, what: string, e: unknown): void {
-    this.host.log.error(`${p.type.name} ${p.id}.${what} failed: ${(e as Error).stack ?? e}`);
+    this.host.log.error(`${p.type.name} ${p.id}.${what} failed: ${errorText(e, { stack: true })}`);
   }
 
   /**
@@ -132,6 +135,7 @@ export class BaseScriptRuntime {
         if (e instanceof RequestTimeoutError) {
           throw new Error(
             `${method} on base ${id}: the baseapp at ${address} did not answer within ${this.host.callTimeoutMs} ms`,
+            { cause: e },
           );
         }
         // Not there (restored elsewhere since), or its baseapp is unreachable (died): look again once.
@@ -192,7 +196,7 @@ export class BaseScriptRuntime {
       return await p.routeRequest(BaseScriptMsg.cellCall, p.id, method, args);
     } catch (e) {
       if (e instanceof RemoteError) throw e;
-      throw new Error(`${who}.cell.${method}: its cellapp did not answer (${(e as Error).message})`);
+      throw new Error(`${who}.cell.${method}: its cellapp did not answer (${errorText(e)})`, { cause: e });
     }
   }
 }

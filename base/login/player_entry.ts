@@ -4,6 +4,7 @@
  * game's placement hook) puts it; a resume whose base is held elsewhere is sent on there. Clients online are given
  * a new resume token in time.
  */
+import { errorText } from "../../core/errors.ts";
 import {
   decodePersistentState,
   encodeOwnClientState,
@@ -272,7 +273,7 @@ export class BasePlayerEntry {
         proxy.tokenNonce = tokenNonce(token);
         session.sendMessage({ id: S2C.resumeToken, token });
       },
-      (e) => this.host.log.error(`no resume token for ${proxy.type.name} ${proxy.id}: ${(e as Error).message}`),
+      (e) => this.host.log.error(`no resume token for ${proxy.type.name} ${proxy.id}: ${errorText(e)}`),
     );
   }
 

@@ -5,6 +5,7 @@
  * when it is added), so saves spread over time instead of all landing in one
  * tick.
  */
+import { errorText } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 
 /** An entity that can write its persistent state now (a proxy). */
@@ -51,7 +52,7 @@ export class Autosave {
       // After a stall the next turn counts from now, so that a backlog does not save twice in a row.
       const next = due + this.periodMs;
       this.#due.set(e, next > now ? next : now + this.periodMs);
-      e.autosave().catch((err) => this.log.error(`autosave of entity ${e.id} failed: ${(err as Error).message}`));
+      e.autosave().catch((err) => this.log.error(`autosave of entity ${e.id} failed: ${errorText(err)}`));
     }
   }
 

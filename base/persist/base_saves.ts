@@ -3,6 +3,7 @@
  * sent it), an autosave at a time, writeToDB after a save under way, and what its backup baseapp keeps. Logout writes
  * the last state itself, after whatever save is under way, so that an older state never lands after it.
  */
+import { errorText } from "../../core/errors.ts";
 import { encodePersistentState as encodePersistent, type PropertyContainer } from "../../core/def/mod.ts";
 import type { Vec3Tuple } from "../../core/def/client_protocol.ts";
 import { type BaseBackup, CellMsg } from "../../core/wire/mod.ts";
@@ -66,7 +67,7 @@ export class BaseSaves {
       try {
         cellState = await this.cell.request(CellMsg.cellPersistentState, o.id);
       } catch (e) {
-        this.log.warn(`autosave: the cell did not send its persistent properties (${(e as Error).message})`);
+        this.log.warn(`autosave: the cell did not send its persistent properties (${errorText(e)})`);
       }
     }
     // Logout saves a newer state once this one is done: this one must not be written after it.

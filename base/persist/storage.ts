@@ -9,6 +9,7 @@
  * database's held-id mark (held_ids.ts).
  */
 
+import { errorText } from "../../core/errors.ts";
 import type { Db, DbAtomic, DbCheck, DbCommit, DbEntry, DbUnavailableError } from "../../core/db/mod.ts";
 import { withKvRetry } from "./kv_retry.ts";
 import { holdId } from "./held_ids.ts";
@@ -211,7 +212,7 @@ export class EntityStore {
         }
         this.onGroupFailed?.(`a grouped save of ${group.length} entities raced another save`);
       } catch (e) {
-        this.onGroupFailed?.(`a grouped save of ${group.length} entities failed: ${(e as Error).message}`);
+        this.onGroupFailed?.(`a grouped save of ${group.length} entities failed: ${errorText(e)}`);
       }
     }
     // Alone, or after the group failed: each save is retried on its own and reports its own error.

@@ -5,6 +5,7 @@
  * cells; every few seconds it lists every real over the cellapps (lost or doubled entities); a few bots stand in
  * the crowd's two places and check each Marcher's once-a-second beat for gaps and reordering.
  */
+import { errorText } from "../../core/errors.ts";
 import { type Client, connect } from "../../client/client.ts";
 import type { ClusterView, SpaceView } from "../../core/views.ts";
 import type { CellEntityView } from "../../core/views.ts";
@@ -316,7 +317,7 @@ class BeatBots {
         clients.push(c);
         this.#watch(c);
       } catch (e) {
-        this.tally.errors.push(`bot ${i}: ${(e as Error).message}`);
+        this.tally.errors.push(`bot ${i}: ${errorText(e)}`);
       }
     }
   }

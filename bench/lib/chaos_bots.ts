@@ -5,6 +5,7 @@
  * seen confirmed, then undone), raises answered with an error, lost
  * connections the SDK resumed by itself, and ones it could not.
  */
+import { errorText } from "../../core/errors.ts";
 import { type Client, connect } from "../../client/client.ts";
 import type { EntityRegistry } from "../../core/def/mod.ts";
 import { C2S, ErrorCode } from "../../core/def/client_protocol.ts";
@@ -116,7 +117,7 @@ export class CounterBots {
         { registry: this.o.registry, resume: { urls: this.o.urls, withinMs: 60_000 } },
       );
     } catch (e) {
-      this.loginErrors.push(`${this.o.prefix}${i}: ${(e as Error).message}`);
+      this.loginErrors.push(`${this.o.prefix}${i}: ${errorText(e)}`);
       return;
     }
     this.clients.push(c);

@@ -5,6 +5,7 @@
  * or the local cluster's reviver would). It ends only the processes it
  * started, by pid.
  */
+import { errorText } from "../../core/errors.ts";
 import { fileURLToPath } from "node:url";
 import { parseReady, randomSecret, splitLines } from "../../cli/local_cluster.ts";
 import { PARENT_WATCH_ENV, type ReadyInfo } from "../../core/process.ts";
@@ -141,7 +142,7 @@ export class ChaosCluster {
         }),
       ]);
     } catch (e) {
-      throw new Error(`${(e as Error).message}\n${p.stderr.slice(-20).join("\n")}`);
+      throw new Error(`${errorText(e)}\n${p.stderr.slice(-20).join("\n")}`, { cause: e });
     } finally {
       clearTimeout(timer);
     }
@@ -156,7 +157,7 @@ export class ChaosCluster {
     try {
       p.child.kill(signal);
     } catch (e) {
-      throw new Error(`${signal} to ${p.role} ${p.slot} (pid ${p.pid}) failed: ${(e as Error).message}`);
+      throw new Error(`${signal} to ${p.role} ${p.slot} (pid ${p.pid}) failed: ${errorText(e)}`, { cause: e });
     }
     if (signal === "SIGKILL") {
       this.procs.splice(this.procs.indexOf(p), 1);

@@ -7,6 +7,7 @@
  * lost. Per fault: detection, how long the world was not whole, when it was whole again, overlaps, lost, doubled,
  * and the bots' counters.
  */
+import { errorText } from "../../core/errors.ts";
 import { seededRandom } from "../../core/random.ts";
 import type { ClusterView, ProcessView } from "../../core/views.ts";
 import type { Client } from "../../client/client.ts";
@@ -315,7 +316,7 @@ export async function runHostsChaos(opts: HostsChaosOptions): Promise<HostsChaos
         logs: cluster.procs.all.flatMap((p) => p.stderr.slice(-30).map((l) => `${p.ready.role} ${p.pid}: ${l}`)),
       };
     } finally {
-      await bots?.stop().catch((e) => log(`bots stop: ${(e as Error).message}`));
+      await bots?.stop().catch((e) => log(`bots stop: ${errorText(e)}`));
       await watch?.stop();
     }
   } finally {

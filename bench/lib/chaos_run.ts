@@ -6,6 +6,7 @@
  * fault it measures detection, restore times, entities lost or doubled, bots
  * resumed or gone, and counter progress lost.
  */
+import { errorText } from "../../core/errors.ts";
 import { seededRandom } from "../../core/random.ts";
 import { registry } from "../../entities/mod.ts";
 import { ChaosCluster, type ChaosProc } from "./chaos_cluster.ts";
@@ -232,7 +233,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     };
     return report;
   } finally {
-    await bots?.stop().catch((e) => log(`bots stop: ${(e as Error).message}`));
+    await bots?.stop().catch((e) => log(`bots stop: ${errorText(e)}`));
     await watch?.stop();
     await cluster.stop();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
@@ -352,6 +353,6 @@ async function fault(
     r.playersRestoreMaxMs = ptimes.length ? Math.round(Math.max(...ptimes)) : null;
     r.lostIds = affected.filter((id) => !back.has(id));
   };
-  r.done = measure().catch((e) => log(`${kind} ${r.target}: measuring failed: ${(e as Error).message}`));
+  r.done = measure().catch((e) => log(`${kind} ${r.target}: measuring failed: ${errorText(e)}`));
   return r;
 }

@@ -6,6 +6,7 @@
  * record (npc_backup_records.ts) is kept as its bytes and decoded only when
  * read: nearly all are replaced unread a period later.
  */
+import { errorText } from "../../core/errors.ts";
 import { type CellBackup, decodeNpcBackup, type NpcBackupRecord } from "../../core/wire/mod.ts";
 import { DEFAULT_BACKUP_PERIOD_MS } from "./backup_sender.ts";
 
@@ -79,7 +80,7 @@ export class BuddyStore {
           k.backup = decodeNpcBackup(k.backup);
         } catch (e) {
           f.entities.delete(key);
-          this.onRefused(`NPC backup from ${from} dropped: ${(e as Error).message}`);
+          this.onRefused(`NPC backup from ${from} dropped: ${errorText(e)}`);
           continue;
         }
       }

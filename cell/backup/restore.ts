@@ -3,6 +3,7 @@
  * its id, properties, position, direction, timers, movement and range triggers as the backup had them, in the cell now
  * covering its position; its script hears onRestore instead of onCreated.
  */
+import { errorText } from "../../core/errors.ts";
 import { type CellBackup, type EntitySnapshot, sameAddress } from "../../core/wire/mod.ts";
 import type { Logger } from "../../core/log.ts";
 import type { BuddyStore } from "./buddy_store.ts";
@@ -85,9 +86,7 @@ export function restoreNpcsOf(
   for (const b of backups) {
     restore(b).catch((e) =>
       log.error(
-        `${b.entity.type} ${b.entity.id} of dead cellapp ${id} not restored in space ${b.spaceId}: ${
-          (e as Error).message
-        }`,
+        `${b.entity.type} ${b.entity.id} of dead cellapp ${id} not restored in space ${b.spaceId}: ${errorText(e)}`,
         { entity: b.entity.id, space: b.spaceId },
       )
     );

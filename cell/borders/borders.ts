@@ -4,6 +4,7 @@
  * their reals wherever those go. Offloading a real that crossed into a
  * neighbour is offload.ts's.
  */
+import { errorText } from "../../core/errors.ts";
 import { ByteWriter, PropertyContainer } from "../../core/def/mod.ts";
 import { Throttle } from "../../core/log.ts";
 import { rectContains } from "../../core/geo/rect.ts";
@@ -230,7 +231,7 @@ export class CellBorders {
         gh.send(where.address, CellMsg.deleteGhost, this.cell.spaceId, where.cell, e.id, e.epoch);
         this.cell.host.log.warn(
           `ghost of ${e.type.name} ${e.id} in cell ${where.cell} (cellapp ${where.cellapp}) not created: ${
-            (err as Error).message
+            errorText(err)
           }`,
         );
       },

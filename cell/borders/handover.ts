@@ -3,6 +3,7 @@
  * fenced from its start (handover_fence.ts), settled when the new cell answers,
  * and what was done to it meanwhile done again by the new real.
  */
+import { errorText } from "../../core/errors.ts";
 import { ByteReader, readChange } from "../../core/def/mod.ts";
 import { CellMsg } from "../../core/wire/mod.ts";
 import type { GhostHost } from "../cell_host.ts";
@@ -66,7 +67,9 @@ export function applyHandOverWrites(cell: HandOverCell, e: Entity, writes: reado
         try {
           e.container.apply(readChange(new ByteReader(w[1]), e.type, "internal"));
         } catch (err) {
-          throw new Error(`${who}: a change made during its hand-over does not apply: ${(err as Error).message}`);
+          throw new Error(`${who}: a change made during its hand-over does not apply: ${errorText(err)}`, {
+            cause: err,
+          });
         }
         break;
       }

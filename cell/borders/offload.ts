@@ -5,6 +5,7 @@
  * lost or doubled: the old cell fences the entity while the new one takes it
  * (handover_fence.ts), and keeps it real if the transfer fails.
  */
+import { errorText } from "../../core/errors.ts";
 import { decodeCellBackup, PropertyContainer } from "../../core/def/mod.ts";
 import { cellIndexAt } from "../../core/geo/bsp.ts";
 import { history } from "../../core/history.ts";
@@ -201,7 +202,7 @@ export class CellOffloads {
         if (!unknown || tries <= 1) return this.#offloadFailed(e, to, err as Error);
         this.cell.host.log.warn(
           `${e.type.name} ${e.id}: the answer to its offload to cell ${to.cell} (cellapp ${to.cellapp}) was lost ` +
-            `(${(err as Error).message}); asking again`,
+            `(${errorText(err)}); asking again`,
           { entity: e.id, space: this.cell.spaceId },
         );
         this.#send(e, to, state, tries - 1);

@@ -4,6 +4,7 @@
  * volatile data and its detail-level changes (BigWorld's sendQueueElement, writeClientUpdateDataToBundle
  * and updateDetailLevel).
  */
+import { errorText } from "../../core/errors.ts";
 import { ByteReader, type ByteWriter, type PropertyDef } from "../../core/def/mod.ts";
 import {
   AOI_MSG,
@@ -285,7 +286,7 @@ export function readRequestUpdates(
       onRequest(eid, life, stamps);
     }
   } catch (e) {
-    return `malformed AOI message: ${e instanceof Error ? e.message : e}`;
+    return `malformed AOI message: ${errorText(e)}`;
   }
   return null;
 }

@@ -4,6 +4,7 @@
  * randomly, has each raise its avatar's counter by 1 every few seconds, and
  * after a warm-up measures what the clients see.
  */
+import { errorText } from "../../core/errors.ts";
 import type { EntityRegistry } from "../../core/def/mod.ts";
 import { ByteWriter } from "../../core/def/bytes.ts";
 import { C2S, type ClientMessage, writeClientMessage } from "../../core/def/client_protocol.ts";
@@ -174,7 +175,7 @@ export async function runBots(o: BotOptions): Promise<BotReport> {
           aoiEvents: decoding(i),
         });
       } catch (e) {
-        const why = (e as Error).message;
+        const why = errorText(e);
         // A baseapp behind on its logins closes a connection that waited too long: that one tries again too.
         if (!/try again|no login within/i.test(why) || attempt >= 30) return fail(`login: ${why}`);
         const s = /try again in ([\d.]+) ?s/.exec(why);

@@ -1,4 +1,5 @@
 /** Reading a --config JSON file, whose keys are the flags' names in camelCase. */
+import { errorText } from "../errors.ts";
 import { ConfigError } from "./config.ts";
 import { SPECS } from "./flags.ts";
 
@@ -21,7 +22,8 @@ export function readConfigFile(
     raw = JSON.parse(readFile(path));
   } catch (e) {
     throw new ConfigError(
-      `${source}: cannot read ${path} as JSON: ${(e as Error).message}`,
+      `${source}: cannot read ${path} as JSON: ${errorText(e)}`,
+      { cause: e },
     );
   }
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {

@@ -2,6 +2,7 @@
  * Reading the command line: flags, then SEAMLESS_* environment variables, then a JSON file given by --config, then
  * defaults. A bad value anywhere is a ConfigError whose message names the flag (or variable, or file key).
  */
+import { errorText } from "../errors.ts";
 import { parseArgs } from "node:util";
 import { type Config, ConfigError } from "./config.ts";
 import { camel, readConfigFile } from "./config_file.ts";
@@ -32,7 +33,7 @@ export function parseCommand(
     values = parseArgs({ args, options, strict: true, allowPositionals: false })
       .values;
   } catch (e) {
-    throw new ConfigError(describeParseError(e as Error));
+    throw new ConfigError(describeParseError(e as Error), { cause: e });
   }
   if (values.help) return { help: true };
 
@@ -70,7 +71,7 @@ export function parseCommand(
     try {
       got[KEY_OF[name]] = SPECS[name].parse(raw);
     } catch (e) {
-      throw new ConfigError(`${source}: ${(e as Error).message}`);
+      throw new ConfigError(`${source}: ${errorText(e)}`, { cause: e });
     }
   }
   const config = withDefaults(got);

@@ -3,6 +3,7 @@
  * not match its key, or is outside its validity dates, stops the program with one line instead of failing each
  * client's handshake later.
  */
+import { errorText } from "../errors.ts";
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import { type Config, ConfigError, type TlsMaterial } from "./config.ts";
 import type { WireTls } from "../wire/channel.ts";
@@ -33,7 +34,7 @@ export function readTls(
     try {
       return readFile(path);
     } catch (e) {
-      throw new ConfigError(`${flag}: cannot read ${path}: ${(e as Error).message}`, { cause: e });
+      throw new ConfigError(`${flag}: cannot read ${path}: ${errorText(e)}`, { cause: e });
     }
   };
   const cert = read("--tls-cert", cfg.tlsCert);
@@ -43,7 +44,7 @@ export function readTls(
   try {
     privateKey = createPrivateKey(key);
   } catch (e) {
-    throw new ConfigError(`--tls-key: ${cfg.tlsKey} holds no PEM private key: ${(e as Error).message}`, { cause: e });
+    throw new ConfigError(`--tls-key: ${cfg.tlsKey} holds no PEM private key: ${errorText(e)}`, { cause: e });
   }
   if (!x509.checkPrivateKey(privateKey)) {
     throw new ConfigError(
@@ -63,7 +64,7 @@ function parseCert(flag: string, path: string, pem: string): X509Certificate {
   try {
     return new X509Certificate(pem);
   } catch (e) {
-    throw new ConfigError(`${flag}: ${path} holds no PEM certificate: ${(e as Error).message}`, { cause: e });
+    throw new ConfigError(`${flag}: ${path} holds no PEM certificate: ${errorText(e)}`, { cause: e });
   }
 }
 

@@ -2,6 +2,7 @@
  * The Deno KV backend: a thin pass-through to Deno.Kv (a file, ":memory:", or a KV Connect URL reached with
  * DENO_KV_ACCESS_TOKEN). Counters (Deno.KvU64) read as bigint, as the interface has them.
  */
+import { errorText } from "../errors.ts";
 import type { Db, DbAtomic, DbCheck, DbCommit, DbEntry, DbKey, DbSetOptions } from "./types.ts";
 
 function entry<T>(e: Deno.KvEntryMaybe<unknown>): DbEntry<T> {
@@ -92,6 +93,6 @@ export async function openDenoKv(spec: string): Promise<DenoKvDb> {
   try {
     return new DenoKvDb(await Deno.openKv(spec), where);
   } catch (e) {
-    throw new Error(`cannot open Deno KV at ${spec}: ${(e as Error).message}`, { cause: e });
+    throw new Error(`cannot open Deno KV at ${spec}: ${errorText(e)}`, { cause: e });
   }
 }

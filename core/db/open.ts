@@ -1,4 +1,5 @@
 /** Opens the configured database: PostgreSQL for --db, else Deno KV for --kv; waits for a PostgreSQL that is down. */
+import { errorText } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { openDenoKv } from "./deno_kv.ts";
 import { PostgresDb } from "./postgres.ts";
@@ -50,7 +51,9 @@ export async function openDb(choice: DbChoice, opts: OpenDbOptions = {}): Promis
       if (attempt > 1) opts.log?.info(`${where} answered after ${attempt} attempts`);
       return db;
     } catch (e) {
-      const why = e instanceof DbUnavailableError ? (e.cause as Error)?.message ?? e.message : (e as Error).message;
+      const why = e instanceof DbUnavailableError
+        ? (e.cause === undefined ? e.message : errorText(e.cause))
+        : errorText(e);
       opts.log?.warn(`${where} cannot be used (attempt ${attempt}: ${why}); trying again in ${delay / 1000} s`);
     }
     await new Promise<void>((res, rej) => {

@@ -9,6 +9,7 @@
  *   commits cannot deadlock), compares the checked versionstamps, and writes only if they all hold. Every write goes
  *   through such a commit, so a checked key cannot change between the comparison and the writes.
  */
+import { errorText } from "../errors.ts";
 import postgres from "postgres";
 import { Decoder, Encoder } from "@msgpack/msgpack";
 import { decodeKey, encodeKey, lockOf, prefixEnd } from "./key_codec.ts";
@@ -66,7 +67,7 @@ const CONNECTION_CODES = new Set([
 function isConnectionError(e: unknown): boolean {
   const code = String((e as { code?: unknown })?.code ?? "");
   if (CONNECTION_CODES.has(code) || /^08/.test(code) || /^57P0[123]$/.test(code) || code === "53300") return true;
-  return /connection (refused|reset|closed|terminated)|broken pipe/i.test((e as Error)?.message ?? "");
+  return /connection (refused|reset|closed|terminated)|broken pipe/i.test(errorText(e));
 }
 
 function versionstampOf(n: bigint | string): string {
@@ -180,7 +181,7 @@ export class PostgresDb implements Db {
       ]);
     } catch (e) {
       if (e instanceof DbUnavailableError) throw e;
-      const msg = (e as Error)?.message ?? String(e);
+      const msg = errorText(e);
       if (isConnectionError(e)) {
         throw new DbUnavailableError(`${this.description} is unreachable: ${msg}`, { cause: e });
       }

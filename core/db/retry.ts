@@ -2,6 +2,7 @@
  * Retrying database operations: a local Deno KV file shared by several processes says "database is locked" instead of
  * waiting, and a PostgreSQL server may be away for a while (a restart, a fail-over).
  */
+import { errorText } from "../errors.ts";
 import { DbUnavailableError } from "./types.ts";
 
 /** How withDbRetry retries. */
@@ -33,7 +34,7 @@ export async function withDbRetry<T>(op: () => Promise<T>, opts: DbRetryOptions 
         await sleep(Math.min(1000, 50 * 2 ** downTries) * (0.5 + Math.random() / 2));
         continue;
       }
-      const busy = /database is (locked|busy)/i.test((e as Error).message ?? "");
+      const busy = /database is (locked|busy)/i.test(errorText(e) ?? "");
       if (!busy || ++busyTries >= attempts) throw e;
       await sleep(Math.min(500, 10 * 2 ** busyTries) * (0.5 + Math.random()));
     }

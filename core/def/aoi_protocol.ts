@@ -26,6 +26,7 @@
  * stamps it caches at a leave and offers them again only for an enter of the same life (life 0 and no stamps
  * otherwise); the server sends the full state for stamps of another life.
  */
+import { errorText } from "../errors.ts";
 import { ByteReader, ByteWriter } from "./bytes.ts";
 import { readChange } from "./codec.ts";
 import { ChangeRecord } from "./container.ts";
@@ -226,7 +227,8 @@ export function writeMethodCall(w: ByteWriter, type: EntityType, method: MethodD
       v = a.type.coerce(args[i]);
     } catch (e) {
       throw new RangeError(
-        `${type.name}.${method.name} argument ${a.name ?? i}: ${e instanceof Error ? e.message : e}`,
+        `${type.name}.${method.name} argument ${a.name ?? i}: ${errorText(e)}`,
+        { cause: e },
       );
     }
     a.type.write(w, v);

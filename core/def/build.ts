@@ -273,6 +273,7 @@ function resolveType(
       throw new DefError(
         `default does not fit ${type.name}: ${e.message}`,
         ctx,
+        { cause: e },
       );
     }
     const mask = audienceMask(flags, m.persistent);
@@ -399,7 +400,7 @@ function resolveMethod(
       };
     } catch (e) {
       if (e instanceof DefError) {
-        throw new DefError(`argument ${i + 1}: ${e.reason}`, ctx);
+        throw new DefError(`argument ${i + 1}: ${e.reason}`, ctx, { cause: e });
       }
       throw e;
     }

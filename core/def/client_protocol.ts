@@ -5,6 +5,7 @@
  * strings as ByteWriter writes them. Ids 32-95 are AOI messages written by the
  * witness (aoi_protocol.ts); a frame may mix both kinds.
  */
+import { errorText } from "../errors.ts";
 import { ByteReader, ByteWriter } from "./bytes.ts";
 import type { MethodDef } from "./model.ts";
 import { ValueError } from "./errors.ts";
@@ -126,8 +127,8 @@ export type ServerMessage =
 /** Raised for a message that cannot be decoded; `code` is the error code to answer with. */
 export class ProtocolError extends Error {
   override name = "ProtocolError";
-  constructor(readonly code: ErrorCodeValue, message: string) {
-    super(message);
+  constructor(readonly code: ErrorCodeValue, message: string, options?: ErrorOptions) {
+    super(message, options);
   }
 }
 
@@ -214,7 +215,7 @@ export function readClientMessage(r: ByteReader, id: number): ClientMessage {
     }
   } catch (e) {
     if (e instanceof ProtocolError) throw e;
-    throw new ProtocolError(ErrorCode.malformed, `malformed message ${id}: ${(e as Error).message}`);
+    throw new ProtocolError(ErrorCode.malformed, `malformed message ${id}: ${errorText(e)}`, { cause: e });
   }
   throw new ProtocolError(ErrorCode.unknownMessage, `unknown message id ${id}`);
 }
@@ -329,7 +330,7 @@ export function encodeArgs(method: MethodDef, args: readonly unknown[]): Uint8Ar
     try {
       v = a.type.coerce(args[i]);
     } catch (e) {
-      throw new ValueError(`${method.name} argument ${a.name ?? i}: ${(e as Error).message}`);
+      throw new ValueError(`${method.name} argument ${a.name ?? i}: ${errorText(e)}`, { cause: e });
     }
     a.type.write(w, v);
   });
@@ -351,7 +352,8 @@ export function decodeArgs(method: MethodDef, bytes: Uint8Array): unknown[] {
     } catch (e) {
       throw new ProtocolError(
         ErrorCode.badArguments,
-        `${method.name} argument ${a.name ?? i} (${a.type.name}): ${(e as Error).message}`,
+        `${method.name} argument ${a.name ?? i} (${a.type.name}): ${errorText(e)}`,
+        { cause: e },
       );
     }
   }

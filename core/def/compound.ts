@@ -3,6 +3,7 @@
  * registered with an encoder and a decoder, and the msgpack-encoded dynamic
  * type that PYTHON / PY_DICT values map to.
  */
+import { errorText } from "../errors.ts";
 import { decode as mpDecode, encode as mpEncode } from "@msgpack/msgpack";
 import { DEFAULT_MSGPACK_LIMITS, type MsgpackLimits, scanMsgpack } from "../wire/msgpack_limits.ts";
 
@@ -233,7 +234,8 @@ export class UserType<V = unknown> extends DataType<V> {
     } catch (e) {
       if (e instanceof ValueError) throw e;
       throw new ValueError(
-        `${show(v)} is not a valid ${this.userName}: ${(e as Error).message}`,
+        `${show(v)} is not a valid ${this.userName}: ${errorText(e)}`,
+        { cause: e },
       );
     }
   }
@@ -277,7 +279,8 @@ export class DynamicType extends DataType<unknown> {
       return mpDecode(mpEncode(v));
     } catch (e) {
       throw new ValueError(
-        `${show(v)} cannot be encoded: ${(e as Error).message}`,
+        `${show(v)} cannot be encoded: ${errorText(e)}`,
+        { cause: e },
       );
     }
   }

@@ -336,7 +336,9 @@ function checkDefault(type: DataType, v: unknown, ctx: DefContext): void {
   try {
     type.coerce(v);
   } catch (e) {
-    if (e instanceof ValueError) throw new DefError(`default does not fit ${type.name}: ${e.message}`, ctx);
+    if (e instanceof ValueError) {
+      throw new DefError(`default does not fit ${type.name}: ${e.message}`, ctx, { cause: e });
+    }
     throw e;
   }
 }
@@ -349,7 +351,7 @@ function argType(x: XmlElement, env: TypeEnv, ctx: DefContext, i: number) {
       throw new DefError(`argument ${i + 1}: ${e.reason}`, {
         ...ctx,
         source: e.source ?? x.source,
-      });
+      }, { cause: e });
     }
     throw e;
   }

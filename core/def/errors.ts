@@ -34,8 +34,8 @@ export class DefError extends Error {
   readonly member?: string;
   readonly reason: string;
 
-  constructor(reason: string, ctx: DefContext = {}) {
-    super(where(ctx) + reason);
+  constructor(reason: string, ctx: DefContext = {}, options?: ErrorOptions) {
+    super(where(ctx) + reason, options);
     this.name = "DefError";
     this.reason = reason;
     this.source = ctx.source;
@@ -62,8 +62,8 @@ export class ValueError extends Error {
   reason: string;
   path: string;
 
-  constructor(reason: string) {
-    super(reason);
+  constructor(reason: string, options?: ErrorOptions) {
+    super(reason, options);
     this.name = "ValueError";
     this.reason = reason;
     this.path = "";
@@ -79,8 +79,8 @@ export class ValueError extends Error {
 
 /** A property value rejected at the moment of a set, naming entity type, property and value. */
 export class PropertyError extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = "PropertyError";
   }
 }

@@ -2,6 +2,7 @@
  * The resolved definition model that every role and the client SDK use: entity
  * types with stable ids, properties and methods with stable indices, audiences.
  */
+import { errorText } from "../errors.ts";
 import { DefWarning, SourcePos } from "./errors.ts";
 import { AUD, Audience, AUDIENCES, Flag } from "./flags.ts";
 import { VolatileSpec } from "./schema.ts";
@@ -278,7 +279,8 @@ export function methodArgs(
       return m.args[i].type.coerce(v);
     } catch (e) {
       throw new Error(
-        `${who}.${method} argument ${i} (${m.args[i].name ?? m.args[i].type.name}): ${(e as Error).message}`,
+        `${who}.${method} argument ${i} (${m.args[i].name ?? m.args[i].type.name}): ${errorText(e)}`,
+        { cause: e },
       );
     }
   });

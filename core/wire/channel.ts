@@ -1,3 +1,4 @@
+import { errorText } from "../errors.ts";
 import { DEFAULT_MAX_FRAME, FrameError, FrameReader, FrameWriter, NONE } from "./frame.ts";
 import { messageByKind, type MessageDef } from "./catalog.ts";
 import { ChannelClosedError, RemoteError, RequestTimeoutError } from "./errors.ts";
@@ -452,7 +453,7 @@ export class Channel {
         this.#writer.recycle(bytes);
       }
     } catch (e) {
-      this.close(`write failed: ${(e as Error).message}`, false);
+      this.close(`write failed: ${errorText(e)}`, false);
     } finally {
       this.#writing = false;
     }
@@ -530,7 +531,7 @@ export class Channel {
         this.#log.warn(`disconnecting: ${e.message}`);
         this.close(e.message);
       } else {
-        this.close(`read failed: ${(e as Error).message}`, false);
+        this.close(`read failed: ${errorText(e)}`, false);
       }
     }
   }
@@ -573,7 +574,7 @@ export class Channel {
   #failed(name: string, what: "handler" | "request", e: unknown): void {
     const held = failures.take(`${what} ${name}`);
     if (held === null) return;
-    const line = `${name} ${what} failed: ${errText(e)}${Throttle.note(held)}`;
+    const line = `${name} ${what} failed: ${errorText(e)}${Throttle.note(held)}`;
     if (what === "handler") this.#log.error(line);
     else this.#log.warn(line);
   }
@@ -649,7 +650,7 @@ export class Channel {
     const fail = (e: unknown) => {
       this.#failed(def.name, "request", e);
       if (this.#state === "open") {
-        this.#push([C.errorReply.kind, reqId, errText(e).slice(0, 4000)]);
+        this.#push([C.errorReply.kind, reqId, errorText(e).slice(0, 4000)]);
       }
     };
     const ok = (v: unknown) => {
@@ -690,8 +691,4 @@ function asMessage(frame: unknown): [number, number, ...unknown[]] | string {
     return `request id is not a non-negative integer: ${String(reqId)}`;
   }
   return frame as [number, number, ...unknown[]];
-}
-
-function errText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

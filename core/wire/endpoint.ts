@@ -1,3 +1,4 @@
+import { errorText } from "../errors.ts";
 import { Channel, type ChannelOptions, type WireTls } from "./channel.ts";
 import { formatAddress, parseAddress } from "./address.ts";
 import { type Logger, silentLogger, Throttle } from "../log.ts";
@@ -81,7 +82,7 @@ export class WireServer {
       }
     } catch (e) {
       if (!(e instanceof Deno.errors.BadResource)) {
-        this.#log.error(`accept failed: ${(e as Error).message}`);
+        this.#log.error(`accept failed: ${errorText(e)}`);
       }
     }
   }
@@ -109,7 +110,7 @@ export class WireServer {
       ]);
     } catch (e) {
       const { hostname, port } = conn.remoteAddr;
-      const why = (e as Error).message;
+      const why = errorText(e);
       const held = this.#tlsFailures.take(`${hostname} ${why}`);
       if (held !== null) {
         this.#log.warn(
@@ -200,7 +201,7 @@ async function dialTls(
     } catch {
       // already closed
     }
-    throw new Error(`TLS handshake with ${address} failed: ${(e as Error).message}`, { cause: e });
+    throw new Error(`TLS handshake with ${address} failed: ${errorText(e)}`, { cause: e });
   } finally {
     clearTimeout(timer);
   }

@@ -1,3 +1,4 @@
+import { errorText } from "../errors.ts";
 import { Decoder, Encoder, ExtensionCodec } from "@msgpack/msgpack";
 import { DEFAULT_MSGPACK_LIMITS, type MsgpackLimits, scanMsgpack } from "./msgpack_limits.ts";
 import { ReadBuffer } from "../read_buffer.ts";
@@ -190,7 +191,8 @@ export class FrameReader extends ReadBuffer {
       return this.#decoder.decode(body);
     } catch (e) {
       throw new FrameError(
-        `frame body is not valid msgpack: ${(e as Error).message}`,
+        `frame body is not valid msgpack: ${errorText(e)}`,
+        { cause: e },
       );
     }
   }

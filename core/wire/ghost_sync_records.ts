@@ -6,6 +6,7 @@
  * batch's ops. A reader checks the whole batch before anything in it is acted on: one that is not exactly whole
  * records of valid values is refused as one.
  */
+import { errorText } from "../errors.ts";
 import { ByteReader, type ByteWriter } from "../def/bytes.ts";
 import { MAX_ENTITY_ID } from "../def/ids.ts";
 import type { GhostOp } from "./cell_interface.ts";
@@ -117,7 +118,7 @@ export function readGhostSyncs(records: Uint8Array, each: (rec: GhostSyncRecord)
       out.push({ spaceId, cellId, id, seq, ops: readOps(r) });
     }
   } catch (e) {
-    return `record ${out.length}: ${(e as Error).message}`;
+    return `record ${out.length}: ${errorText(e)}`;
   }
   for (const rec of out) each(rec);
   return null;

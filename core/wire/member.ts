@@ -1,3 +1,4 @@
+import { errorText } from "../errors.ts";
 import { type Channel, type ChannelOptions } from "./channel.ts";
 import type { Handlers } from "./handlers.ts";
 import { dial } from "./endpoint.ts";
@@ -143,7 +144,7 @@ export class MgrLink {
       try {
         this.onFenced?.(reply.fenced);
       } catch (e) {
-        o.log.error(`dropping what this process held after being fenced failed: ${(e as Error).message}`);
+        o.log.error(`dropping what this process held after being fenced failed: ${errorText(e)}`);
       }
       reply = await ch.request(MgrMsg.register, this.#info());
       if (reply.fenced) throw new Error(`fenced again on registering anew: ${reply.fenced}`);
@@ -190,7 +191,7 @@ export class MgrLink {
         try {
           reply = await this.#register(ch);
         } catch (e) {
-          ch.close(`registration failed: ${(e as Error).message}`);
+          ch.close(`registration failed: ${errorText(e)}`);
           throw e;
         }
         this.id = reply.id;
@@ -210,7 +211,7 @@ export class MgrLink {
         try {
           this.onRegistered?.(reply.id);
         } catch (e) {
-          o.log.error(`after registering: ${(e as Error).message}`);
+          o.log.error(`after registering: ${errorText(e)}`);
         }
         this.#wakeWaiting(ch);
         const reason = await ch.closed;
@@ -220,7 +221,7 @@ export class MgrLink {
         }
       } catch (e) {
         failures++;
-        const msg = `cannot reach the cellappmgr at ${o.mgr}: ${(e as Error).message}; retrying`;
+        const msg = `cannot reach the cellappmgr at ${o.mgr}: ${errorText(e)}; retrying`;
         // Say it once loudly, then quietly, so a waiting process does not flood the log.
         if (failures === 1) o.log.warn(msg);
         else o.log.debug(msg);

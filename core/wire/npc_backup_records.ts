@@ -4,6 +4,7 @@
  * names its space and entity. The buddy keeps each backup's bytes as they came and decodes them only to restore
  * (decodeNpcBackup): almost every backup is replaced a period later unread, and a decode costs more than the copy.
  */
+import { errorText } from "../errors.ts";
 import { Decoder, Encoder } from "@msgpack/msgpack";
 import { ByteReader, type ByteWriter } from "../def/bytes.ts";
 import { MAX_ENTITY_ID } from "../def/ids.ts";
@@ -47,7 +48,7 @@ export function readNpcBackups(records: Uint8Array, each: (rec: NpcBackupRecord)
       out.push({ spaceId, id, bytes });
     }
   } catch (e) {
-    return `record ${out.length}: ${(e as Error).message}`;
+    return `record ${out.length}: ${errorText(e)}`;
   }
   for (const rec of out) each(rec);
   return null;
@@ -64,7 +65,7 @@ export function decodeNpcBackup(rec: NpcBackupRecord): CellBackup {
   try {
     v = decoder.decode(rec.bytes);
   } catch (e) {
-    throw new Error(`backup of entity ${rec.id} is not valid msgpack: ${(e as Error).message}`, { cause: e });
+    throw new Error(`backup of entity ${rec.id} is not valid msgpack: ${errorText(e)}`, { cause: e });
   }
   const bad = cellBackup(v);
   if (bad) throw new Error(`backup of entity ${rec.id} refused: ${bad}`);

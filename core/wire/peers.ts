@@ -1,3 +1,4 @@
+import { errorText } from "../errors.ts";
 import type { Channel, ChannelOptions } from "./channel.ts";
 import { dial } from "./endpoint.ts";
 import { type Logger, Throttle } from "../log.ts";
@@ -84,7 +85,7 @@ export class Peers {
       pending.then(() => setTimeout(() => this.#dialing.delete(address), 0), (e) => {
         this.#dialing.delete(address);
         const held = unreachable.take(address);
-        if (held !== null) this.log.warn(`cannot reach ${address}: ${(e as Error).message}${Throttle.note(held)}`);
+        if (held !== null) this.log.warn(`cannot reach ${address}: ${errorText(e)}${Throttle.note(held)}`);
       });
       this.#dialing.set(address, pending);
     }

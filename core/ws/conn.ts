@@ -9,6 +9,7 @@
  * whose writes stay behind like that with no progress for `writeStallMs`, or whose waiting bytes pass `maxBuffered`,
  * is dropped. A close frame is not sent then: it would wait behind the very bytes the peer does not read.
  */
+import { errorText } from "../errors.ts";
 import type { ByteConn } from "../tls/mod.ts";
 import { type Logger, silentLogger } from "../log.ts";
 import {
@@ -376,7 +377,7 @@ export class WsConn {
         this.#writer.recycle(bytes);
       }
     } catch (e) {
-      this.#end(CloseCode.abnormal, `write failed: ${(e as Error).message}`);
+      this.#end(CloseCode.abnormal, `write failed: ${errorText(e)}`);
     } finally {
       this.#writing = false;
       this.#inFlight = 0;
@@ -437,7 +438,7 @@ export class WsConn {
     try {
       this.onClose(info.code, info.reason);
     } catch (e) {
-      this.#log.error(`onClose failed: ${(e as Error).stack ?? e}`);
+      this.#log.error(`onClose failed: ${errorText(e, { stack: true })}`);
     }
   }
 
@@ -473,7 +474,7 @@ export class WsConn {
         this.#endAfterWrite();
       }
     } catch (e) {
-      this.#end(CloseCode.abnormal, `read failed: ${(e as Error).message}`);
+      this.#end(CloseCode.abnormal, `read failed: ${errorText(e)}`);
     }
   }
 
@@ -500,7 +501,7 @@ export class WsConn {
           try {
             this.onMessage(r.payload, op === Op.binary);
           } catch (e) {
-            this.#log.error(`onMessage failed: ${(e as Error).stack ?? e}`);
+            this.#log.error(`onMessage failed: ${errorText(e, { stack: true })}`);
           }
           continue;
         case Op.ping:

@@ -36,8 +36,8 @@ export const CloseCode = {
 /** The peer broke the protocol; `code` is the close code to answer with. */
 export class WsProtocolError extends Error {
   override name = "WsProtocolError";
-  constructor(readonly code: number, message: string) {
-    super(message);
+  constructor(readonly code: number, message: string, options?: ErrorOptions) {
+    super(message, options);
   }
 }
 
@@ -96,8 +96,8 @@ export function parseClose(payload: Uint8Array): { code: number; reason: string 
   let reason: string;
   try {
     reason = strictUtf8.decode(payload.subarray(2));
-  } catch {
-    throw new WsProtocolError(CloseCode.invalidData, "close reason is not valid UTF-8");
+  } catch (e) {
+    throw new WsProtocolError(CloseCode.invalidData, "close reason is not valid UTF-8", { cause: e });
   }
   return { code, reason };
 }
@@ -247,8 +247,8 @@ export class WsReader extends ReadBuffer {
 function checkUtf8(bytes: Uint8Array): void {
   try {
     strictUtf8.decode(bytes);
-  } catch {
-    throw new WsProtocolError(CloseCode.invalidData, "text message is not valid UTF-8");
+  } catch (e) {
+    throw new WsProtocolError(CloseCode.invalidData, "text message is not valid UTF-8", { cause: e });
   }
 }
 

@@ -3,6 +3,7 @@
  * a valid RFC 6455 handshake, answers everything else with one short response, and caps open and half-open
  * connections, so a slow or oversized request costs a bounded amount of memory and time.
  */
+import { errorText } from "../errors.ts";
 import { type Logger, silentLogger } from "../log.ts";
 import { formatAddress } from "../wire/address.ts";
 import { HIGH_WATER_BYTES, MAX_BUFFERED, WRITE_STALL_MS, WsConn } from "./conn.ts";
@@ -144,7 +145,7 @@ export class WsServer {
       } catch (e) {
         if (this.#closing || e instanceof Deno.errors.BadResource) return;
         // Out of file descriptors or similar: wait rather than spin.
-        this.#o.log.warn(`accept failed: ${(e as Error).message}`);
+        this.#o.log.warn(`accept failed: ${errorText(e)}`);
         await new Promise((r) => setTimeout(r, 100));
         continue;
       }
@@ -238,7 +239,7 @@ export class WsServer {
       try {
         this.#o.onConnection(ws, verdict.head);
       } catch (e) {
-        this.#o.log.error(`onConnection failed: ${(e as Error).stack ?? e}`);
+        this.#o.log.error(`onConnection failed: ${errorText(e, { stack: true })}`);
         ws.close(1011, "server error");
       }
       ws.start();

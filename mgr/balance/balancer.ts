@@ -6,6 +6,7 @@
  * cellapps the tree that results. It keeps each space's last minute of
  * partitions and loads for the admin API.
  */
+import { errorText } from "../../core/errors.ts";
 import { type BspNode, isCell, removeCell } from "../../core/geo/bsp.ts";
 import type { Logger } from "../../core/log.ts";
 import type { CellReport } from "../../core/wire/mod.ts";
@@ -137,7 +138,7 @@ export class Balancer {
       if (tree === space.tree) continue;
       st.busy = true;
       this.#host.setTree(space, tree).catch((e) =>
-        this.#opts.log.error(`space ${space.id}: sending its new tree failed: ${(e as Error).message}`)
+        this.#opts.log.error(`space ${space.id}: sending its new tree failed: ${errorText(e)}`)
       ).finally(() => (st.busy = false));
     }
     for (const id of this.#state.keys()) if (!live.has(id)) this.#state.delete(id);

@@ -3,6 +3,7 @@
  * in the cellappmgr's database so that a restarted cellappmgr goes on draining
  * them: cellapps keep their ids across its restarts.
  */
+import { errorText } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import type { Db } from "../../core/db/mod.ts";
 
@@ -20,7 +21,7 @@ export async function loadDrains(kv: Db | null, log: Logger): Promise<Set<number
     }
     return new Set(v);
   } catch (e) {
-    log.error(`could not read the cellapps being drained: ${(e as Error).message}; none is drained`);
+    log.error(`could not read the cellapps being drained: ${errorText(e)}; none is drained`);
     return new Set();
   }
 }
@@ -31,6 +32,6 @@ export async function saveDrains(kv: Db | null, ids: ReadonlySet<number>, log: L
   try {
     await kv.set(KEY, [...ids].sort((a, b) => a - b));
   } catch (e) {
-    log.error(`could not store the cellapps being drained: ${(e as Error).message}`);
+    log.error(`could not store the cellapps being drained: ${errorText(e)}`);
   }
 }

@@ -7,6 +7,7 @@
  * --tolerance: how long two reals (or two bases of an account) may overlap. Prints the report; exits 1 when it
  * found an overlap or a loss, 2 on bad arguments or an unreadable log.
  */
+import { errorText } from "../../core/errors.ts";
 import { parseArgs } from "node:util";
 import { checkHistory, type CheckOptions, formatReport, readHistory } from "./mod.ts";
 
@@ -25,7 +26,7 @@ export async function main(args: string[]): Promise<number> {
       },
     });
   } catch (e) {
-    console.error(`error: ${(e as Error).message}`);
+    console.error(`error: ${errorText(e)}`);
     return 2;
   }
   const { values, positionals } = parsed;
@@ -54,7 +55,7 @@ export async function main(args: string[]): Promise<number> {
     console.log(formatReport(report));
     return report.overlaps.length + report.lost.length > 0 ? 1 : 0;
   } catch (e) {
-    console.error(`error: ${(e as Error).message}`);
+    console.error(`error: ${errorText(e)}`);
     return 2;
   }
 }

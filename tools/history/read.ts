@@ -1,4 +1,5 @@
 /** Reads the claim logs a run wrote with --history (core/history.ts): one file per process. */
+import { errorText } from "../../core/errors.ts";
 import type { HistoryRecord } from "../../core/history.ts";
 
 /** The claim log of one process. */
@@ -58,7 +59,7 @@ export async function readHistory(dir: string): Promise<ProcessLog[]> {
     try {
       text = await Deno.readTextFile(file);
     } catch (e) {
-      throw new HistoryReadError(`cannot read claim log ${file}: ${(e as Error).message}`, { cause: e });
+      throw new HistoryReadError(`cannot read claim log ${file}: ${errorText(e)}`, { cause: e });
     }
     logs.push(parseHistory(file, text));
   }
