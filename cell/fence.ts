@@ -8,14 +8,7 @@
  * belong to others now.
  */
 import type { Logger } from "../core/log.ts";
-import {
-  type Channel,
-  ChannelMsg,
-  type Handlers,
-  type MessageDef,
-  type MgrLease,
-  type MgrLink,
-} from "../core/wire/mod.ts";
+import { confirmOnLink, type Handlers, type MessageDef, type MgrLease, type MgrLink } from "../core/wire/mod.ts";
 import type { Cell } from "./cell.ts";
 
 /** Drops every cell of `cells` with its reals and ghosts, without a word to bases or peers; returns the counts. */
@@ -221,16 +214,13 @@ export class Authority {
   /** Asks the cellappmgr again, with a ping that can only be answered on a live link. */
   #doubt(): void {
     this.#doubted = true;
-    const ch: Channel | null = this.link.channel;
-    if (!ch || this.#pinging) return;
+    if (this.#pinging) return;
+    const asked = confirmOnLink(this.link);
+    if (!asked) return;
     this.#pinging = true;
-    ch.requestWithin(this.link.deadAfterMs, ChannelMsg.ping).then(
-      () => {
-        if (this.link.channel === ch && ch.isOpen) this.#doubted = false;
-      },
-      // No answer: the link closes (or has closed) and the registration that follows decides, with its own log line.
-      () => {},
-    ).finally(() => (this.#pinging = false));
+    asked.then((ok) => {
+      if (ok) this.#doubted = false;
+    }).finally(() => (this.#pinging = false));
   }
 }
 

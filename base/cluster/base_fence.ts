@@ -12,9 +12,8 @@ import type { Logger } from "../../core/log.ts";
 import { history } from "../../core/history.ts";
 import {
   CellMsg,
-  type Channel,
-  ChannelMsg,
   checkMove,
+  confirmOnLink,
   type MessageDef,
   type MgrLease,
   type MgrLink,
@@ -113,7 +112,6 @@ export class BaseAuthority {
     const gap = now - this.#lastBeat;
     this.#lastBeat = now;
     if (gap > this.link.deadAfterMs / 2) this.#doubt(gap);
-    else this.#update();
   }
 
   /** Decides whether the bases may act now; logs a pause and its end once each, and writes both to the history. */
@@ -158,18 +156,15 @@ export class BaseAuthority {
       );
     }
     this.#update();
-    const ch: Channel | null = this.link.channel;
-    if (!ch || this.#pinging) return;
+    if (this.#pinging) return;
+    const asked = confirmOnLink(this.link);
+    if (!asked) return;
     this.#pinging = true;
-    ch.requestWithin(this.link.deadAfterMs, ChannelMsg.ping).then(
-      () => {
-        if (this.link.channel !== ch || !ch.isOpen) return;
-        this.#stalled = false;
-        this.#update();
-      },
-      // No answer: the link closes (or has closed) and the registration that follows decides.
-      () => {},
-    ).finally(() => (this.#pinging = false));
+    asked.then((ok) => {
+      if (!ok) return;
+      this.#stalled = false;
+      this.#update();
+    }).finally(() => (this.#pinging = false));
   }
 }
 

@@ -147,3 +147,17 @@ export class MgrLease {
     ).finally(() => this.#inFlight--);
   }
 }
+
+/**
+ * Pings the cellappmgr on the link's channel after a stall of this process: resolves true when the answer came on
+ * that same channel, still open (so the cellappmgr heard this process after the stall and had not dropped it), false
+ * when it did not (the link closes, and the registration that follows decides); null when there is no channel.
+ */
+export function confirmOnLink(link: MgrLink): Promise<boolean> | null {
+  const ch = link.channel;
+  if (!ch) return null;
+  return ch.requestWithin(link.deadAfterMs, ChannelMsg.ping).then(
+    () => link.channel === ch && ch.isOpen,
+    () => false,
+  );
+}
