@@ -14,7 +14,7 @@ import {
   readChange,
 } from "../../core/def/mod.ts";
 import { AUD, writeChange } from "../../core/def/mod.ts";
-import { MAX_COORD, rectContains, withinWorld } from "../../core/geo/rect.ts";
+import { MAX_COORD, rectContains } from "../../core/geo/rect.ts";
 import type { GhostOp, GhostState } from "../../core/wire/mod.ts";
 import type { CellAddress } from "../cell_layout.ts";
 import type { Entity } from "../entity.ts";
@@ -191,13 +191,18 @@ export function takeBatch(e: Entity): GhostOp[] | null {
  * would take that witness's priorities with it (docs/architecture.md, "The witness").
  */
 export function badGhostOps(ops: readonly GhostOp[]): string | null {
+  // Read in place: every ghost gets a batch each tick, so nothing is copied unless the batch is refused.
   for (let i = 0; i < ops.length; i++) {
     const op = ops[i];
     if (op[0] !== 0) continue;
-    const pose = op.slice(1, 7);
-    const numbers = pose.length === 6 && pose.every((v) => typeof v === "number");
-    if (!numbers || !withinWorld(pose.slice(0, 3) as number[]) || !pose.slice(3).every(Number.isFinite)) {
-      return `op ${i}: pose ${pose.map(String).join(", ")} is not a position within ±${MAX_COORD} m and a direction`;
+    let ok = op.length >= 7;
+    for (let k = 1; ok && k <= 6; k++) {
+      const v = op[k];
+      ok = typeof v === "number" && (k <= 3 ? v >= -MAX_COORD && v <= MAX_COORD : Number.isFinite(v));
+    }
+    if (!ok) {
+      return `op ${i}: pose ${op.slice(1, 7).map(String).join(", ")} is not a position within ±${MAX_COORD} m and ` +
+        `a direction`;
     }
     if (typeof op[7] !== "boolean") return `op ${i}: on-ground flag ${String(op[7])} is not a boolean`;
   }
