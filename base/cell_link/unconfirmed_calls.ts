@@ -1,6 +1,6 @@
 /**
- * The client calls a base sent its cell entity that no cell backup it holds covers yet (README, Fault tolerance:
- * confirmed means durable). Each call is numbered; the real keeps the number of the last one that ran on it
+ * The client calls a base sent its cell entity that no cell backup it holds covers yet (docs/faults.md,
+ * "Confirmed means durable"). Each call is numbered; the real keeps the number of the last one that ran on it
  * (clientCallSeq), and its backups carry it. A backup with number n confirms the calls up to n: they go. When the
  * cellapp dies and the cell entity is restored from the latest backup, the calls after its number are what the
  * restore would undo: the base replays those of its own entity into the restored one, in order, each once (the real

@@ -89,7 +89,7 @@ export const ErrorCode = {
   serverError: 14,
   loggedInElsewhere: 15,
   rateLimited: 16,
-  /** A call went to a cellapp that died before a backup held it, and was not carried out again (README, Fault tolerance). */
+  /** A call went to a cellapp that died before a backup held it, and was not carried out again (docs/faults.md, "Confirmed means durable"). */
   callLost: 17,
 } as const;
 
