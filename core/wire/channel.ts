@@ -1,84 +1,39 @@
 import { errorText } from "../errors.ts";
-import { DEFAULT_MAX_FRAME, FrameError, FrameReader, FrameWriter, NONE } from "./frame.ts";
+import { FrameError, FrameReader, FrameWriter, NONE } from "./frame.ts";
 import { messageByKind, type MessageDef } from "./catalog.ts";
-import { ChannelClosedError, RemoteError, RequestTimeoutError } from "./errors.ts";
+import { ChannelClosedError } from "./errors.ts";
+import {
+  type ChannelOptions,
+  HANDSHAKE_MAX_FRAME,
+  resolveChannelOptions,
+  type ResolvedChannelOptions,
+} from "./channel_options.ts";
+import { PendingRequests } from "./requests.ts";
 
 export { ChannelClosedError, RemoteError, RequestTimeoutError } from "./errors.ts";
-import { ChannelMsg as C, NONCE_BYTES, type Role } from "./messages.ts";
+import { ChannelMsg as C, NONCE_BYTES } from "./messages.ts";
 import { acceptStep, dialStep, type PeerInfo } from "./handshake.ts";
 import { deferFlush, inTick } from "./outbox.ts";
 import { heartbeatClock } from "./heartbeats.ts";
-import { type Logger, silentLogger, Throttle } from "../log.ts";
+import { type Logger, Throttle } from "../log.ts";
 import { PROTOCOL_VERSION } from "../version.ts";
 import { ByteWriter } from "../def/bytes.ts";
 import type { ByteConn } from "../tls/mod.ts";
 
 export type { PeerInfo } from "./handshake.ts";
+export {
+  type ChannelOptions,
+  type HandlerTable,
+  HANDSHAKE_MAX_FRAME,
+  type ResolvedChannelOptions,
+  type WireTls,
+} from "./channel_options.ts";
 
 /**
  * A message whose arguments are `[head, records]`: records appended one by one with `Channel.record` travel as one
  * message, so a stream of small messages (client moves, client frames) costs one encode and one decode per batch.
  */
 export type RecordsDef = MessageDef<[number, Uint8Array], unknown>;
-
-/** What a channel needs of its handler table (`Handlers`): the handler of a message kind, if served. */
-export interface HandlerTable {
-  // deno-lint-ignore no-explicit-any
-  get(kind: number): ((ch: Channel, ...args: any[]) => unknown) | undefined;
-}
-
-/** The table of a channel given none: it serves no kind. */
-const NO_HANDLERS: HandlerTable = { get: () => undefined };
-
-/** How a channel behaves; every field but the identity has a default. */
-export interface ChannelOptions {
-  /** This process's role, pid and listening address, sent in the handshake. */
-  role: Role;
-  pid?: number;
-  address?: string;
-  /** Cluster secret; both ends must have the same one, or none. */
-  secret?: string | null;
-  maxFrame?: number;
-  heartbeatMs?: number;
-  /** A channel that hears nothing for this long is closed as dead. */
-  deadAfterMs?: number;
-  requestTimeoutMs?: number;
-  handshakeTimeoutMs?: number;
-  /** Buffered bytes past which a write goes out before the tick ends. */
-  flushThreshold?: number;
-  handlers?: HandlerTable;
-  /** Produces the payload of each heartbeat this side sends. */
-  heartbeatPayload?: () => unknown;
-  log?: Logger;
-  /** Accepting side: the roles a peer may have; others are refused in the handshake. */
-  acceptRoles?: readonly Role[];
-  /** Connecting side: the roles the peer must have; another is a protocol violation. */
-  expectRoles?: readonly Role[];
-  /** Connecting side: the address dialled, which names the peer from then on. */
-  dialed?: string;
-  /**
-   * Check what this side sends against the message's definition and throw
-   * instead of sending nonsense: the peer would drop this process for it.
-   * For low-traffic channels, such as a member's link to the cellappmgr.
-   */
-  checkOutgoing?: boolean;
-  /** With it the listener serves TLS and the dialler checks the peer against its CA (endpoint.ts). */
-  tls?: WireTls | null;
-}
-
-/** The PEM material of process ports over TLS: this process's certificate and key, and the CA every peer's has. */
-export interface WireTls {
-  cert: string;
-  key: string;
-  ca: string;
-}
-
-/**
- * Largest frame before the handshake is done: a challenge, hello, welcome or
- * refusal is a few hundred bytes, and nothing bigger is decoded from a peer
- * that has not proved the secret.
- */
-export const HANDSHAKE_MAX_FRAME = 4096;
 
 /** Counters of one channel's traffic. */
 export interface ChannelStats {
@@ -87,13 +42,6 @@ export interface ChannelStats {
   bytesIn: number;
   bytesOut: number;
   writes: number;
-}
-
-interface Pending {
-  resolve(v: unknown): void;
-  reject(e: Error): void;
-  timer: ReturnType<typeof setTimeout>;
-  name: string;
 }
 
 type State = "handshake" | "open" | "closed";
@@ -125,29 +73,14 @@ export class Channel {
 
   #conn: ByteConn;
   #side: "accept" | "connect";
-  #o:
-    & Required<
-      Omit<
-        ChannelOptions,
-        "secret" | "heartbeatPayload" | "acceptRoles" | "expectRoles" | "dialed" | "checkOutgoing" | "tls"
-      >
-    >
-    & {
-      secret: string | null;
-      heartbeatPayload: (() => unknown) | null;
-      acceptRoles: readonly Role[] | null;
-      expectRoles: readonly Role[] | null;
-      dialed: string | null;
-      checkOutgoing: boolean;
-    };
+  #o: ResolvedChannelOptions;
   #state: State = "handshake";
   #reader: FrameReader;
   #writer: FrameWriter;
   #writing = false;
   #writeDone: Promise<void> = Promise.resolve();
   #flushPending = false;
-  #pending = new Map<number, Pending>();
-  #nextReq = 1;
+  #pending = new PendingRequests();
   #nonce: Uint8Array | null = null;
   /** Leaves the heartbeat clock (heartbeats.ts); set while open. */
   #stopBeats: (() => void) | null = null;
@@ -173,25 +106,7 @@ export class Channel {
   ) {
     this.#conn = conn;
     this.#side = side;
-    this.#o = {
-      role: opts.role,
-      pid: opts.pid ?? Deno.pid,
-      address: opts.address ?? "",
-      secret: opts.secret ?? null,
-      maxFrame: opts.maxFrame ?? DEFAULT_MAX_FRAME,
-      heartbeatMs: opts.heartbeatMs ?? 500,
-      deadAfterMs: opts.deadAfterMs ?? 2000,
-      requestTimeoutMs: opts.requestTimeoutMs ?? 5000,
-      handshakeTimeoutMs: opts.handshakeTimeoutMs ?? 5000,
-      flushThreshold: opts.flushThreshold ?? 64 * 1024,
-      handlers: opts.handlers ?? NO_HANDLERS,
-      heartbeatPayload: opts.heartbeatPayload ?? null,
-      log: opts.log ?? silentLogger,
-      acceptRoles: opts.acceptRoles ?? null,
-      expectRoles: opts.expectRoles ?? null,
-      dialed: opts.dialed ?? null,
-      checkOutgoing: opts.checkOutgoing ?? false,
-    };
+    this.#o = resolveChannelOptions(opts);
     const remote = conn.remoteAddr as Deno.NetAddr;
     this.remote = `${remote.hostname}:${remote.port}`;
     this.#log = this.#o.log.child(
@@ -279,25 +194,9 @@ export class Channel {
     } catch (e) {
       return Promise.reject(e);
     }
-    const id = this.#nextReq;
-    this.#nextReq = id >= 0x7fffffff ? 1 : id + 1;
-    return new Promise<R>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.#pending.delete(id);
-        reject(
-          new RequestTimeoutError(
-            `${def.name} to ${this.#peerName()} got no reply within ${timeoutMs} ms`,
-          ),
-        );
-      }, timeoutMs);
-      this.#pending.set(id, {
-        resolve: resolve as (v: unknown) => void,
-        reject,
-        timer,
-        name: def.name,
-      });
-      this.#push([def.kind, id, ...args]);
-    });
+    const { id, reply } = this.#pending.open<R>(def.name, this.#peerName(), timeoutMs);
+    this.#push([def.kind, id, ...args]);
+    return reply;
   }
 
   /**
@@ -351,15 +250,7 @@ export class Channel {
     this.#stopBeats?.();
     this.#stopBeats = null;
     clearTimeout(this.#handshakeTimer);
-    for (const [, p] of this.#pending) {
-      clearTimeout(p.timer);
-      p.reject(
-        new ChannelClosedError(
-          `${p.name} to ${this.#peerName()}: channel closed (${reason})`,
-        ),
-      );
-    }
-    this.#pending.clear();
+    this.#pending.failAll(this.#peerName(), reason);
     this.#readyReject(new ChannelClosedError(reason));
     if (wasOpen) this.#log.info(`closed: ${reason}`);
     const finish = async () => {
@@ -597,19 +488,9 @@ export class Channel {
         return;
       case C.reply.kind:
       case C.errorReply.kind: {
-        const p = this.#pending.get(reqId);
-        if (!p) {
+        if (!this.#pending.settle(reqId, kind === C.errorReply.kind, msg[2], this.#peerName())) {
           this.#log.debug(`reply to unknown or expired request ${reqId}`);
-          return;
         }
-        this.#pending.delete(reqId);
-        clearTimeout(p.timer);
-        if (kind === C.reply.kind) p.resolve(msg[2]);
-        else {p.reject(
-            new RemoteError(
-              `${p.name} failed on ${this.#peerName()}: ${String(msg[2])}`,
-            ),
-          );}
         return;
       }
       case C.bye.kind:
