@@ -41,10 +41,10 @@ const VARIANTS: Variant[] = [
 ];
 
 /** The command line of variant `v`'s server: bench/lib/floor_server.ts on Deno, bench/lib/floor_node.mjs on Node. */
-function serverArgs(v: Variant, bytes: number): string[] {
+function serverArgs(v: Variant, bytes: number, down: number): string[] {
   return v.runtime === "Deno"
-    ? [deno, "run", "-A", `${here}floor_server.ts`, `--variant=${v.server}`, `--bytes=${bytes}`]
-    : ["node", `${here}floor_node.mjs`, "server", `--proto=${v.server}`, `--bytes=${bytes}`];
+    ? [deno, "run", "-A", `${here}floor_server.ts`, `--variant=${v.server}`, `--bytes=${bytes}`, `--down=${down}`]
+    : ["node", `${here}floor_node.mjs`, "server", `--proto=${v.server}`, `--bytes=${bytes}`, `--down=${down}`];
 }
 
 /** What the load generator reports at the end of its window. */
@@ -96,8 +96,9 @@ function stop(child: Deno.ChildProcess): Promise<unknown> {
   return child.status;
 }
 
-async function measure(v: Variant, clients: number, seconds: number, bytes: number): Promise<Measured> {
-  const server = start(serverArgs(v, bytes));
+/** Runs variant `v` under the load: clients send `bytes` 10 times a second, the server sends `down` per tick. */
+async function measure(v: Variant, clients: number, seconds: number, bytes: number, down = bytes): Promise<Measured> {
+  const server = start(serverArgs(v, bytes, down));
   try {
     const out = lines(server.stdout);
     const first = (await out.next()).value ?? "";
@@ -143,6 +144,28 @@ async function measure(v: Variant, clients: number, seconds: number, bytes: numb
     await stop(server);
   }
 }
+
+/** The floor under our baseapp, for `bench peer`: the core/ws server at the scene's traffic; the pids it runs now. */
+export const baseappFloor = {
+  /**
+   * Measures the core/ws variant with `clients` for `seconds`: each client sends `up` bytes 10 times a second, and
+   * gets `down` bytes at each tick.
+   */
+  async measure(
+    clients: number,
+    seconds: number,
+    up: number,
+    down: number,
+  ): Promise<{ msPerClientSec: number; rssMB: number }> {
+    if (!hasNode()) throw new Error("the socket floor needs `node` on the PATH for its load generator");
+    const m = await measure(VARIANTS.find((v) => v.id === "deno-ws")!, clients, seconds, up, down);
+    return { msPerClientSec: m.msPerClientSec, rssMB: m.rssMB };
+  },
+  /** The floor's processes running now (to kill by pid if the caller's run passes its limit). */
+  pids(): number[] {
+    return [...running];
+  },
+};
 
 function hasNode(): boolean {
   try {

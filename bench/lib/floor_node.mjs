@@ -1,13 +1,13 @@
 // Node side of `deno task bench floor` (bench/floor.ts): a socket server with no game in it, and the load generator
 // for every server variant. Run by the benchmark with the machine's `node`; plain ESM, Node built-ins only.
 //
-//   node floor_node.mjs server --proto=tcp|ws --bytes=B      prints "PORT n", then serves until killed
+//   node floor_node.mjs server --proto=tcp|ws --bytes=B [--down=D]   prints "PORT n", then serves until killed
 //   node floor_node.mjs load --port=P --proto=tcp|ws --clients=N --seconds=D --warmup=W --bytes=B
 //        prints "READY" once every client is connected, "START" and "END {json}" around the window, then exits
 //
 // Traffic (both sides): each client sends one B-byte message 10 times a second, in 10 groups whose timers are 10 ms
-// apart (the peer scenario's moves); the server sends every client one B-byte message at each 100 ms tick (its
-// frame). `tcp` frames are a 4-byte little-endian length and the payload; `ws` is RFC 6455 (binary messages, masked
+// apart (the peer scenario's moves); the server sends every client one D-byte message (D = B unless given) at each
+// 100 ms tick (its frame). `tcp` frames are a 4-byte little-endian length and the payload; `ws` is RFC 6455 (binary messages, masked
 // from the client).
 import net from "node:net";
 import { createHash, randomBytes } from "node:crypto";
@@ -22,30 +22,37 @@ const { positionals, values } = parseArgs({
     seconds: { type: "string", default: "20" },
     warmup: { type: "string", default: "3" },
     bytes: { type: "string", default: "40" },
+    down: { type: "string" },
   },
 });
 const mode = positionals[0];
 const proto = values.proto;
 const bytes = Number(values.bytes);
-if (!["tcp", "ws"].includes(proto) || !(bytes >= 1 && bytes < 126)) {
-  console.error(`floor_node: --proto must be tcp or ws and --bytes 1-125 (got ${proto}, ${values.bytes})`);
+const down = Number(values.down ?? values.bytes);
+if (!["tcp", "ws"].includes(proto) || !(bytes >= 1 && bytes < 126) || !(down >= 1 && down < 65536)) {
+  console.error(
+    `floor_node: --proto must be tcp or ws, --bytes 1-125 and --down 1-65535 (got ${proto}, ${values.bytes}, ${values.down})`,
+  );
   process.exit(2);
 }
-const payload = Buffer.alloc(bytes, 7);
 
 /** One complete message's bytes for `proto`, from the server (`masked` false) or a client. */
-function frameOf(masked) {
+function frameOf(masked, size) {
   if (proto === "tcp") {
-    const f = Buffer.alloc(4 + bytes);
-    f.writeUInt32LE(bytes, 0);
-    payload.copy(f, 4);
+    const f = Buffer.alloc(4 + size, 7);
+    f.writeUInt32LE(size, 0);
     return f;
   }
-  const f = Buffer.alloc(2 + (masked ? 4 : 0) + bytes);
-  f[0] = 0x82;
-  f[1] = (masked ? 0x80 : 0) | bytes;
+  const head = size < 126 ? 2 : 4;
   // A zero mask leaves the payload as it is: the server still unmasks every byte.
-  payload.copy(f, masked ? 6 : 2);
+  const f = Buffer.alloc(head + (masked ? 4 : 0) + size, 7);
+  f[0] = 0x82;
+  if (head === 2) f[1] = (masked ? 0x80 : 0) | size;
+  else {
+    f[1] = (masked ? 0x80 : 0) | 126;
+    f.writeUInt16BE(size, 2);
+  }
+  if (masked) f.fill(0, head, head + 4);
   return f;
 }
 
@@ -94,7 +101,7 @@ function reader(onMessage) {
 
 function serve() {
   const socks = new Set();
-  const out = frameOf(false);
+  const out = frameOf(false, down);
   const server = net.createServer({ noDelay: true }, (s) => {
     let read = (chunk) => {
       // WebSocket: the request head first, then frames.
@@ -131,7 +138,7 @@ function serve() {
 async function load() {
   const port = Number(values.port), count = Number(values.clients);
   const seconds = Number(values.seconds), warmup = Number(values.warmup);
-  const out = frameOf(true);
+  const out = frameOf(true, bytes);
   let received = 0, receivedBytes = 0, sent = 0, closed = 0;
   const socks = [];
   const connectOne = () =>

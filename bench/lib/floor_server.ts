@@ -15,9 +15,14 @@ import { serveWebSocket, type WsConn } from "../../core/ws/mod.ts";
 const { values } = parseArgs({
   args: Deno.args,
   strict: true,
-  options: { variant: { type: "string", default: "tcp" }, bytes: { type: "string", default: "40" } },
+  options: {
+    variant: { type: "string", default: "tcp" },
+    bytes: { type: "string", default: "40" },
+    down: { type: "string" },
+  },
 });
-const bytes = Number(values.bytes);
+/** What the server sends each client per tick: `--down` when given, else as much as a client sends (`--bytes`). */
+const bytes = Number(values.down ?? values.bytes);
 const payload = new Uint8Array(bytes).fill(7);
 let received = 0;
 const TICK_MS = 100;
