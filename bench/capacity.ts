@@ -1,6 +1,7 @@
 /**
  * `deno task bench capacity [--clients=1250] [--seconds=20] [--observers=25] [--baseapps=2]`: how many clients ONE
- * cellapp holds at 10 Hz with its tick p99 under the 100 ms budget. Per step (`--clients=500,1250,2000` runs three)
+ * cellapp holds at 10 Hz with its tick p99 under the 100 ms budget, and how the servers' CPU per client-second grows
+ * along the steps (`--clients=250,500,1000,1250 --baseapps=1` draws the curve). Per step (`--clients=500,1250,2000` runs three)
  * a local cluster of one cellapp and `--baseapps` baseapps, one space of one cell of side
  * S = 2,000 m × √(clients / 500) (the density of the Colyseus peer scene at S = 2,000 m), AoI 100 m, and the light
  * bots of `deno task bots` walking as the peer's do (--walk peer), a few of them decoding and measuring
@@ -179,24 +180,44 @@ export function budgetMet(t: TickWindow): boolean {
   return t.ticks > 0 && t.overBudget <= 0.01 * t.ticks;
 }
 
+/** CPU ms per client-second of the cellapp and the baseapps together (not the cellappmgr, not the bots). */
+export function serverMsPerClientSec(cores: Record<string, number>, connected: number): number | null {
+  if (connected === 0) return null;
+  const sum = Object.entries(cores).filter(([r]) => r === "cellapp" || r.startsWith("baseapp"))
+    .reduce((n, [, c]) => n + c, 0);
+  return sum * 1000 / connected;
+}
+
+/**
+ * How the servers' cost per client grows along the steps: each step's figure against the first step's, and the
+ * largest growth (a fraction: 0.1 is 10 % more per client). Null with fewer than two steps that have a figure.
+ */
+export function costGrowth(steps: { clients: number; msPerClientSec: number | null }[]): number | null {
+  const known = steps.filter((s) => s.msPerClientSec !== null && s.msPerClientSec > 0);
+  if (known.length < 2) return null;
+  const first = known[0].msPerClientSec!;
+  return Math.max(...known.slice(1).map((s) => s.msPerClientSec! / first - 1));
+}
+
 function table(steps: Step[]): string {
   const pct = (v: number | undefined) => f((v ?? 0) * 100, 0, " %");
   return [
     "| clients (connected) | S | cell tick p50 / p99 (last 128 ticks, worst read) | histogram: p99 ≤, max ≤ |" +
-    " ticks over 100 ms | budget met | tick rate | cellapp CPU | baseapps CPU | bot process CPU (ms per client-s) |" +
+    " ticks over 100 ms | budget met | tick rate | cellapp CPU | baseapps CPU | cellapp + baseapps, ms per client-s |" +
+    " bot process CPU (ms per client-s) |" +
     " moves per client-s | p50 / p99 move-to-seen | errors | other work | machine busy |",
-    "|---|---:|---:|---:|---:|---|---:|---:|---|---:|---:|---:|---:|---:|---:|",
+    "|---|---:|---:|---:|---:|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ...steps.map((s) => {
       const bases = Object.entries(s.cores).filter(([r]) => r.startsWith("baseapp")).map(([, c]) => pct(c));
       return `| ${f(s.clients)} (${f(s.connected)}) | ${f(s.side)} m | ${f(s.ringP50, 1)} / ${
         f(s.ringP99, 1, " ms")
       } | ${f(s.tick.p99LeMs, 0, " ms")}, ${f(s.tick.maxLeMs, 0, " ms")} | ${s.tick.overBudget} of ${s.tick.ticks} | ${
         budgetMet(s.tick) ? "yes" : "**no**"
-      } | ${f(s.tickRate, 1, " Hz")} | ${pct(s.cores.cellapp)} | ${bases.join(" + ")} | ${pct(s.botCore)} (${
-        f(s.connected ? s.botCore * 1000 / s.connected : null, 3)
-      }) | ${f(s.movesPerClientSec, 1)} | ${f(s.p50, 0)} / ${f(s.p99, 0, " ms")} | ${s.errors} | ${
-        pct(s.otherCores)
-      } | ${pct(s.machineBusy)} |`;
+      } | ${f(s.tickRate, 1, " Hz")} | ${pct(s.cores.cellapp)} | ${bases.join(" + ")} | ${
+        f(serverMsPerClientSec(s.cores, s.connected), 3)
+      } | ${pct(s.botCore)} (${f(s.connected ? s.botCore * 1000 / s.connected : null, 3)}) | ${
+        f(s.movesPerClientSec, 1)
+      } | ${f(s.p50, 0)} / ${f(s.p99, 0, " ms")} | ${s.errors} | ${pct(s.otherCores)} | ${pct(s.machineBusy)} |`;
     }),
   ].join("\n");
 }
@@ -229,6 +250,10 @@ export async function run(args: string[]): Promise<void> {
       rows.push(await runStep(clients, seconds, observers, baseapps, log));
     }
     const crossed = rows.find((r) => !budgetMet(r.tick));
+    const growth = costGrowth(rows.map((r) => ({
+      clients: r.clients,
+      msPerClientSec: serverMsPerClientSec(r.cores, r.connected),
+    })));
     const starved = rows.filter((r) => r.machineBusy > 0.9 || r.movesPerClientSec < 9.5).map((r) => f(r.clients));
     const md = [
       `One cellapp, ${baseapps} baseapp${
@@ -249,6 +274,12 @@ export async function run(args: string[]): Promise<void> {
       crossed
         ? `The tick p99 first crossed the budget at ${f(crossed.clients)} clients.`
         : `The tick p99 stayed within the budget at every step (up to ${f(Math.max(...steps))} clients).`,
+      ...(growth === null ? [] : [
+        "",
+        `The servers' CPU per client-second (cellapp and baseapps) grew by at most ${f(growth * 100, 1, " %")} from ${
+          f(rows[0].clients)
+        } clients to any later step (aim: at most 10 %): ${growth <= 0.1 ? "met" : "**not met**"}.`,
+      ]),
       ...(starved.length
         ? [
           "",
