@@ -108,6 +108,7 @@ try {
   console.error(`demo: open ${url} (two tabs, two names) — Ctrl-C stops it`);
   console.log(JSON.stringify({ demo: { url, admin: adminUrl, spaceId, server: clientUrl } }));
 } catch (e) {
+  // The cluster's processes watch this one's end of their stdin (core/process.ts watchParent): they stop with it.
   console.error(`error: demo: ${(e as Error).message}`);
-  Deno.kill(Deno.pid, "SIGTERM");
+  Deno.exit(1);
 }

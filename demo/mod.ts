@@ -69,7 +69,7 @@ class WandererCell extends CellScript<WandererProps> {
 }
 
 /** Wanderers in every space but the default one (the demo makes its own space, cut into cells). */
-const WANDERERS = 24;
+const WANDERERS = 30;
 
 /** The demo game. */
 export const game: Game = defineGame({

@@ -19,7 +19,10 @@ let session = null;
 async function refreshLayout() {
   try {
     const res = await fetch("layout");
-    if (res.ok) layout = (await res.json()).cells;
+    if (!res.ok) return;
+    layout = (await res.json()).cells;
+    const apps = new Set(layout.map((c) => c.cellapp)).size;
+    $("space").textContent = `${layout.length} cells on ${apps} cellapps`;
   } catch {
     // The next poll tries again.
   }
