@@ -3,7 +3,7 @@
  * walk and chat, and NPCs that wander across the whole space, over its cell borders. The server never imports it.
  */
 import { CellScript, clientPlacement, defineGame, type Game, type PropertyValues } from "../mod.ts";
-import { type Avatar, CHAT_RANGE, registry, type Wanderer } from "./defs.ts";
+import { type Avatar, registry, type Wanderer } from "./defs.ts";
 
 export { registry } from "./defs.ts";
 
@@ -29,7 +29,7 @@ class AvatarCell extends CellScript<AvatarProps> {
     if (caller === this.self.id) this.self.props.playerName = name.trim() || `player${this.self.id}`;
   }
 
-  /** A chat line goes to every client that sees this player within CHAT_RANGE, its own included. */
+  /** A chat line goes to every client that sees this player within onChat's detailDistance, its own included. */
   chat(caller: number, text: string): void {
     const line = text.trim();
     if (caller !== this.self.id || line === "") return;
@@ -81,6 +81,3 @@ export const game: Game = defineGame({
   placement: clientPlacement,
   spaceCreated: (space) => space.isDefault ? [] : [{ type: "Wanderer", count: WANDERERS }],
 });
-
-/** Re-exported for the page and tests: how far chat carries. */
-export { CHAT_RANGE };
