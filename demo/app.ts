@@ -96,7 +96,6 @@ export class DemoSession {
       client.close();
       throw new Error(`the server put the player in space ${client.player.spaceId}, not the demo's ${opts.spaceId}`);
     }
-    client.callCell(null, "setName", opts.name);
     s.#timer = setInterval(() => {
       const now = Date.now();
       s.#step(Math.min(1, (now - s.#last) / 1000));

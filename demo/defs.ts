@@ -16,13 +16,13 @@ export const Avatar = defineEntity({
   hasClient: true,
   volatile: { position: true, yaw: true },
   properties: {
-    playerName: { type: T.string(24), flags: "ALL_CLIENTS" },
+    /** The account's name: a baseapp gives a new player's `playerName` (a string property) its account name. */
+    playerName: { type: T.string(32), flags: "ALL_CLIENTS" },
     /** The id of the cell whose real holds the player, and that cell's cellapp (set by the cell script). */
     cell: { type: T.UINT32, flags: "OWN_CLIENT" },
     cellapp: { type: T.UINT32, flags: "OWN_CLIENT" },
   },
   cellMethods: {
-    setName: { args: [{ name: "name", type: T.string(24) }], exposed: true },
     chat: { args: [{ name: "text", type: T.string(120) }], exposed: true },
   },
   clientMethods: {

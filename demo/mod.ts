@@ -10,7 +10,7 @@ export { registry } from "./defs.ts";
 type AvatarProps = PropertyValues<typeof Avatar>;
 type WandererProps = PropertyValues<typeof Wanderer>;
 
-/** The player's cell part: its name, its chat, and which cell holds it, for its own client's mini-map. */
+/** The player's cell part: its chat, and which cell holds it, for its own client's mini-map. */
 class AvatarCell extends CellScript<AvatarProps> {
   override onCreated(): void {
     this.#noteCell();
@@ -22,11 +22,6 @@ class AvatarCell extends CellScript<AvatarProps> {
 
   override onRestore(): void {
     this.#noteCell();
-  }
-
-  /** Only its own client names it. */
-  setName(caller: number, name: string): void {
-    if (caller === this.self.id) this.self.props.playerName = name.trim() || `player${this.self.id}`;
   }
 
   /** A chat line goes to every client that sees this player within onChat's detailDistance, its own included. */

@@ -11,6 +11,8 @@ import { parseReady, splitLines } from "../../cli/local_cluster.ts";
 import { isAlive } from "../../testing/procs.ts";
 import { waitFor, within } from "../../testing/wait.ts";
 import { findChromium } from "../helpers/chromium.ts";
+import { type Client, connect } from "../../client/mod.ts";
+import { CHAT_RANGE, registry } from "../../demo/defs.ts";
 
 const chromium = findChromium("demo_test");
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -21,6 +23,10 @@ const BORDER_Z = 120;
 interface Launched {
   child: Deno.ChildProcess;
   url: string;
+  /** The baseapp's client URL and the demo's space. */
+  server: string;
+  spaceId: number;
+  admin: string;
   /** The local cluster's processes, by pid (the launcher's children and grandchildren). */
   pids: number[];
   stderr: string[];
@@ -41,7 +47,8 @@ async function launch(): Promise<Launched> {
   })().catch(() => {});
   const lines = child.stdout.pipeThrough(new TextDecoderStream()).pipeThrough(splitLines()).getReader();
   const pids: number[] = [];
-  const read = async (): Promise<string> => {
+  type Ready = { url: string; server: string; spaceId: number; admin: string };
+  const read = async (): Promise<Ready> => {
     for (;;) {
       const { value, done } = await lines.read();
       if (done) throw new Error(`the demo exited before it served its page: ${stderr.join("\n")}`);
@@ -49,15 +56,15 @@ async function launch(): Promise<Launched> {
       if (ready?.role === "cluster") {
         pids.push(ready.pid, ...(ready.children as { pid: number }[]).map((c) => c.pid));
       }
-      if (value.startsWith('{"demo"')) return (JSON.parse(value) as { demo: { url: string } }).demo.url;
+      if (value.startsWith('{"demo"')) return (JSON.parse(value) as { demo: Ready }).demo;
     }
   };
   try {
-    const url = await within("the demo's page", read(), 45_000);
+    const ready = await within("the demo's page", read(), 45_000);
     (async () => {
       while (!(await lines.read()).done) { /* drain */ }
     })().catch(() => {});
-    return { child, url, pids, stderr };
+    return { child, ...ready, pids, stderr };
   } catch (e) {
     child.kill("SIGKILL");
     await child.status;
@@ -179,6 +186,73 @@ Deno.test({
       throw e;
     } finally {
       await browser?.close();
+      await stop(demo);
+    }
+  },
+});
+
+Deno.test({
+  name: "the demo's launcher serves the layout without its admin token, and a chat line reaches only players near",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const demo = await launch();
+    const clients: Client[] = [];
+    try {
+      // The page server tells where to play and proxies the cells; the admin API itself wants the token it keeps.
+      const config = await (await fetch(`${demo.url}config.json`)).text();
+      assert.deepEqual(JSON.parse(config), { server: demo.server, spaceId: demo.spaceId, bounds: [0, 0, 240, 240] });
+      const layout = await (await fetch(`${demo.url}layout`)).json() as { cells: { cellapp: number }[] };
+      assert.equal(layout.cells.length, 4);
+      assert.equal(new Set(layout.cells.map((c) => c.cellapp)).size, 2, JSON.stringify(layout));
+      assert.equal((await fetch(`${demo.admin}/api/spaces/${demo.spaceId}`)).status, 401);
+      const post = await fetch(`${demo.url}layout`, { method: "POST" });
+      assert.equal(post.status, 405);
+      await post.body?.cancel();
+      const missing = await fetch(`${demo.url}../deno.json`);
+      assert.equal(missing.status, 404);
+      await missing.body?.cancel();
+
+      // Three SDK clients in the demo's space: two side by side, one just beyond the chat's reach but within the AoI.
+      const lines = new Map<string, string[]>();
+      const join = async (name: string, x: number) => {
+        const c = await connect(demo.server, {
+          name,
+          password: "demo",
+          spaceId: demo.spaceId,
+          position: { x, y: 0, z: 60 },
+        }, { registry });
+        clients.push(c);
+        lines.set(name, []);
+        const heard = (args: unknown[]) => lines.get(name)!.push(`${args[1]}: ${args[2]}`);
+        c.on("clientMethod", (_e, m, args) => m === "onChat" && heard(args));
+        c.on("playerMethod", (m, args) => m === "onChat" && heard(args));
+        await waitFor(`${name} in the demo's space`, () => c.player.spaceId === demo.spaceId, 10_000);
+        return c;
+      };
+      const [ada, bob, far] = [await join("ada", 20), await join("bob", 30), await join("far", 20 + CHAT_RANGE + 15)];
+      await waitFor(
+        "bob and far to see ada by name",
+        () => [bob, far].every((c) => [...c.entities.values()].some((e) => e.props.playerName === "ada")),
+        10_000,
+      );
+      ada.callCell(null, "chat", "  hi there  ");
+      await waitFor(
+        "ada's line at bob's and her own",
+        () => lines.get("bob")!.includes("ada: hi there") && lines.get("ada")!.includes("ada: hi there"),
+        10_000,
+      );
+      // far sees ada (so it would hear a line within reach) but is beyond onChat's detailDistance: a line bob heard
+      // would have reached far in the same ticks; a second is ample.
+      await new Promise((r) => setTimeout(r, 1000));
+      assert.deepEqual(lines.get("far"), []);
+      // A blank line is dropped by the script; names are the accounts'.
+      ada.callCell(null, "chat", "   ");
+      bob.callCell(null, "chat", "from bob");
+      await waitFor("bob's line at ada's", () => lines.get("ada")!.includes("bob: from bob"), 10_000);
+      assert.deepEqual(lines.get("ada"), ["ada: hi there", "bob: from bob"]);
+    } finally {
+      for (const c of clients) c.close();
       await stop(demo);
     }
   },
