@@ -17,7 +17,7 @@ export interface DemoOptions {
   spaceId: number;
   bounds: [number, number, number, number];
   name: string;
-  /** Where to appear; the middle of the space when left out. */
+  /** Where to appear; near the middle of the space when left out. */
   position?: Vec3;
 }
 
@@ -61,7 +61,9 @@ export class DemoSession {
   static async start(opts: DemoOptions, view: DemoView): Promise<DemoSession> {
     view.status("connecting", `connecting as ${opts.name}`);
     const [minX, minZ, maxX, maxZ] = opts.bounds;
-    const position = opts.position ?? { x: (minX + maxX) / 2, y: 0, z: (minZ + maxZ) / 2 };
+    // By default near the middle, where four cells meet, a little apart from other players.
+    const near = (a: number, b: number) => (a + b) / 2 + (Math.random() - 0.5) * 30;
+    const position = opts.position ?? { x: near(minX, maxX), y: 0, z: near(minZ, maxZ) };
     const client = await connect(opts.server, {
       name: opts.name,
       password: "demo",
