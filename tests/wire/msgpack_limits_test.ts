@@ -8,7 +8,7 @@ import {
   type MsgpackLimits,
   scanMsgpack,
 } from "../../core/wire/msgpack_limits.ts";
-import { HOSTILE, LEGIT } from "../../bench/decode.ts";
+import { HOSTILE, LEGIT } from "../../bench/lib/decode_bodies.ts";
 
 const MiB = 1024 * 1024;
 const limits = DEFAULT_MSGPACK_LIMITS;
