@@ -20,6 +20,7 @@ import { type PlayerEntity, startPlayer } from "./player.ts";
 import { type ClientStats, newClientStats, Transport } from "./transport.ts";
 import { type LoginOk, readFrame, type Receiver } from "./dispatch.ts";
 import { type ResumeOptions, Resumer } from "./resume.ts";
+import { adoptDefinitions } from "./definitions.ts";
 import { baseCall, cellCall, positionMessage } from "./calls.ts";
 
 /** Most times a login is sent on to the baseapp holding the player, so that two pointing at each other end. */
@@ -31,6 +32,8 @@ export class Client extends Emitter<ClientEvents> {
   readonly stats: ClientStats = newClientStats();
   /** The AOI model (client/world.ts); null before login or with `decodeAoi: false`. */
   world: ClientWorld | null = null;
+  /** The game version the server last announced with new definitions (a reload); null until one. */
+  gameVersion: string | null = null;
   #opts: ConnectOptions;
   #transport: Transport;
   #resumer: Resumer;
@@ -53,6 +56,14 @@ export class Client extends Emitter<ClientEvents> {
       resume: this.#resumer,
       loginOk: (m) => this.#onLoginOk(m),
       loginFailed: (reason) => this.#onLoginFailed(reason),
+      definitions: (version, json) => {
+        const world = this.world;
+        const held = [this.player?.container, world?.player?.container, ...[...(world?.entities.values() ?? [])]
+          .map((e) => e.container), ...[...(world?.cache.values() ?? [])].map((e) => e.container)];
+        adoptDefinitions(opts.registry, JSON.parse(json), new Set(held.filter((c) => c !== undefined)));
+        this.gameVersion = version;
+        this.emit("definitions", version);
+      },
       elsewhere: (url, reason) => {
         if (this.#loggedIn && this.#login) this.#login.next = url;
         else this.#resumer.noteElsewhere(url, reason);
