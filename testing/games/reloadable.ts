@@ -1,0 +1,62 @@
+/**
+ * A game written to a folder of its own in two files (defs.ts, mod.ts), in versions that differ the way a game
+ * reload may or may not take (docs/game.md#reloading-a-game): the game reload tests write one version, start a
+ * cluster on it, then write another and reload.
+ */
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const FRAMEWORK = pathToFileURL(new URL("../../mod.ts", import.meta.url).pathname).href;
+
+/** How a version of the game differs from the first. */
+export interface ReloadableVersion {
+  /** What `poke` adds to `score` (1 in the first version). */
+  step?: number;
+  /** Adds `mood` (STRING, ALL_CLIENTS, default "calm") after the existing properties. */
+  mood?: boolean;
+  /** `score` becomes a FLOAT32: a retyped persistent property. */
+  retype?: boolean;
+  /** `poke` takes an argument: a changed signature of a method clients call. */
+  pokeArg?: boolean;
+  /** mod.ts throws on load, at a line of its own. */
+  throws?: boolean;
+}
+
+/** Writes version `v` of the game into `dir` (defs.ts, mod.ts); returns the path of mod.ts. */
+export async function writeReloadable(dir: string, v: ReloadableVersion = {}): Promise<string> {
+  await Deno.mkdir(dir, { recursive: true });
+  const defs = `import { defineEntity, T } from "${FRAMEWORK}";
+
+export const Avatar = defineEntity({
+  name: "Avatar",
+  proxy: true,
+  hasBase: true,
+  hasCell: true,
+  hasClient: true,
+  volatile: { position: true, yaw: true },
+  properties: {
+    score: { type: T.${v.retype ? "FLOAT32" : "INT32"}, flags: "ALL_CLIENTS", persistent: true },${
+    v.mood ? `\n    mood: { type: T.STRING, flags: "ALL_CLIENTS", default: "calm" },` : ""
+  }
+  },
+  cellMethods: {
+    poke: { args: [${v.pokeArg ? "T.INT32" : ""}], exposed: true },
+  },
+});
+`;
+  const mod = `import { CellScript, createRegistry, defineGame } from "${FRAMEWORK}";
+import { Avatar } from "./defs.ts";
+${v.throws ? `\nthrow new Error("this version of the game is broken");\n` : ""}
+class AvatarCell extends CellScript<{ score: number }> {
+  poke(caller: number): void {
+    if (caller === this.self.id) this.self.props.score += ${v.step ?? 1};
+  }
+}
+
+export const registry = createRegistry({ entities: [Avatar] });
+export const game = defineGame({ name: "reloadable", registry, cellScripts: { Avatar: AvatarCell } });
+`;
+  await Deno.writeTextFile(join(dir, "defs.ts"), defs);
+  await Deno.writeTextFile(join(dir, "mod.ts"), mod);
+  return join(dir, "mod.ts");
+}
