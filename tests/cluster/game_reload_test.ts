@@ -145,3 +145,36 @@ Deno.test("a game reload across the cluster keeps players, entities and connecti
   ann.close();
   bob.close();
 });
+
+Deno.test(
+  "--watch: the local cluster reloads the game everywhere when a file of its folder changes",
+  opts,
+  async () => {
+    await using procs = new Procs();
+    await using dir = await tempDir();
+    const gameDir = join(dir.path, "game");
+    const entry = await writeReloadable(gameDir);
+    const parent = await procs.start(
+      ["--watch", `--game=${entry}`, "--port=0", "--admin-port=0", "--cellapps=1", "--npcs=0", "--kv=:memory:"],
+      { readyTimeoutMs: 60_000 },
+    );
+    for (const c of parent.ready.children as { pid: number }[]) procs.adopt(c.pid);
+    const admin = parent.ready.admin!;
+    const first = await waitFor("three processes on one game version", async () => {
+      const v = await versions(admin);
+      return v.length === 3 && v.every((p) => p.version === v[0].version) ? v[0].version : null;
+    }, 30_000);
+    await writeReloadable(gameDir, { step: 2, mood: true }); // both files change: one reload after the quiet moment
+    const { processes } = await waitFor("every process on the new version", async () => {
+      const view = (await api(admin, "/api/cluster")).body as ClusterView;
+      return view.processes.every((p) => p.game?.version !== first && p.game?.reloads) ? view : null;
+    }, 20_000);
+    assert.equal(new Set(processes.map((p) => p.game?.version)).size, 1);
+    assert.ok(processes.every((p) => p.game?.reloads === 1), JSON.stringify(processes.map((p) => p.game)));
+    await writeReloadable(gameDir, { step: 2, mood: true, throws: true });
+    await waitFor("each process says why the broken game was refused", async () => {
+      const v = await versions(admin);
+      return v.every((p) => /broken/.test(p.error ?? ""));
+    }, 20_000);
+  },
+);
