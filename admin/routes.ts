@@ -98,7 +98,10 @@ export function adminRoutes(bodies: BodySchemas) {
         "disconnected; clients get the new definitions. 409 names each process that could not load it and why " +
         "(a module that throws, with its file and line; a change that would break live data or clients), the " +
         "old game still running everywhere." + NEEDS_JSON,
-      responses: { 200: ok("every process runs the new game", gameReloadSchema), ...errors(409, 503, ...MUTATING_ERRORS) },
+      responses: {
+        200: ok("every process runs the new game", gameReloadSchema),
+        ...errors(409, 503, ...MUTATING_ERRORS),
+      },
     }),
     listSpaces: createRoute({
       method: "get",

@@ -58,8 +58,13 @@ export class Client extends Emitter<ClientEvents> {
       loginFailed: (reason) => this.#onLoginFailed(reason),
       definitions: (version, json) => {
         const world = this.world;
-        const held = [this.player?.container, world?.player?.container, ...[...(world?.entities.values() ?? [])]
-          .map((e) => e.container), ...[...(world?.cache.values() ?? [])].map((e) => e.container)];
+        const held = [
+          this.player?.container,
+          world?.player?.container,
+          ...[...(world?.entities.values() ?? [])]
+            .map((e) => e.container),
+          ...[...(world?.cache.values() ?? [])].map((e) => e.container),
+        ];
         adoptDefinitions(opts.registry, JSON.parse(json), new Set(held.filter((c) => c !== undefined)));
         this.gameVersion = version;
         this.emit("definitions", version);

@@ -53,7 +53,7 @@ export function adoptDefinitions(current: EntityRegistry, json: RegistryJson, co
         audiences: p.audiences as Audience[],
         mask: (p.audiences as Audience[]).reduce((m, a) => m | AUD[a], 0),
         persistent: p.persistent,
-        default: type.coerce(p.default),
+        default: defaultOf(type, p.default),
         detailLevel: level < 0 ? lodLevels.length : level,
         detailLabel: p.detailLevel,
         sendLatestOnly: p.sendLatestOnly,
@@ -105,4 +105,13 @@ export function adoptDefinitions(current: EntityRegistry, json: RegistryJson, co
   }
   current.adopt(new EntityRegistry(built, []));
   for (const c of containers) c.upgrade();
+}
+
+/** A default as the description gives it (its JSON form), or the type's own when that form does not convert back. */
+function defaultOf(type: DataType, json: unknown): unknown {
+  try {
+    return type.coerce(json);
+  } catch {
+    return type.defaultValue();
+  }
 }

@@ -60,11 +60,16 @@ export class ClusterReload {
       this.log.warn(why);
       throw new RequestError("conflict", why);
     }
-    const committed = await Promise.allSettled(members.map((m) => this.#step(m, "commit", n)));
+    // Baseapps first: they send their clients the new definitions before any cellapp sends what only those describe.
+    const committed = new Map<Member, PromiseSettledResult<void>>();
+    for (const wave of [members.filter((m) => m.role === "baseapp"), members.filter((m) => m.role !== "baseapp")]) {
+      const settled = await Promise.allSettled(wave.map((m) => this.#step(m, "commit", n)));
+      wave.forEach((m, i) => committed.set(m, settled[i]));
+    }
     this.own.commit(n);
     const processes: GameReloadView["processes"] = [{ id: 0, role: "cellappmgr", ...this.own.view }];
-    committed.forEach((r, i) => {
-      const m = members[i];
+    members.forEach((m) => {
+      const r = committed.get(m)!;
       if (r.status === "rejected") {
         m.game = { version: m.game?.version ?? "", reloads: m.game?.reloads ?? 0, error: errorText(r.reason) };
         this.log.error(`game reload ${n}: ${m.role} ${m.id} failed to swap the game in: ${errorText(r.reason)}`);
@@ -80,7 +85,9 @@ export class ClusterReload {
     try {
       m.game = await m.channel.requestWithin(STEP_TIMEOUT_MS, ProcMsg.reloadGame, step, n);
     } catch (e) {
-      if (step === "prepare") m.game = { version: m.game?.version ?? "", reloads: m.game?.reloads ?? 0, error: errorText(e) };
+      if (step === "prepare") {
+        m.game = { version: m.game?.version ?? "", reloads: m.game?.reloads ?? 0, error: errorText(e) };
+      }
       throw e;
     }
   }

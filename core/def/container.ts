@@ -113,7 +113,9 @@ export class PropertyContainer<V = Record<string, unknown>> implements TrackOwne
    */
   upgrade(): void {
     for (const p of this.type.properties) {
-      if (p.index >= this.values.length && (p.mask & this.scopeMask) !== 0) this.values[p.index] = p.type.clone(p.default);
+      if (p.index >= this.values.length && (p.mask & this.scopeMask) !== 0) {
+        this.values[p.index] = p.type.clone(p.default);
+      }
     }
     this.values.length = Math.max(this.values.length, this.type.properties.length);
     Object.setPrototypeOf(this.view, viewProto(this.type));

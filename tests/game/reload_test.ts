@@ -59,7 +59,10 @@ Deno.test("changes that would break live data or clients are named; added proper
     assert.match(retyped[0], /property Avatar\.score \(persistent\) changed type from INT32 to FLOAT32/);
     const signature = await next({ pokeArg: true });
     assert.equal(signature.length, 1, signature.join("; "));
-    assert.match(signature[0], /cell method Avatar\.poke \(exposed to clients\) changed its signature from \(\) to \(INT32\)/);
+    assert.match(
+      signature[0],
+      /cell method Avatar\.poke \(exposed to clients\) changed its signature from \(\) to \(INT32\)/,
+    );
     const withMood = (await source.load()).game.registry; // pokeArg: poke(INT32)
     await writeReloadable(dir, {});
     const removed = incompatibilities(withMood, (await source.load()).game.registry);
@@ -91,4 +94,12 @@ Deno.test("a swap keeps the registry's and the containers' identity and gives li
     assert.throws(() => reloader.commit(2), /no game is prepared/);
     assert.match(reloader.view.error ?? "", /changed type/);
   });
+});
+
+Deno.test("the sample game (no --game) reloads from a copy of entities/ beside it", async () => {
+  const source = new GameSource(null);
+  const { game, version } = await source.load();
+  assert.equal(game.name, "sample");
+  assert.ok(game.registry.find("NPC"));
+  assert.equal(version, await source.version());
 });
