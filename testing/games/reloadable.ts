@@ -20,6 +20,8 @@ export interface ReloadableVersion {
   pokeArg?: boolean;
   /** mod.ts throws on load, at a line of its own. */
   throws?: boolean;
+  /** mod.ts takes this many ms to load (a top-level await): a reload that lasts while players move. */
+  slowMs?: number;
 }
 
 /** Writes version `v` of the game into `dir` (defs.ts, mod.ts); returns the path of mod.ts. */
@@ -46,7 +48,9 @@ export const Avatar = defineEntity({
 `;
   const mod = `import { CellScript, createRegistry, defineGame } from "${FRAMEWORK}";
 import { Avatar } from "./defs.ts";
-${v.throws ? `\nthrow new Error("this version of the game is broken");\n` : ""}
+${v.throws ? `\nthrow new Error("this version of the game is broken");\n` : ""}${
+    v.slowMs ? `await new Promise((r) => setTimeout(r, ${v.slowMs}));\n` : ""
+  }
 class AvatarCell extends CellScript<{ score: number }> {
   poke(caller: number): void {
     if (caller === this.self.id) this.self.props.score += ${v.step ?? 1};

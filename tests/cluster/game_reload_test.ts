@@ -115,8 +115,9 @@ Deno.test("a game reload across the cluster keeps players, entities and connecti
     async () => await scoreOf(cluster.admin, ann.player.id) === 21,
   );
 
-  // A reload while ann walks back and forth between the two cellapps' cells.
-  await writeReloadable(gameDir, { step: 100, mood: true });
+  // A reload while ann walks back and forth between the two cellapps' cells: the game takes 1.5 s to load in every
+  // process, and ann crosses every 0.6 s, so she changes cellapp while the reload runs.
+  await writeReloadable(gameDir, { step: 100, mood: true, slowMs: 1500 });
   const holders = new Set<number>();
   let walking = true;
   const walk = (async () => {
@@ -133,7 +134,9 @@ Deno.test("a game reload across the cluster keeps players, entities and connecti
     }
   })();
   await waitFor("ann crossed to the other cellapp", () => holders.size === 2, 15_000);
+  holders.clear();
   const during = await api(cluster.admin, "/api/game/reload", POST);
+  assert.equal(holders.size, 2, "ann changed cellapp while the reload ran");
   holders.clear();
   await waitFor("ann crossed again after the reload", () => holders.size === 2, 15_000);
   walking = false;
