@@ -56,7 +56,7 @@ export async function runRole(cfg: Config, game: Game): Promise<void> {
     );
     member = app.member;
     swap = ({ game: next }) => app.swapGame({ registry: next.registry, scripts: next.cellScripts ?? {} });
-    serveReloads(app.member, reloader);
+    serveReloads(app.member, reloader, log);
     announceReady({ role, pid: Deno.pid, address: app.member.server.address, mgr: cfg.mgr });
     return stopOn(app.member.stopRequested, (why) => app.close(why), log);
   }
@@ -78,7 +78,7 @@ export async function runRole(cfg: Config, game: Game): Promise<void> {
     }));
   member = app.member;
   swap = (next) => app.swapGame(next.game.registry, (next.game.baseScripts ?? {}) as BaseScripts, next.version);
-  serveReloads(app.member, reloader);
+  serveReloads(app.member, reloader, log);
   // The database it uses: its Deno KV, or its PostgreSQL URL without the password.
   const db = cfg.db !== null ? { db: redactUrl(cfg.db) } : { kv: cfg.kv };
   announceReady({
@@ -93,9 +93,13 @@ export async function runRole(cfg: Config, game: Game): Promise<void> {
 }
 
 /** A member process takes the cellappmgr's reload steps (ProcMsg.reloadGame) and reports its game version. */
-function serveReloads(member: MemberProcess, reloader: GameReloader): void {
+function serveReloads(member: MemberProcess, reloader: GameReloader, log: Logger): void {
   member.link.game = reloader.view;
-  member.handlers.on(ProcMsg.reloadGame, (_ch, step, n) => reloader.step(step, n));
+  member.handlers.on(ProcMsg.reloadGame, async (_ch, step, n) => {
+    const view = await reloader.step(step, n);
+    if (step === "commit") log.info(`game reload ${n}: now running game version ${view.version}`);
+    return view;
+  });
 }
 
 async function runMgr(
