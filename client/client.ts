@@ -4,7 +4,7 @@
  * reading the server's messages (dispatch.ts), the player (player.ts), the calls it makes (calls.ts) and resuming
  * after a lost connection (resume.ts).
  */
-import { decodeClientState } from "../core/def/mod.ts";
+import { decodeClientState, type PropertyContainer } from "../core/def/mod.ts";
 import { C2S, type ClientMessage } from "../core/def/client_protocol.ts";
 import { type ClientEvents, Emitter, type EntityView, type Vec3 } from "./events.ts";
 import type { ClientWorld } from "./world.ts";
@@ -57,15 +57,12 @@ export class Client extends Emitter<ClientEvents> {
       loginOk: (m) => this.#onLoginOk(m),
       loginFailed: (reason) => this.#onLoginFailed(reason),
       definitions: (version, json) => {
-        const world = this.world;
-        const held = [
-          this.player?.container,
-          world?.player?.container,
-          ...[...(world?.entities.values() ?? [])]
-            .map((e) => e.container),
-          ...[...(world?.cache.values() ?? [])].map((e) => e.container),
-        ];
-        adoptDefinitions(opts.registry, JSON.parse(json), new Set(held.filter((c) => c !== undefined)));
+        // Every container this client holds: the player's, and those of the entities in its AOI and its cache.
+        const w = this.world;
+        const held = new Set<PropertyContainer>();
+        for (const c of [this.player?.container, w?.player?.container]) if (c) held.add(c);
+        for (const e of [...w?.entities.values() ?? [], ...w?.cache.values() ?? []]) held.add(e.container);
+        adoptDefinitions(opts.registry, JSON.parse(json), held);
         this.gameVersion = version;
         this.emit("definitions", version);
       },

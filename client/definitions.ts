@@ -24,7 +24,11 @@ import type { VolatileSpec } from "../core/def/schema.ts";
  * Builds the registry `json` describes, with value types taken from `current` by name (or the built-ins), and has
  * `current` adopt it. Throws naming the type or property it cannot build; `current` is then unchanged.
  */
-export function adoptDefinitions(current: EntityRegistry, json: RegistryJson, containers: Iterable<PropertyContainer>) {
+export function adoptDefinitions(
+  current: EntityRegistry,
+  json: RegistryJson,
+  containers: Iterable<PropertyContainer>,
+): void {
   const known = new Map<string, DataType>();
   const table = new TypeTable();
   for (const t of current.types) {
