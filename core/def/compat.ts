@@ -1,7 +1,8 @@
 /**
  * Whether a new registry may replace a running one in place (a game reload, docs/game.md#reloading-a-game): what
  * live entities hold, what is stored and what connected clients know must keep its meaning. Types, properties and
- * methods may be added after the existing ones; nothing that exists may go, move or change its type.
+ * methods may be added after the existing ones; nothing that exists may go, move or change its type, and the methods
+ * clients call (exposed) or are called with (client methods) keep their signature.
  */
 import type { EntityRegistry, EntityType, MethodDef, MethodKind, PropertyDef } from "./model.ts";
 
@@ -48,7 +49,10 @@ function checkMethod(out: string[], type: EntityType, kind: MethodKind, old: Met
   const what = `${kind} method ${type.name}.${old.name}${old.exposed ? " (exposed to clients)" : ""}`;
   if (!m) return void out.push(`${what} was removed`);
   const sig = (d: MethodDef) => `(${d.args.map((a) => a.type.name).join(", ")})`;
-  if (sig(m) !== sig(old)) out.push(`${what} changed its signature from ${sig(old)} to ${sig(m)}`);
+  // Clients call exposed methods and decode client methods: those keep their signature. Others are called only
+  // between processes, which all swap to the new game together.
+  const clientsUse = kind === "client" || old.exposed;
+  if (clientsUse && sig(m) !== sig(old)) out.push(`${what} changed its signature from ${sig(old)} to ${sig(m)}`);
   if (m.index !== old.index) {
     out.push(`${what} moved (index ${old.index} to ${m.index}; add new methods after the existing ones)`);
   }

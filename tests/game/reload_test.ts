@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { GameSource } from "../../cli/game_source.ts";
 import { GameLoadError } from "../../cli/game.ts";
-import { incompatibilities, PropertyContainer } from "../../core/def/mod.ts";
+import { createRegistry, defineEntity, incompatibilities, PropertyContainer, T } from "../../core/def/mod.ts";
 import { GameReloader } from "../../core/game_reload.ts";
 import { writeReloadable } from "../../testing/games/reloadable.ts";
 
@@ -102,4 +102,25 @@ Deno.test("the sample game (no --game) reloads from a copy of entities/ beside i
   assert.equal(game.name, "sample");
   assert.ok(game.registry.find("NPC"));
   assert.equal(version, await source.version());
+});
+
+Deno.test("a method clients do not call may change its signature; one they call or are called with may not", () => {
+  const avatar = (arg: typeof T.INT32 | typeof T.STRING) =>
+    createRegistry({
+      entities: [defineEntity({
+        name: "Avatar",
+        hasBase: true,
+        hasCell: true,
+        hasClient: true,
+        cellMethods: { hit: { args: [arg] }, wave: { args: [arg], exposed: true } },
+        clientMethods: { onWave: { args: [arg] } },
+      })],
+    });
+  const found = incompatibilities(avatar(T.INT32), avatar(T.STRING));
+  assert.equal(found.length, 2, found.join("; "));
+  assert.match(
+    found[0],
+    /cell method Avatar\.wave \(exposed to clients\) changed its signature from \(INT32\) to \(STRING\)/,
+  );
+  assert.match(found[1], /client method Avatar\.onWave changed its signature/);
 });
