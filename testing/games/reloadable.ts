@@ -10,9 +10,12 @@ const FRAMEWORK = pathToFileURL(new URL("../../mod.ts", import.meta.url).pathnam
 
 /** How a version of the game differs from the first. */
 export interface ReloadableVersion {
-  /** What `poke` adds to `score` (1 in the first version). */
+  /** What `poke` adds to `score` (1 in the first version), and the number the base's `greet` writes. */
   step?: number;
-  /** Adds `mood` (STRING, ALL_CLIENTS, default "calm") after the existing properties. */
+  /**
+   * Adds `mood` (STRING, ALL_CLIENTS, default "calm") after the existing properties, and the exposed cell method
+   * `cheer` that sets it to "glad".
+   */
   mood?: boolean;
   /** `score` becomes a FLOAT32: a retyped persistent property. */
   retype?: boolean;
@@ -37,28 +40,46 @@ export const Avatar = defineEntity({
   hasClient: true,
   volatile: { position: true, yaw: true },
   properties: {
-    score: { type: T.${v.retype ? "FLOAT32" : "INT32"}, flags: "ALL_CLIENTS", persistent: true },${
+    score: { type: T.${v.retype ? "FLOAT32" : "INT32"}, flags: "ALL_CLIENTS", persistent: true },
+    greeting: { type: T.STRING, flags: "BASE_AND_CLIENT" },${
     v.mood ? `\n    mood: { type: T.STRING, flags: "ALL_CLIENTS", default: "calm" },` : ""
   }
   },
   cellMethods: {
-    poke: { args: [${v.pokeArg ? "T.INT32" : ""}], exposed: true },
+    poke: { args: [${v.pokeArg ? "T.INT32" : ""}], exposed: true },${
+    v.mood ? `\n    cheer: { args: [], exposed: true },` : ""
+  }
+  },
+  baseMethods: {
+    greet: { args: [], exposed: true },
   },
 });
 `;
-  const mod = `import { CellScript, createRegistry, defineGame } from "${FRAMEWORK}";
+  const mod = `import { BaseScript, CellScript, createRegistry, defineGame } from "${FRAMEWORK}";
 import { Avatar } from "./defs.ts";
 ${v.throws ? `\nthrow new Error("this version of the game is broken");\n` : ""}${
     v.slowMs ? `await new Promise((r) => setTimeout(r, ${v.slowMs}));\n` : ""
   }
-class AvatarCell extends CellScript<{ score: number }> {
+class AvatarCell extends CellScript<{ score: number; mood: string }> {
   poke(caller: number): void {
     if (caller === this.self.id) this.self.props.score += ${v.step ?? 1};
+  }
+${
+    v.mood
+      ? `\n  cheer(caller: number): void {\n    if (caller === this.self.id) this.self.props.mood = "glad";\n  }\n`
+      : ""
+  }}
+
+class AvatarBase extends BaseScript<{ greeting: string }> {
+  greet(): void {
+    this.self.props.greeting = "hello ${v.step ?? 1}";
   }
 }
 
 export const registry = createRegistry({ entities: [Avatar] });
-export const game = defineGame({ name: "reloadable", registry, cellScripts: { Avatar: AvatarCell } });
+export const game = defineGame({ name: "reloadable", registry, cellScripts: { Avatar: AvatarCell },
+  baseScripts: { Avatar: AvatarBase },
+});
 `;
   await Deno.writeTextFile(join(dir, "defs.ts"), defs);
   await Deno.writeTextFile(join(dir, "mod.ts"), mod);

@@ -59,6 +59,10 @@ Deno.test("a game reload across the cluster keeps players, entities and connecti
 
   ann.callCell(null, "poke");
   await waitFor("ann's score 1", async () => await scoreOf(cluster.admin, ann.player.id) === 1);
+  const greetings: unknown[] = [];
+  ann.on("playerProperty", (name, value) => name === "greeting" && greetings.push(value));
+  ann.callBase("greet");
+  await waitFor("ann's base greets with 1", () => greetings.includes("hello 1"));
 
   // A compatible change: poke adds 10, and a new property with a default.
   await writeReloadable(gameDir, { step: 10, mood: true });
@@ -87,6 +91,10 @@ Deno.test("a game reload across the cluster keeps players, entities and connecti
   assert.equal(definitions, 1);
   assert.ok(registry.get("Avatar").findProperty("mood"), "the SDK's registry has the new property");
   assert.equal(bob.entities.get(ann.player.id), annSeen, "bob's view of ann is the same entity");
+  ann.callBase("greet");
+  await waitFor("ann's base script greets with 10", () => greetings.includes("hello 10"));
+  ann.callCell(null, "cheer"); // a method the reload added, setting the property it added
+  await waitFor("bob sees ann glad", () => bob.entities.get(ann.player.id)?.props.mood === "glad");
   ann.move({ x: border.at - 15, y: 0, z: 50 });
   await waitFor(
     "ann moved after the reload",
