@@ -93,13 +93,21 @@ export class GameSource {
 // resolves bare specifiers through the workspace above it (docs/game.md#reloading-a-game).
 const SKIPPED = new Set(["deno.json", "deno.jsonc", "node_modules", ".git"]);
 
-async function copyFolder(from: string, to: string): Promise<void> {
+/** Most files a game folder may hold: one with more is likely not a game's own folder (a project root). */
+export const MAX_GAME_FILES = 2000;
+
+async function copyFolder(from: string, to: string, count = { files: 0 }): Promise<void> {
   await Deno.mkdir(to, { recursive: true });
   for await (const entry of Deno.readDir(from)) {
     if (SKIPPED.has(entry.name) || entry.name.includes(".reload-")) continue;
     const src = join(from, entry.name), dst = join(to, entry.name);
-    if (entry.isDirectory) await copyFolder(src, dst);
-    else if (entry.isFile) await Deno.copyFile(src, dst);
+    if (entry.isDirectory) await copyFolder(src, dst, count);
+    else if (entry.isFile) {
+      if (++count.files > MAX_GAME_FILES) {
+        throw new Error(`its folder holds more than ${MAX_GAME_FILES} files: give the game a folder of its own`);
+      }
+      await Deno.copyFile(src, dst);
+    }
   }
 }
 
@@ -112,6 +120,8 @@ async function folderHash(folder: string): Promise<string> {
     for (const e of entries) {
       if (SKIPPED.has(e.name) || e.name.includes(".reload-")) continue;
       const path = join(dir, e.name);
+      // A folder too big to be copied is hashed no further (its reloads are refused anyway).
+      if (parts.length >= 2 * MAX_GAME_FILES) return;
       if (e.isDirectory) await walk(path);
       else if (e.isFile) parts.push(relative(folder, path), await Deno.readTextFile(path));
     }
