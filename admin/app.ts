@@ -7,6 +7,7 @@ import {
   type CreateSpaceBody,
   type EntityInspectView,
   type EntityView,
+  type GameReloadView,
   type HealthView,
   type KickView,
   type PatchSpaceBody,
@@ -43,6 +44,8 @@ export interface AdminBackend {
   getCellApp(id: number): CellAppView;
   getCell(cellappId: number, spaceId: number): Promise<CellEntityView[]>;
   findEntity(id: number): Promise<EntityView>;
+  /** POST /api/game/reload; without it the route answers 503. */
+  reloadGame?(): Promise<GameReloadView>;
   /** GET /metrics: Prometheus text gathered from every process; without it /metrics answers 503. */
   metrics?(): Promise<string>;
   /** An entity with its cell properties (the watch socket's `entity:ID`). */
@@ -179,6 +182,10 @@ export function createAdminApp(backend: AdminBackend, opts: AdminOptions = {}): 
   app.openapi(r.health, (c) => c.json(backend.health(), 200));
   app.openapi(r.cluster, (c) => c.json(backend.cluster(), 200));
   app.openapi(r.shutdown, (c) => c.json(backend.shutdownCluster(), 202));
+  app.openapi(r.reloadGame, async (c) => {
+    if (!backend.reloadGame) throw new RequestError("unavailable", "this admin API reloads no game");
+    return c.json(await backend.reloadGame(), 200);
+  });
   app.openapi(r.listSpaces, (c) => c.json({ spaces: backend.listSpaces() }, 200));
   app.openapi(r.createSpace, async (c) => c.json(await backend.createSpace(c.req.valid("json")), 201));
   app.openapi(r.getSpace, (c) => c.json(backend.getSpace(c.req.valid("param").id), 200));

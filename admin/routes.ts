@@ -11,6 +11,7 @@ import {
   clusterSchema,
   entitySchema,
   errorSchema,
+  gameReloadSchema,
   healthSchema,
   idParam,
   kickBodySchema,
@@ -86,6 +87,21 @@ export function adminRoutes(bodies: BodySchemas) {
       summary: "Controlled shutdown of the whole cluster, everything persisted",
       description: "Baseapps stop first (they save their entities), then cellapps." + NEEDS_JSON,
       responses: { 202: ok("the shutdown started", shutdownSchema), ...errors(...MUTATING_ERRORS) },
+    }),
+    reloadGame: createRoute({
+      method: "post",
+      path: "/api/game/reload",
+      tags: ["cluster"],
+      summary: "Every process loads the game again from its --game and swaps it into its live entities",
+      description: "Two phases: every process loads the game and checks it against the one it runs, then all swap " +
+        "it in, or none does. Entities, their properties, timers and controllers stay and no client is " +
+        "disconnected; clients get the new definitions. 409 names each process that could not load it and why " +
+        "(a module that throws, with its file and line; a change that would break live data or clients), the " +
+        "old game still running everywhere." + NEEDS_JSON,
+      responses: {
+        200: ok("every process runs the new game", gameReloadSchema),
+        ...errors(409, 503, ...MUTATING_ERRORS),
+      },
     }),
     listSpaces: createRoute({
       method: "get",

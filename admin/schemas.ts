@@ -12,6 +12,7 @@ import type {
   ClusterView,
   CreateSpaceBody,
   EntityInspectView,
+  GameReloadView,
   HealthView,
   KickView,
   PatchSpaceBody,
@@ -60,6 +61,13 @@ export const cellSchema = z.object({
 const cellOfApp = cellSchema.extend({ spaceId: z.number().int() });
 
 /** One process of the cluster. */
+/** The game a process runs. */
+export const gameVersionSchema = z.object({
+  version: z.string().describe("a hash of the game's files when the process loaded them"),
+  reloads: z.number().int().describe("reloads it took since it started"),
+  error: z.string().optional().describe("why its last reload failed"),
+}).openapi("GameVersion");
+
 export const processSchema = z.object({
   id: z.number().int(),
   role: z.enum(["cellappmgr", "cellapp", "baseapp"]),
@@ -72,7 +80,19 @@ export const processSchema = z.object({
   generation: z.number().int().optional(),
   peerBytesOut: z.number().optional(),
   cells: z.array(cellOfApp).optional(),
+  game: gameVersionSchema.optional().describe("the game it runs (docs/game.md#reloading-a-game)"),
 }).openapi("Process");
+
+/** POST /api/game/reload's answer. */
+export const gameReloadSchema = z.object({
+  reloaded: z.literal(true),
+  version: z.string().describe("the game version every process now runs"),
+  processes: z.array(z.object({
+    id: z.number().int(),
+    role: z.enum(["cellappmgr", "cellapp", "baseapp"]),
+    ...gameVersionSchema.shape,
+  })),
+}).openapi("GameReload");
 
 /** GET /api/cluster. */
 export const clusterSchema = z.object({ processes: z.array(processSchema) }).openapi("Cluster");
@@ -275,4 +295,5 @@ const _same: [
   Same<z.infer<typeof entitySchema>, EntityInspectView>,
   Same<z.infer<typeof playersSchema>, PlayersView>,
   Same<z.infer<typeof kickSchema>, KickView>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true, true];
+  Same<z.infer<typeof gameReloadSchema>, GameReloadView>,
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true];

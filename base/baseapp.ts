@@ -7,6 +7,8 @@ import { EntityIdPool } from "../core/id_pool.ts";
 import { BusyMeter } from "../core/busy.ts";
 import { BaseBackupMsg, MgrLease } from "../core/wire/mod.ts";
 import type { EntityRegistry } from "../core/def/mod.ts";
+import type { BaseScripts } from "../core/base_script.ts";
+import { swapBaseGame } from "./game_swap.ts";
 import { type C2S, type ClientMessage, ErrorCode } from "../core/def/client_protocol.ts";
 import type { Placement } from "../core/placement.ts";
 import {
@@ -404,6 +406,14 @@ export class BaseApp implements SessionHost {
   }
 
   /** Logs every proxy out (persisting it), stops serving and closes the database. */
+  /**
+   * A game reload: `registry`'s definitions and `scripts` for every base here, in place, and the new definitions to
+   * every client online (game_swap.ts).
+   */
+  swapGame(registry: EntityRegistry, scripts: BaseScripts, version: string): void {
+    swapBaseGame(this, registry, scripts, version);
+  }
+
   async close(reason: string): Promise<void> {
     this.autosave.close();
     this.backups.close();

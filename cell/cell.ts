@@ -250,6 +250,18 @@ export class Cell implements EntityHost {
   }
 
   /**
+   * After a game reload (game_swap.ts): the script of real `e` takes its type's new class, keeping the instance and
+   * the state on it; a type that gained a script gets one, one that lost it has none.
+   */
+  rebindScript(e: Entity): void {
+    const cls = this.host.scripts[e.type.name];
+    if (!cls) e.script = null;
+    else if (e.script) Object.setPrototypeOf(e.script, cls.prototype);
+    else attachScript(this, e);
+    if (!e.offloading && !e.teleporting) this.#controllers.tickScript(e);
+  }
+
+  /**
    * Destroys a real entity: its script hears onDestroy, its controllers go
    * with it, and its base (if any) is told why unless the base asked.
    */

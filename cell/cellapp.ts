@@ -30,6 +30,7 @@ import {
 } from "../core/wire/mod.ts";
 import type { EntityRegistry } from "../core/def/mod.ts";
 import type { CellScriptClass } from "../core/script.ts";
+import { swapCellGame } from "./game_swap.ts";
 import { Cell } from "./cell.ts";
 import type { CellHost } from "./cell_host.ts";
 import type { Entity } from "./entity.ts";
@@ -110,6 +111,7 @@ export class CellApp {
   #host: CellHost;
   /** Busy share of wall time: ticks and the messages handled between them. */
   readonly #busy = new BusyMeter();
+
   readonly #ghostRadius: number;
   #aoi: WitnessOptions;
   #tickTimer: ReturnType<typeof setTimeout> | undefined;
@@ -579,6 +581,12 @@ export class CellApp {
   }
 
   /** Stops ticking and serving; resolves once the cellappmgr has been told. */
+  /** A game reload: `next`'s definitions and scripts for every cell and entity here, in place (game_swap.ts). */
+  swapGame(next: CellAppGame): void {
+    this.#game = next;
+    swapCellGame(this.#host, this.cells.values(), next);
+  }
+
   async close(reason: string): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#tickTimer);

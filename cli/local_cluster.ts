@@ -10,6 +10,8 @@ import { createLogger, type Logger } from "../core/log.ts";
 import { announceReady, isShutdownLine, onStopSignal, PARENT_WATCH_ENV, type ReadyInfo } from "../core/process.ts";
 import { StartError } from "./roles.ts";
 import { revive } from "./reviver.ts";
+import { GameSource } from "./game_source.ts";
+import { watchGame } from "./game_watch.ts";
 
 /** One child process of the local cluster. */
 export interface Child {
@@ -173,9 +175,11 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
   const noRestarts = () => stopping || shutdownBegun;
   const env = childEnv(cfg);
 
+  let unwatch = () => {};
   const stopAll = async (why: string, graceMs = STOP_GRACE_MS) => {
     if (stopping) return;
     stopping = true;
+    unwatch();
     log.info(`stopping the local cluster: ${why}`);
     for (const c of children.slice().reverse()) signal(c.current, "SIGTERM");
     const timer = setTimeout(() => {
@@ -226,6 +230,7 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
       `local cluster up: cellappmgr, ${cfg.cellapps} cellapps, ${cfg.baseapps} baseapps. ` +
         `Admin API at ${mgrReady.admin}; try: curl ${mgrReady.admin}/api/cluster`,
     );
+    if (cfg.watch) unwatch = watchGame(new GameSource(cfg.game).folder, mgrReady.admin!, cfg.adminToken, log);
     announceReady({
       role: "cluster",
       pid: Deno.pid,

@@ -10,6 +10,10 @@ import type { Game } from "../core/game.ts";
 import type { BaseScripts } from "../base/mod.ts";
 import { traceFromEnv } from "../core/trace.ts";
 import { history } from "../core/history.ts";
+import { GameReloader, type VersionedGame } from "../core/game_reload.ts";
+import type { MemberProcess } from "../core/member_process.ts";
+import { ProcMsg } from "../core/wire/mod.ts";
+import { GameSource } from "./game_source.ts";
 
 // Each role imports only its own part (cell/, base/, mgr/ with admin/) when it starts, not the others': every
 // module a process loads stays resident (a cellapp holding the baseapp's and the admin API's code wastes ~14 MB).
@@ -37,7 +41,12 @@ export async function runRole(cfg: Config, game: Game): Promise<void> {
   log.info(`running game ${game.name}${cfg.game ? ` from ${cfg.game}` : ""}`);
   traceFromEnv(role); // only benchmarks set SEAMLESS_TRACE_DIR
   if (cfg.historyDir !== null && role !== "cellappmgr") history.open(cfg.historyDir, role);
-  if (role === "cellappmgr") return await runMgr(cfg, log, game);
+  const source = new GameSource(cfg.game);
+  const loaded = { game, version: await source.version() };
+  // Each role swaps a reloaded game into what it runs (docs/game.md#reloading-a-game); `swap` is set once it runs.
+  let swap: (next: VersionedGame) => void = () => {};
+  const reloader = new GameReloader(loaded, () => source.load(), (next) => swap(next));
+  if (role === "cellappmgr") return await runMgr(cfg, log, game, reloader, (s) => swap = s);
   if (role === "cellapp") {
     const { CellApp } = await import("../cell/mod.ts");
     const app = bind(
@@ -46,6 +55,8 @@ export async function runRole(cfg: Config, game: Game): Promise<void> {
       () => new CellApp(cfg, log, { registry, scripts: game.cellScripts ?? {} }, cfg.tickHz),
     );
     member = app.member;
+    swap = ({ game: next }) => app.swapGame({ registry: next.registry, scripts: next.cellScripts ?? {} });
+    serveReloads(app.member, reloader, log);
     announceReady({ role, pid: Deno.pid, address: app.member.server.address, mgr: cfg.mgr });
     return stopOn(app.member.stopRequested, (why) => app.close(why), log);
   }
@@ -66,6 +77,8 @@ export async function runRole(cfg: Config, game: Game): Promise<void> {
       autosaveSec: cfg.autosaveSec,
     }));
   member = app.member;
+  swap = (next) => app.swapGame(next.game.registry, (next.game.baseScripts ?? {}) as BaseScripts, next.version);
+  serveReloads(app.member, reloader, log);
   // The database it uses: its Deno KV, or its PostgreSQL URL without the password.
   const db = cfg.db !== null ? { db: redactUrl(cfg.db) } : { kv: cfg.kv };
   announceReady({
@@ -79,7 +92,23 @@ export async function runRole(cfg: Config, game: Game): Promise<void> {
   return stopOn(app.member.stopRequested, (why) => app.close(why), log);
 }
 
-async function runMgr(cfg: Config, log: Logger, game: Game): Promise<void> {
+/** A member process takes the cellappmgr's reload steps (ProcMsg.reloadGame) and reports its game version. */
+function serveReloads(member: MemberProcess, reloader: GameReloader, log: Logger): void {
+  member.link.game = reloader.view;
+  member.handlers.on(ProcMsg.reloadGame, async (_ch, step, n) => {
+    const view = await reloader.step(step, n);
+    if (step === "commit") log.info(`game reload ${n}: now running game version ${view.version}`);
+    return view;
+  });
+}
+
+async function runMgr(
+  cfg: Config,
+  log: Logger,
+  game: Game,
+  reloader: GameReloader,
+  onSwap: (swap: (next: VersionedGame) => void) => void,
+): Promise<void> {
   const registry = game.registry;
   const [{ CellAppMgr }, { createAdminApp, serveAdmin }] = await Promise.all([
     import("../mgr/mod.ts"),
@@ -95,7 +124,9 @@ async function runMgr(cfg: Config, log: Logger, game: Game): Promise<void> {
       registry,
       defaultSpace: { bounds: { minX: -500, minZ: -500, maxX: 500, maxZ: 500 }, npcs: cfg.npcs },
       spaceCreated: game.spaceCreated,
+      game: reloader,
     }));
+  onSwap((next) => mgr.swapGame(next.game));
   const app = (() => {
     try {
       return createAdminApp(mgr, {

@@ -4,7 +4,7 @@
  * reading the server's messages (dispatch.ts), the player (player.ts), the calls it makes (calls.ts) and resuming
  * after a lost connection (resume.ts).
  */
-import { decodeClientState } from "../core/def/mod.ts";
+import { decodeClientState, type PropertyContainer } from "../core/def/mod.ts";
 import { C2S, type ClientMessage } from "../core/def/client_protocol.ts";
 import { type ClientEvents, Emitter, type EntityView, type Vec3 } from "./events.ts";
 import type { ClientWorld } from "./world.ts";
@@ -20,6 +20,7 @@ import { type PlayerEntity, startPlayer } from "./player.ts";
 import { type ClientStats, newClientStats, Transport } from "./transport.ts";
 import { type LoginOk, readFrame, type Receiver } from "./dispatch.ts";
 import { type ResumeOptions, Resumer } from "./resume.ts";
+import { adoptDefinitions } from "./definitions.ts";
 import { baseCall, cellCall, positionMessage } from "./calls.ts";
 
 /** Most times a login is sent on to the baseapp holding the player, so that two pointing at each other end. */
@@ -31,6 +32,8 @@ export class Client extends Emitter<ClientEvents> {
   readonly stats: ClientStats = newClientStats();
   /** The AOI model (client/world.ts); null before login or with `decodeAoi: false`. */
   world: ClientWorld | null = null;
+  /** The game version the server last announced with new definitions (a reload); null until one. */
+  gameVersion: string | null = null;
   #opts: ConnectOptions;
   #transport: Transport;
   #resumer: Resumer;
@@ -53,6 +56,16 @@ export class Client extends Emitter<ClientEvents> {
       resume: this.#resumer,
       loginOk: (m) => this.#onLoginOk(m),
       loginFailed: (reason) => this.#onLoginFailed(reason),
+      definitions: (version, json) => {
+        // Every container this client holds: the player's, and those of the entities in its AOI and its cache.
+        const w = this.world;
+        const held = new Set<PropertyContainer>();
+        for (const c of [this.player?.container, w?.player?.container]) if (c) held.add(c);
+        for (const e of [...w?.entities.values() ?? [], ...w?.cache.values() ?? []]) held.add(e.container);
+        adoptDefinitions(opts.registry, JSON.parse(json), held);
+        this.gameVersion = version;
+        this.emit("definitions", version);
+      },
       elsewhere: (url, reason) => {
         if (this.#loggedIn && this.#login) this.#login.next = url;
         else this.#resumer.noteElsewhere(url, reason);

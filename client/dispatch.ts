@@ -39,6 +39,8 @@ export interface Receiver {
   loginOk(m: LoginOk): void;
   /** The login (or resume) was refused. */
   loginFailed(reason: string): void;
+  /** The game was reloaded: its version and its definitions as JSON (client/definitions.ts). */
+  definitions(version: string, json: string): void;
   /** The baseapp said the player is held by the baseapp at `url` (a login or resume goes there next). */
   elsewhere(url: string, reason: string): void;
 }
@@ -115,6 +117,13 @@ function onSession(m: ServerMessage, to: Receiver): void {
       c.emit("cellGone", m.reason);
       return;
     case S2C.loggedOut:
+      return;
+    case S2C.definitions:
+      try {
+        to.definitions(m.version, m.registry);
+      } catch (e) {
+        c.emit("error", 0, `the server's new definitions (${m.version}) cannot be used: ${errorText(e)}`, 0);
+      }
       return;
   }
 }

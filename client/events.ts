@@ -67,6 +67,8 @@ export interface ClientEvents {
   error: [code: number, message: string, about: number];
   /** The connection was lost and the client took its player back with its resume token, on the baseapp at `url`. */
   resumed: [url: string];
+  /** The game was reloaded: the registry has the new definitions, held entities their new properties. */
+  definitions: [version: string];
   /** The connection closed (after a lost connection: once resuming gave up). */
   close: [code: number, reason: string];
 }

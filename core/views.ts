@@ -22,6 +22,26 @@ export interface ProcessView {
   peerBytesOut?: number;
   /** Cellapps: their cells with entity counts, tick rate and tick times. */
   cells?: (CellView & { spaceId: number })[];
+  /** The game it runs; absent for a process that did not say (it started before game versions were reported). */
+  game?: GameVersionView;
+}
+
+/** The game a process runs (docs/game.md#reloading-a-game). */
+export interface GameVersionView {
+  /** A hash of the game's files when it loaded them; the same in every process after a reload. */
+  version: string;
+  /** Reloads it took since it started. */
+  reloads: number;
+  /** Why its last reload failed; absent when it did not. */
+  error?: string;
+}
+
+/** The answer to POST /api/game/reload: every process now runs `version`. */
+export interface GameReloadView {
+  reloaded: true;
+  version: string;
+  /** Each process's game after the reload; one whose swap failed says why in `error`. */
+  processes: ({ id: number; role: "cellappmgr" | "cellapp" | "baseapp" } & GameVersionView)[];
 }
 
 /** The body of GET /api/cluster. */

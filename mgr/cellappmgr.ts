@@ -26,8 +26,11 @@ import type {
   SpaceView,
   SpawnBody,
 } from "../core/views.ts";
+import { type GameReloadView, RequestError } from "../core/views.ts";
+import type { GameReloader } from "../core/game_reload.ts";
+import { ClusterReload } from "./game_reload.ts";
 import type { EntityRegistry } from "../core/def/mod.ts";
-import type { SpaceCreatedHook, SpaceEntities } from "../core/game.ts";
+import type { Game, SpaceCreatedHook, SpaceEntities } from "../core/game.ts";
 import { SPACE_SETTINGS_DEFAULTS, spaceSettingsIn } from "../core/space_settings.ts";
 import { ProcessMetrics } from "../core/metrics.ts";
 import { type Member, Registry } from "./registry.ts";
@@ -64,6 +67,8 @@ export interface CellAppMgrOptions {
   defaultSpace: { bounds: Rect; npcs: number };
   /** The game's say on what a space it makes holds (core/game.ts); none leaves new spaces empty. */
   spaceCreated?: SpaceCreatedHook;
+  /** The cellappmgr's own game and its reloads; without it POST /api/game/reload answers 503. */
+  game?: GameReloader;
   /** Channel heartbeat period and silence after which a process is dropped. */
   heartbeatMs?: number;
   deadAfterMs?: number;
@@ -144,6 +149,7 @@ export class CellAppMgr {
   readonly #defaultSpace: DefaultSpace;
   readonly #membership: Membership;
   readonly #admin: AdminOps;
+  readonly #reloads: ClusterReload | null;
 
   private constructor(opts: CellAppMgrOptions, ids: IdAllocator) {
     this.#opts = opts;
@@ -151,6 +157,7 @@ export class CellAppMgr {
     this.#ids = ids;
     this.#metrics = new MetricsGatherer(new ProcessMetrics(), opts.log);
     this.registry = new Registry(opts.log);
+    this.#reloads = opts.game ? new ClusterReload(this.registry, opts.game, opts.log) : null;
     this.buddies = new Buddies(this.registry, opts.log);
     this.spaces = new Spaces(this.registry, opts.log, (n) => this.#ids.allocate(n));
     this.spaces.settingsDefaults = spaceSettingsIn(opts, SPACE_SETTINGS_DEFAULTS);
@@ -329,6 +336,22 @@ export class CellAppMgr {
     return { stopping: true, processes: count };
   }
 
+  /**
+   * A game reload (game_reload.ts), as the cellappmgr's own part: its entity types adopt the new definitions in
+   * place and new spaces get what the new game puts in them.
+   */
+  swapGame(next: Game): void {
+    this.#opts.registry.adopt(next.registry);
+    this.#opts.spaceCreated = next.spaceCreated;
+  }
+
+  /** POST /api/game/reload: every process loads the game again and swaps it in, or none does. */
+  reloadGame(): Promise<GameReloadView> {
+    if (!this.#reloads) throw new RequestError("unavailable", "this cellappmgr runs no reloadable game");
+    if (this.#shuttingDown) throw new RequestError("unavailable", "the cluster is shutting down");
+    return this.#reloads.reload();
+  }
+
   /** Stops serving: closes every channel and the listener. */
   close(): void {
     this.#metrics.own.close();
@@ -346,7 +369,9 @@ export class CellAppMgr {
 
   /** GET /api/cluster: this process first, then every registered one. */
   cluster(): ClusterView {
-    return this.#admin.cluster();
+    const view = this.#admin.cluster();
+    if (this.#opts.game) view.processes[0].game = { ...this.#opts.game.view };
+    return view;
   }
 
   /** GET /metrics: Prometheus text from this process and every registered one, labelled with role and id. */

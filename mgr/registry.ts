@@ -1,7 +1,7 @@
 import type { Channel, RegisterInfo } from "../core/wire/mod.ts";
 import { checkHeartbeatReport, ProcMsg, reachableAddress, reachableUrl } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
-import type { ProcessView } from "../core/views.ts";
+import type { GameVersionView, ProcessView } from "../core/views.ts";
 
 /** A registered cellapp or baseapp. */
 export interface Member {
@@ -21,6 +21,8 @@ export interface Member {
   ghostRadius: number;
   /** This registration's generation: unique, growing, and dead for good once the member leaves. */
   generation: number;
+  /** The game it runs, as it reported at registration and after each reload. */
+  game: GameVersionView | null;
   channel: Channel;
 }
 
@@ -87,6 +89,7 @@ export class Registry {
       peerBytesOut: 0,
       ghostRadius: 0,
       generation: this.#nextGeneration++,
+      game: info.game ?? null,
       channel: ch,
     };
     this.members.set(id, m);
@@ -168,6 +171,7 @@ export class Registry {
       load: m.load,
       generation: m.generation,
       ...(m.role === "cellapp" ? { peerBytesOut: m.peerBytesOut } : {}),
+      ...(m.game ? { game: m.game } : {}),
     }));
   }
 

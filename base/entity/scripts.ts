@@ -59,7 +59,11 @@ export class BaseScriptRuntime {
   /** Where bases of other baseapps were last found, by id. */
   readonly #where = new Map<number, string>();
 
-  constructor(readonly scripts: BaseScripts, readonly host: BaseScriptHost) {}
+  constructor(
+    /** The script classes by type name: a game reload swaps them (base/game_swap.ts). */
+    public scripts: BaseScripts,
+    readonly host: BaseScriptHost,
+  ) {}
 
   /** The script of a new base entity, or null when its type has none (a failing constructor is logged). */
   make(p: ScriptedBase): BaseScript | null {

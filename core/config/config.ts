@@ -90,6 +90,8 @@ export interface Config {
   mgrLeaseMs: number | null;
   /** The game module every role runs (cli/game.ts); null runs the sample game in entities/. */
   game: string | null;
+  /** Local cluster: reload the game in every process when a file of its folder changes (docs/operations.md). */
+  watch: boolean;
   /** A folder each process writes its claim log into (core/history.ts, checked by tools/history/); null: none. */
   historyDir: string | null;
   /** PEM certificate chain and private key: TLS on what this role serves (client WebSocket, admin API). */

@@ -53,6 +53,7 @@ export function withDefaults(got: Partial<Record<keyof Config, unknown>>): Confi
     orphanTimeoutSec: (got.orphanTimeoutSec as number) ?? 60,
     mgrLeaseMs: (got.mgrLeaseMs as number) ?? null,
     game: (got.game as string) ?? null,
+    watch: (got.watch as boolean) ?? false,
     historyDir: (got.historyDir as string) ?? null,
     tlsCert: (got.tlsCert as string) ?? null,
     tlsKey: (got.tlsKey as string) ?? null,

@@ -75,6 +75,8 @@ Flags (each also read from the environment variable shown):
                        dead timeout]
   --game=PATH          the game module to run (exports a defineGame game)   SEAMLESS_GAME
                        [the sample game in entities/]
+  --watch              local cluster: reload the game in every process      SEAMLESS_WATCH
+                       when a file of its folder changes (development)
   --history=DIR        each process appends what it holds (reals, bases,    SEAMLESS_HISTORY
                        accounts) to DIR/<role>-<pid>.jsonl, for the
                        history checker (tools/history/) [off]

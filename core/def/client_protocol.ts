@@ -49,6 +49,11 @@ export const S2C = {
    * token is not used up; the server closes the connection next, and the client resumes (or logs in) there.
    */
   resumeElsewhere: 27,
+  /**
+   * The game was reloaded (docs/game.md#reloading-a-game): its version and its definitions as JSON
+   * (describeRegistry, core/def/describe.ts); the SDK adds what is new to its registry.
+   */
+  definitions: 28,
 } as const;
 
 /** WebSocket close codes the server uses that the SDK acts on. */
@@ -122,7 +127,8 @@ export type ServerMessage =
   | { id: typeof S2C.loggedOut }
   | { id: typeof S2C.resumeToken; token: string }
   | { id: typeof S2C.baseApps; urls: string[] }
-  | { id: typeof S2C.resumeElsewhere; url: string; reason: string };
+  | { id: typeof S2C.resumeElsewhere; url: string; reason: string }
+  | { id: typeof S2C.definitions; version: string; registry: string };
 
 /** Raised for a message that cannot be decoded; `code` is the error code to answer with. */
 export class ProtocolError extends Error {
@@ -244,6 +250,10 @@ export function writeServerMessage(w: ByteWriter, m: ServerMessage): void {
       w.string(m.url);
       w.string(m.reason);
       return;
+    case S2C.definitions:
+      w.string(m.version);
+      w.string(m.registry);
+      return;
     case S2C.error:
       w.varint(m.code);
       w.u8(m.about);
@@ -298,6 +308,8 @@ export function readServerMessage(r: ByteReader, id: number): ServerMessage {
     }
     case S2C.resumeElsewhere:
       return { id, url: r.string(), reason: r.string() };
+    case S2C.definitions:
+      return { id, version: r.string(), registry: r.string() };
   }
   throw new ProtocolError(ErrorCode.unknownMessage, `unknown session message id ${id}`);
 }

@@ -165,7 +165,11 @@ function writePositional(w: ByteWriter, c: PropertyContainer, props: readonly Pr
 }
 
 function readPositional(r: ByteReader, c: PropertyContainer, props: readonly PropertyDef[]): void {
-  for (const p of props) c.load(p.index, p.type.read(r));
+  // State written before a game reload added properties ends early: those keep their defaults (docs/game.md).
+  for (const p of props) {
+    if (r.remaining === 0) break;
+    c.load(p.index, p.type.read(r));
+  }
 }
 
 /** The full ghosted state, for creating a ghost (the container must hold all ghosted properties). */

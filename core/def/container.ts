@@ -44,11 +44,12 @@ export type Scope = Audience | "all";
 
 const EMPTY: readonly number[] = Object.freeze([]);
 const VIEW_OWNER = Symbol("container");
-const viewProtos = new WeakMap<EntityType, object>();
+// Keyed by the properties array too: a type that adopted a later definition (EntityType.adopt) gets a new prototype.
+const viewProtos = new WeakMap<EntityType, { of: readonly PropertyDef[]; proto: object }>();
 
 function viewProto(type: EntityType): object {
   const cached = viewProtos.get(type);
-  if (cached) return cached;
+  if (cached && cached.of === type.properties) return cached.proto;
   const proto: object = Object.create(null);
   for (const p of type.properties) {
     const i = p.index;
@@ -62,7 +63,7 @@ function viewProto(type: EntityType): object {
       },
     });
   }
-  viewProtos.set(type, proto);
+  viewProtos.set(type, { of: type.properties, proto });
   return proto;
 }
 
@@ -104,6 +105,20 @@ export class PropertyContainer<V = Record<string, unknown>> implements TrackOwne
     const view = Object.create(viewProto(type));
     view[VIEW_OWNER] = this;
     this.view = view as V;
+  }
+
+  /**
+   * Follows its type after the type adopted a later definition (EntityType.adopt): properties added since get their
+   * defaults, and the view gets their accessors (it stays the same object, so whoever holds it sees them).
+   */
+  upgrade(): void {
+    for (const p of this.type.properties) {
+      if (p.index >= this.values.length && (p.mask & this.scopeMask) !== 0) {
+        this.values[p.index] = p.type.clone(p.default);
+      }
+    }
+    this.values.length = Math.max(this.values.length, this.type.properties.length);
+    Object.setPrototypeOf(this.view, viewProto(this.type));
   }
 
   /** Whether this container holds the property. */

@@ -189,6 +189,15 @@ export class EntityType {
     return m;
   }
 
+  /**
+   * Takes on the definition of `next`, a compatible later version of this type (compat.ts), in place: entities,
+   * containers and codecs holding this object see the new properties and methods from now on. `parent` is the
+   * already-adopted parent (this registry's object, not `next`'s).
+   */
+  adopt(next: EntityType, parent: EntityType | null): void {
+    Object.assign(this, next, { parent });
+  }
+
   /** The detail level for a distance (0 = nearest level; lodLevels.length = beyond all). */
   detailLevelAt(distance: number): number {
     const levels = this.lodLevels;
@@ -227,6 +236,22 @@ export class EntityRegistry {
     this.types = types;
     this.warnings = warnings;
     this.byName = new Map(types.map((t) => [t.name, t]));
+  }
+
+  /**
+   * Takes on `next`, a compatible later version of this registry (compat.ts), in place: each existing type adopts
+   * its new definition (keeping its identity), new types are added. Whoever holds this registry or one of its types
+   * sees the new definitions.
+   */
+  adopt(next: EntityRegistry): void {
+    const types: EntityType[] = [];
+    for (const t of next.types) {
+      const old = this.byName.get(t.name);
+      const parent = t.parent ? types.find((x) => x.name === t.parent!.name) ?? null : null;
+      if (old) old.adopt(t, parent);
+      types.push(old ?? t);
+    }
+    Object.assign(this, { types, warnings: next.warnings, byName: new Map(types.map((t) => [t.name, t])) });
   }
 
   /** An entity type by name, or undefined. */

@@ -5,6 +5,7 @@ import { dial } from "./endpoint.ts";
 import { MAX_LOAD, MgrMsg, type RegisterInfo, type RegisterReply } from "./mgr_interface.ts";
 import type { SpaceGeometry } from "./cell_interface.ts";
 import type { Logger } from "../log.ts";
+import type { GameVersionView } from "../views.ts";
 
 /** How a cellapp or baseapp joins the cluster. */
 export interface MemberOptions extends Omit<ChannelOptions, "role" | "heartbeatPayload"> {
@@ -113,6 +114,9 @@ export class MgrLink {
     return generation !== 0 && this.#dead.has(generation);
   }
 
+  /** The game this process runs, reported when (re-)registering; its role sets it and keeps it current. */
+  game: GameVersionView | null = null;
+
   /** Records a generation the cellappmgr declared dead. */
   markDead(generation: number): void {
     this.#dead.add(generation);
@@ -130,6 +134,7 @@ export class MgrLink {
       entityIdHighWater: o.entityIdHighWater?.() ?? 0,
       ...(o.spaces ? { spaces: o.spaces() } : {}),
       generation: this.generation || null,
+      ...(this.game ? { game: this.game } : {}),
     };
   }
 

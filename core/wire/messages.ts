@@ -7,6 +7,10 @@ import { address as addressCheck, any, bytes, int, obj, oneOf, optional, str, tu
 import { ROLES } from "./roles.ts";
 import type { Role } from "./roles.ts";
 import type { MetricFamily } from "./metrics.ts";
+import type { GameVersionView } from "../views.ts";
+
+/** The steps of a game reload, as the cellappmgr tells each process (ProcMsg.reloadGame). */
+export type ReloadStep = "prepare" | "commit" | "abort";
 
 export { type Role, ROLES } from "./roles.ts";
 
@@ -110,4 +114,15 @@ export const ProcMsg = {
    * checkMetricFamilies (metrics.ts) by the cellappmgr.
    */
   metrics: message<[], MetricFamily[]>(56, "metrics", tuple(), ["cellappmgr"]),
+  /**
+   * One step of a game reload numbered `reload` (docs/game.md#reloading-a-game): "prepare" loads the game again and
+   * checks it against the running one, keeping it aside (an error reply says why it cannot); "commit" swaps it in;
+   * "abort" drops it. Replies with the process's game version after the step.
+   */
+  reloadGame: message<[ReloadStep, number], GameVersionView>(
+    57,
+    "reloadGame",
+    tuple(oneOf("prepare", "commit", "abort"), int(1, 2 ** 31)),
+    ["cellappmgr"],
+  ),
 } as const;

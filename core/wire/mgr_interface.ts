@@ -1,6 +1,7 @@
 /** Messages the cellappmgr handles, and the data they carry. */
 import { message } from "./catalog.ts";
 import { type CellEntitySpec, cellEntitySpec, type SpaceGeometry, spaceGeometry } from "./cell_interface.ts";
+import type { GameVersionView } from "../views.ts";
 import { MAX_RADIUS, type SpaceSettings, type SpaceSettingsView } from "../space_settings.ts";
 import {
   address,
@@ -43,6 +44,8 @@ export interface RegisterInfo {
    * that comes back with one the cellappmgr declared dead is fenced.
    */
   generation?: number | null;
+  /** The game it runs (docs/game.md#reloading-a-game). */
+  game?: GameVersionView;
 }
 
 /** The cellappmgr's answer to a registration. */
@@ -172,6 +175,9 @@ const cellReport = obj({
   unbacked: optional(arrayOf((v) => Array.isArray(v) ? tuple(str(64), count)(v) : "expected [type, count]", 1024)),
 });
 
+/** A process's game version as it reports it (GameVersionView). */
+export const gameVersion = obj({ version: str(64), reloads: int(0, 2 ** 31), error: optional(str(4000)) });
+
 /** Messages the cellappmgr handles. */
 export const MgrMsg = {
   register: message<[RegisterInfo], RegisterReply>(
@@ -191,6 +197,7 @@ export const MgrMsg = {
       entityIdHighWater: int(0, MAX_ENTITY_ID),
       spaces: optional(arrayOf(spaceGeometry, 10_000)),
       generation: optional(int(1, 2 ** 53)),
+      game: optional(gameVersion),
     })),
     ["cellapp", "baseapp"],
   ),
