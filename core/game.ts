@@ -121,7 +121,9 @@ export function playerTypeOf(game: Game<unknown>): string {
  */
 export function checkPlayerType(game: Game<unknown>): void {
   const name = playerTypeOf(game);
-  const how = game.playerType === undefined ? `its player type ${name} (no playerType: the default)` : `playerType ${name}`;
+  const how = game.playerType === undefined
+    ? `its player type ${name} (no playerType: the default)`
+    : `playerType ${name}`;
   const t = game.registry.find(name);
   if (!t) {
     const known = game.registry.types.map((x) => x.name).join(", ");
