@@ -97,6 +97,11 @@ Deno.test(
       await cluster.drained;
       assert.deepEqual(warnings(started), [], "no warning from starting the game");
       assert.deepEqual(warnings(client.stderr), [], "no warning from running the client");
+      // The README's code type-checks as it is (deno run does not check).
+      const check = runInGame(game, ["check", "defs.ts", "mod.ts", "main.ts", "client.ts"]);
+      const checked = await check.child.status;
+      await check.drained;
+      assert.equal(checked.code, 0, check.stderr.join("\n"));
     } finally {
       await Deno.remove(arena, { recursive: true });
     }
