@@ -9,9 +9,13 @@ import type { BaseScripts } from "./core/base_script.ts";
 
 export { VERSION } from "./core/version.ts";
 
-// Entity definitions.
-export { createRegistry, defineEntity, EntityRegistry, T } from "./core/def/mod.ts";
-export type { EntitySpec, PropertyValues, RegistryInput } from "./core/def/mod.ts";
+// Entity definitions (also alone, for browser pages: `@seamless/server/defs`).
+export { createRegistry, defineEntity, EntityRegistry, T } from "./defs.ts";
+export type { EntitySpec, PropertyValues, RegistryInput } from "./defs.ts";
+
+// BigWorld and KBEngine definitions: an entities.xml with its entity_defs/, as a registry.
+export { DefError, formatWarning, loadDefs } from "./core/def/mod.ts";
+export type { DefWarning, LoadOptions, UserTypeImpl } from "./core/def/mod.ts";
 
 // Cell scripts: a class per entity type, and what it sees of its entity and space.
 export { CellScript } from "./core/script.ts";

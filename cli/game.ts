@@ -5,7 +5,7 @@
 import { errorText } from "../core/errors.ts";
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { checkGame, type Game, GameError } from "../core/game.ts";
+import { checkGame, checkPlayerType, type Game, GameError } from "../core/game.ts";
 
 /** A --game that cannot be used: the message names the flag and the file; the process exits with 2. */
 export class GameLoadError extends Error {
@@ -20,9 +20,10 @@ export function gamePath(path: string): string {
 /**
  * Imports the game module at `path` (null: the sample game) and returns its
  * game: the `game` export, else the default export. Rejects with a
- * GameLoadError naming --game and the file.
+ * GameLoadError naming --game and the file; with `players`, also when the
+ * game has no type its clients can play (a baseapp will run it).
  */
-export async function loadGame(path: string | null): Promise<Game> {
+export async function loadGame(path: string | null, opts: { players?: boolean } = {}): Promise<Game> {
   const file = path === null ? null : gamePath(path);
   const where = file === null ? "the sample game (entities/mod.ts)" : `--game: ${file}`;
   if (file !== null) {
@@ -47,6 +48,7 @@ export async function loadGame(path: string | null): Promise<Game> {
   }
   try {
     checkGame(game);
+    if (opts.players) checkPlayerType(game);
   } catch (e) {
     if (e instanceof GameError) throw new GameLoadError(`${where}: ${e.message}`, { cause: e });
     throw e;

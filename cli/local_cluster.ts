@@ -221,7 +221,7 @@ export async function runLocalCluster(cfg: Config): Promise<number> {
     );
     const members: Child[] = [];
     for (let i = 0; i < cfg.cellapps; i++) members.push(spawn("cellapp", cellappFlags(cfg, mgrReady.address!)));
-    for (let i = 0; i < cfg.baseapps; i++) members.push(spawn("baseapp", baseappFlags(cfg, mgrReady.address!)));
+    for (let i = 0; i < cfg.baseapps; i++) members.push(spawn("baseapp", baseappFlags(cfg, mgrReady.address!, i)));
     children.push(...members.map((current) => ({ current })));
     await Promise.all(
       members.map((c) => withTimeout(c.ready, READY_TIMEOUT_MS, `the ${c.role} (pid ${c.pid})`)),
@@ -329,12 +329,17 @@ export function cellappFlags(cfg: Config, mgr: string): string[] {
   ];
 }
 
-/** The command line of one of the local cluster's baseapps, joining the cellappmgr at `mgr`. */
-export function baseappFlags(cfg: Config, mgr: string): string[] {
+/**
+ * The command line of the local cluster's baseapp number `index` (from 0), joining the cellappmgr at `mgr`. With
+ * `--client-port=P` (not 0) baseapp i serves clients on P + i.
+ */
+export function baseappFlags(cfg: Config, mgr: string, index = 0): string[] {
   return [
     "--role=baseapp",
     `--mgr=${mgr}`,
     "--port=0",
+    ...(cfg.clientPort !== 0 ? [`--client-port=${cfg.clientPort + index}`] : []),
+    ...(cfg.mgrLeaseMs === null ? [] : [`--mgr-lease=${cfg.mgrLeaseMs}`]),
     ...dbFlags(cfg, cfg.kv),
     `--max-speed=${cfg.maxSpeed}`,
     `--auto-accounts=${cfg.autoAccounts}`,
@@ -347,6 +352,27 @@ export function baseappFlags(cfg: Config, mgr: string): string[] {
     ...(cfg.clientSpawn ? ["--client-spawn"] : []),
     ...commonFlags(cfg),
   ];
+}
+
+/**
+ * Why the local cluster cannot run with `cfg`, whose flags `given` were set (one that names a single process
+ * elsewhere, or that cannot be shared by its processes), or null. Every other
+ * flag reaches the children that use it (cellappmgrFlags, cellappFlags, baseappFlags, childEnv).
+ */
+export function refusedByLocalCluster(cfg: Config, given: ReadonlySet<string>): string | null {
+  if (given.has("mgr")) {
+    return `--mgr=${cfg.mgr} joins a cellappmgr elsewhere, which the local cluster does not: it starts its own. ` +
+      `Give --role=cellapp or --role=baseapp with it`;
+  }
+  if (cfg.clientUrl !== null && cfg.baseapps > 1) {
+    return `--client-url names one baseapp's address, and the local cluster starts ${cfg.baseapps} ` +
+      `(--baseapps): start each baseapp with its own (--role=baseapp --client-url=...)`;
+  }
+  if (cfg.clientPort !== 0 && cfg.clientPort + cfg.baseapps - 1 > 65535) {
+    return `--client-port=${cfg.clientPort}: the local cluster's ${cfg.baseapps} baseapps take ports ` +
+      `${cfg.clientPort}-${cfg.clientPort + cfg.baseapps - 1}, past 65535`;
+  }
+  return null;
 }
 
 /** The database flag of a child: the shared PostgreSQL URL when there is one, else its Deno KV `kv`. */

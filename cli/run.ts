@@ -6,7 +6,9 @@
  */
 import { fileURLToPath } from "node:url";
 import { ConfigError, parseCommand, USAGE } from "../core/config/mod.ts";
-import { runLocalCluster } from "./local_cluster.ts";
+import { refusedByLocalCluster, runLocalCluster } from "./local_cluster.ts";
+import { PARENT_WATCH_ENV } from "../core/process.ts";
+import { formatWarning } from "../core/def/errors.ts";
 import { runRole, StartError } from "./roles.ts";
 import { GameLoadError, gamePath, loadGame } from "./game.ts";
 
@@ -28,9 +30,21 @@ export async function runMain(args: string[]): Promise<number> {
   }
   const cfg = parsed.config;
   if (cfg.game !== null) cfg.game = gamePath(cfg.game);
+  if (cfg.role === null) {
+    const refused = refusedByLocalCluster(cfg, parsed.given);
+    if (refused !== null) {
+      console.error(`error: ${refused}`);
+      return 2;
+    }
+  }
   try {
     // The local cluster loads it too: a bad game is reported here, once, before any child starts.
-    const game = await loadGame(cfg.game);
+    const players = cfg.role === "baseapp" || (cfg.role === null && cfg.baseapps > 0);
+    const game = await loadGame(cfg.game, { players });
+    // Once per program: the local cluster's children leave it to their parent.
+    if (Deno.env.get(PARENT_WATCH_ENV) !== "1") {
+      for (const w of game.registry.warnings) console.error(`warning: ${formatWarning(w)}`);
+    }
     if (cfg.role === null) return await runLocalCluster(cfg);
     await runRole(cfg, game);
     return 0;

@@ -102,15 +102,39 @@ export function checkGame(g: unknown): asserts g is Game {
       throw new GameError(`game ${game.name}: baseScripts.${type}: the registry has no type ${type}`);
     }
   }
-  if (game.playerType !== undefined) {
-    const t = registry.find(game.playerType);
-    if (!t || !t.hasBase) {
-      throw new GameError(`game ${game.name}: playerType ${game.playerType} is not a type of the registry with a base`);
-    }
-  }
+  if (game.playerType !== undefined) checkPlayerType(game as Game);
   for (const hook of ["checkLogin", "placement", "spaceCreated"] as const) {
     if (game[hook] !== undefined && typeof game[hook] !== "function") {
       throw new GameError(`game ${game.name}: "${hook}" is not a function`);
     }
+  }
+}
+
+/** The entity type a game's players play: its `playerType`, else "Avatar". */
+export function playerTypeOf(game: Game<unknown>): string {
+  return game.playerType ?? "Avatar";
+}
+
+/**
+ * Throws GameError unless the game's player type (`playerType`, default "Avatar") is a proxy of its registry: what
+ * a baseapp needs to log a client in.
+ */
+export function checkPlayerType(game: Game<unknown>): void {
+  const name = playerTypeOf(game);
+  const how = game.playerType === undefined
+    ? `its player type ${name} (no playerType: the default)`
+    : `playerType ${name}`;
+  const t = game.registry.find(name);
+  if (!t) {
+    const known = game.registry.types.map((x) => x.name).join(", ");
+    throw new GameError(
+      `game ${game.name}: ${how} is not a type of its registry (known: ${known}); ` +
+        `define the type clients play (proxy: true) and name it in playerType`,
+    );
+  }
+  if (!t.proxy || !t.hasBase) {
+    throw new GameError(
+      `game ${game.name}: ${how} is not a proxy with a base part (proxy: true in its definition): clients cannot play it`,
+    );
   }
 }

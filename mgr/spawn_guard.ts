@@ -80,7 +80,11 @@ export function gameEntities(
   try {
     const out = hook({ bounds: { ...space.bounds }, isDefault: space.isDefault, npcs: space.npcs });
     for (const e of out) {
-      if (!registry.find(e.type)?.hasCell) throw new Error(`${e.type} is not a type with a cell part`);
+      const t = registry.find(e.type);
+      if (!t) {
+        throw new Error(`${e.type} is not a type of the game (known: ${registry.types.map((x) => x.name).join(", ")})`);
+      }
+      if (!t.hasCell) throw new Error(`${e.type} is not a type with a cell part`);
       if (!(Number.isInteger(e.count) && e.count >= 1)) throw new Error(`${e.type}: count ${e.count} is not >= 1`);
     }
     return out;

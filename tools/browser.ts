@@ -6,14 +6,19 @@
  */
 import { errorText } from "../core/errors.ts";
 import { parseArgs } from "node:util";
-import { dirname, join } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
-/** Bundles `entry` into the single ES module `out`; throws with deno bundle's output when it fails. */
+/**
+ * Bundles `entry` into the single ES module `out`; throws with deno bundle's output when it fails. An entry outside
+ * this repository (a game's own page) is bundled with the configuration Deno finds from its folder: the game's
+ * imports (`@seamless/server/client`, `@seamless/server/defs`) are there.
+ */
 export async function bundle(entry: string, out: string): Promise<void> {
   await Deno.mkdir(dirname(out), { recursive: true });
+  const inside = !relative(ROOT, entry).startsWith("..");
   const p = await new Deno.Command(Deno.execPath(), {
     args: [
       "bundle",
@@ -21,11 +26,12 @@ export async function bundle(entry: string, out: string): Promise<void> {
       "--platform=browser",
       "--format=esm",
       "--minify",
-      `--config=${ROOT}deno.json`,
+      ...(inside ? [`--config=${ROOT}deno.json`] : []),
       "-o",
       out,
       entry,
     ],
+    cwd: dirname(entry),
     stdout: "piped",
     stderr: "piped",
   }).output();
@@ -41,12 +47,23 @@ export async function buildExample(dir: string): Promise<void> {
   await Deno.copyFile(join(ROOT, "examples/browser/index.html"), join(dir, "index.html"));
 }
 
+/**
+ * The folder the user ran the command from: `deno task` runs a task in its deno.json's folder (the link's target
+ * when the framework is a symbolic link) and names the caller's in INIT_CWD.
+ */
+export function callerDir(): string {
+  return Deno.env.get("INIT_CWD") ?? Deno.cwd();
+}
+
 if (import.meta.main) {
   const { values, positionals } = parseArgs({
     args: Deno.args,
     options: { out: { type: "string" }, example: { type: "boolean" } },
     allowPositionals: true,
   });
+  const here = callerDir();
+  if (values.out !== undefined) values.out = resolve(here, values.out);
+  if (positionals[0] !== undefined) positionals[0] = resolve(here, positionals[0]);
   try {
     if (values.example) {
       const dir = values.out ?? join(ROOT, "dist/browser/example");

@@ -12,7 +12,12 @@ import { requireSecrets } from "./secrets.ts";
 import { readTls } from "./tls.ts";
 
 /** The result of reading the command line: a config, or a request for help. */
-export type ParsedCommand = { help: true } | { help: false; config: Config };
+export type ParsedCommand = { help: true } | {
+  help: false;
+  config: Config;
+  /** The flags set, by flag name without --, from the command line, the environment or the config file. */
+  given: ReadonlySet<string>;
+};
 
 /**
  * Reads flags, environment and config file into a Config. Throws ConfigError
@@ -77,7 +82,7 @@ export function parseCommand(
   const config = withDefaults(got);
   requireSecrets(config);
   config.tls = readTls(config, readFile);
-  return { help: false, config };
+  return { help: false, config, given: new Set(chosen.keys()) };
 }
 
 function describeParseError(e: Error): string {

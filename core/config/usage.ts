@@ -30,6 +30,7 @@ Flags (each also read from the environment variable shown):
                        [local cluster: 300; a lone cellappmgr: 0]
   --tick-hz=N          cell ticks per second [10]                           SEAMLESS_TICK_HZ
   --client-port=N      baseapp: WebSocket port for game clients, 0 = any    SEAMLESS_CLIENT_PORT
+                       [local cluster: baseapp i takes N + i]
   --public-host=HOST   baseapp: host name in the client URL it announces     SEAMLESS_PUBLIC_HOST
                        [the bound address; for 0.0.0.0 or ::, the address
                        the cellappmgr sees]

@@ -5,7 +5,7 @@
  */
 import { UserTypeImpl } from "./compound.ts";
 import { DefContext, DefError, DefWarning, ValueError } from "./errors.ts";
-import { AUD, audienceMask, audiencesOf, FLAGS, parseFlag } from "./flags.ts";
+import { AUD, audienceMask, audiencesOf, type Flag, FLAGS, parseFlag } from "./flags.ts";
 import { ArgDef, EntityRegistry, EntityType, LodLevel, MethodDef, MethodKind, PropertyDef } from "./model.ts";
 import { EntitySpec, MethodSpec, PropertySpec } from "./schema.ts";
 import { TypeTable } from "./type_table.ts";
@@ -257,10 +257,16 @@ function resolveType(
       );
     }
     seen.set(m.name, m);
-    const flags = typeof p.flags === "string" ? parseFlag(p.flags) : undefined;
+    // Exactly as the Flag type spells them: the older .def spellings (FLAG_ALIASES) are read by def_file.ts only.
+    const flags = typeof p.flags === "string" && (FLAGS as readonly string[]).includes(p.flags)
+      ? p.flags as Flag
+      : undefined;
     if (!flags) {
+      const older = typeof p.flags === "string" ? parseFlag(p.flags) : undefined;
       throw new DefError(
-        `unknown flag '${p.flags}' (flags: ${FLAGS.join(", ")})`,
+        older
+          ? `flag '${p.flags}' is written ${older} (the spelling '${p.flags}' is read from .def files only)`
+          : `unknown flag '${p.flags}' (flags: ${FLAGS.join(", ")})`,
         ctx,
       );
     }

@@ -63,6 +63,25 @@ function viewProto(type: EntityType): object {
       },
     });
   }
+  // Printed and serialised as its values (its properties are accessors on this prototype, which console.log and
+  // JSON.stringify would not show); a property of the same name wins.
+  const plain = function (this: { [VIEW_OWNER]: PropertyContainer }): Record<string, unknown> {
+    return this[VIEW_OWNER].plain();
+  };
+  const extras: [PropertyKey, unknown][] = [
+    ["toJSON", plain],
+    [Symbol.for("Deno.customInspect"), function (
+      this: { [VIEW_OWNER]: PropertyContainer },
+      inspect: (v: unknown, o?: unknown) => string,
+      options?: unknown,
+    ) {
+      return inspect(this[VIEW_OWNER].plain(), options);
+    }],
+    [Symbol.for("nodejs.util.inspect.custom"), plain],
+  ];
+  for (const [key, value] of extras) {
+    if (!Object.hasOwn(proto, key)) Object.defineProperty(proto, key, { value, enumerable: false });
+  }
   viewProtos.set(type, { of: type.properties, proto });
   return proto;
 }
@@ -139,6 +158,13 @@ export class PropertyContainer<V = Record<string, unknown>> implements TrackOwne
       );
     }
     return p;
+  }
+
+  /** The values this container holds as a plain object by property name (stored data: don't mutate it). */
+  plain(): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const p of this.type.properties) if (this.holds(p)) out[p.name] = this.values[p.index];
+    return out;
   }
 
   /** The value of a property by name; arrays and dicts come back as tracked views. */

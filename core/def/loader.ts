@@ -31,15 +31,25 @@ async function denoRead(path: string): Promise<string | undefined> {
   }
 }
 
+function filePath(url: URL): string {
+  if (url.protocol !== "file:") throw new DefError(`${url.href}: definitions are read from files (a file: URL)`);
+  return decodeURIComponent(url.pathname);
+}
+
 function join(dir: string, ...parts: string[]): string {
   return [dir.replace(/\/+$/, ""), ...parts].join("/");
 }
 
-/** Loads `dir/entities.xml` and `dir/entity_defs/` into a registry; throws DefError. */
+/**
+ * Loads `dir/entities.xml` and `dir/entity_defs/` into a registry (its `warnings` list what was ignored or kept as
+ * metadata, each with file and line); throws DefError naming the file, line and what is wrong. `dir` is a path or a
+ * file URL (e.g. `new URL("./defs/", import.meta.url)` in a game module).
+ */
 export async function loadDefs(
-  dir: string,
+  where: string | URL,
   opts: LoadOptions = {},
 ): Promise<EntityRegistry> {
+  const dir = typeof where === "string" ? where : filePath(where);
   const read = opts.readText ?? denoRead;
   const warnings: DefWarning[] = [];
   const table = new TypeTable(opts.userTypes);

@@ -1,8 +1,8 @@
 /**
- * A game in its own folder, outside this repository, laid out as docs/game.md
- * says: a Deno workspace whose members are the framework and the game; the
- * game imports `@seamless/server` by name and starts the local cluster with
- * its own `deno task start`. Its types run, its cell script runs, its
+ * A game in its own folder, outside this repository, laid out as README.md
+ * says: the framework beside it, imported as `@seamless/server` through the
+ * game's deno.json, and the local cluster started by the game's own
+ * `deno task start`. Its types run, its cell script runs, its
  * spaceCreated hook fills the default space, the sample types are absent, and
  * a bad --game stops the program with one line naming the flag and the file.
  */
@@ -20,11 +20,14 @@ const REPO = fileURLToPath(new URL("../../", import.meta.url));
 
 /** The files of the workspace, as docs/game.md ("A game in its own repository") shows them. */
 const FILES: Record<string, string> = {
-  "deno.json": JSON.stringify({ workspace: ["./seamless", "./game"], unstable: ["kv"], nodeModulesDir: "none" }),
+  // README.md's layout: the game names the framework's entry points; the framework's files keep its own imports.
   "game/deno.json": JSON.stringify({
-    name: "@demo/beacons",
-    version: "0.1.0",
-    exports: "./mod.ts",
+    imports: {
+      "@seamless/server": "../seamless/mod.ts",
+      "@seamless/server/client": "../seamless/client/mod.ts",
+      "@seamless/server/defs": "../seamless/defs.ts",
+    },
+    unstable: ["kv"],
     tasks: { start: "deno run -A main.ts" },
   }),
   "game/mod.ts": `
@@ -132,7 +135,7 @@ function startTask(dir: string, args: string[]) {
 const post = (admin: string, path: string, body: unknown) =>
   api(admin, path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 
-Deno.test("a game in its own workspace runs a cluster with its own types and scripts only", opts, async () => {
+Deno.test("a game in its own folder runs a cluster with its own types and scripts only", opts, async () => {
   const dir = await makeWorkspace();
   await using procs = new Procs();
   try {

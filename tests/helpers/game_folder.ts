@@ -1,0 +1,89 @@
+/**
+ * A game in a folder of its own, outside this repository, as README.md ("A game in its own repository") lays it
+ * out: `arena/seamless` (this checkout, linked) and `arena/game`, run with the framework's pinned Deno from inside
+ * the game's folder.
+ */
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { parseReady, splitLines } from "../../cli/local_cluster.ts";
+import type { ReadyInfo } from "../../core/process.ts";
+
+/** This repository's root. */
+export const REPO: string = fileURLToPath(new URL("../../", import.meta.url));
+
+/** The code blocks of README.md's section `heading`, in order, with their language. */
+export async function readmeBlocks(heading: string): Promise<{ lang: string; text: string }[]> {
+  const readme = await Deno.readTextFile(join(REPO, "README.md"));
+  const start = readme.indexOf(`\n## ${heading}\n`);
+  assert.ok(start >= 0, `README.md has no section "${heading}"`);
+  const end = readme.indexOf("\n## ", start + 1);
+  const section = readme.slice(start, end < 0 ? undefined : end);
+  return [...section.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1], text: m[2] }));
+}
+
+/** A fresh `arena/` outside the repository with `git init` run in it, this checkout at `seamless`, and `game/`. */
+export async function makeArena(files: Record<string, string>): Promise<{ arena: string; game: string }> {
+  const arena = await Deno.makeTempDir({ prefix: "seamless-arena-" });
+  assert.ok(!arena.startsWith(REPO), `${arena} must lie outside the repository`);
+  const git = await new Deno.Command("git", { args: ["init", "-q"], cwd: arena, stderr: "piped" }).output();
+  assert.equal(git.code, 0, new TextDecoder().decode(git.stderr));
+  // The README's "a checkout of your own": the checkout under test, with its installed toolchain.
+  await Deno.symlink(REPO.replace(/\/$/, ""), join(arena, "seamless"));
+  const game = join(arena, "game");
+  await Deno.mkdir(game);
+  for (const [path, text] of Object.entries(files)) await Deno.writeTextFile(join(game, path), text);
+  return { arena, game };
+}
+
+/** The pinned Deno as the README has a game run it: `../seamless/toolchain/node_modules/.bin/deno`. */
+export const GAME_DENO = "../seamless/toolchain/node_modules/.bin/deno";
+
+/** A program run in the game's folder: its lines as they come, and the ready line when it prints one. */
+export interface GameRun {
+  child: Deno.ChildProcess;
+  stdout: string[];
+  stderr: string[];
+  /** The `{"ready": ...}` line, or null when stdout closed without one. */
+  ready: Promise<ReadyInfo | null>;
+  /** Resolves once both streams are read to their end. */
+  drained: Promise<void>;
+}
+
+/** Runs `deno ARGS` in `dir` (the game's folder, or `deno` names the game's Deno from elsewhere), colour off. */
+export function runInGame(dir: string, args: string[], deno: string = join(dir, GAME_DENO)): GameRun {
+  const child = new Deno.Command(deno, {
+    args,
+    cwd: dir,
+    env: { NO_COLOR: "1" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stdout: string[] = [], stderr: string[] = [];
+  let onReady: (r: ReadyInfo | null) => void = () => {};
+  const ready = new Promise<ReadyInfo | null>((r) => onReady = r);
+  const read = async (s: ReadableStream<Uint8Array>, into: string[], scan: boolean) => {
+    for await (const line of s.pipeThrough(new TextDecoderStream()).pipeThrough(splitLines())) {
+      into.push(line);
+      const r = scan ? parseReady(line) : null;
+      if (r) onReady(r);
+    }
+  };
+  const drained = Promise.all([
+    read(child.stdout, stdout, true).finally(() => onReady(null)),
+    read(child.stderr, stderr, false),
+  ]).then(() => {});
+  return { child, stdout, stderr, ready, drained };
+}
+
+/** A free loopback TCP port (taken and let go). */
+export function freePort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
+/** Flags that keep a test's local cluster on free ports and in memory. */
+export const TEST_CLUSTER_FLAGS: readonly string[] = ["--port=0", "--admin-port=0", "--kv=:memory:"];
