@@ -73,6 +73,7 @@ const ROUTES: Record<string, Route> = {
   "busy-load": { to: ["cellappmgr"], value: "0.5" },
   "idle-load": { to: ["cellappmgr"], value: "0.1" },
   "max-speed": { to: ["baseapp"], value: "12" },
+  watch: { cluster: "it watches the game folder and reloads the game through the admin API", value: "true" },
 };
 
 const TLS = new Set(["tls-cert", "tls-key", "tls-ca"]);
