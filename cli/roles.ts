@@ -95,6 +95,7 @@ async function runMgr(cfg: Config, log: Logger, game: Game): Promise<void> {
       registry,
       defaultSpace: { bounds: { minX: -500, minZ: -500, maxX: 500, maxZ: 500 }, npcs: cfg.npcs },
       spaceCreated: game.spaceCreated,
+      spaceGeometry: game.spaceGeometry,
     }));
   const app = (() => {
     try {

@@ -27,7 +27,7 @@ import type {
   SpawnBody,
 } from "../core/views.ts";
 import type { EntityRegistry } from "../core/def/mod.ts";
-import type { SpaceCreatedHook, SpaceEntities } from "../core/game.ts";
+import type { SpaceCreatedHook, SpaceEntities, SpaceGeometryHook } from "../core/game.ts";
 import { SPACE_SETTINGS_DEFAULTS, spaceSettingsIn } from "../core/space_settings.ts";
 import { ProcessMetrics } from "../core/metrics.ts";
 import { type Member, Registry } from "./registry.ts";
@@ -64,6 +64,8 @@ export interface CellAppMgrOptions {
   defaultSpace: { bounds: Rect; npcs: number };
   /** The game's say on what a space it makes holds (core/game.ts); none leaves new spaces empty. */
   spaceCreated?: SpaceCreatedHook;
+  /** The game's navigation geometry of a space it makes (core/game.ts); none: only what creation names. */
+  spaceGeometry?: SpaceGeometryHook;
   /** Channel heartbeat period and silence after which a process is dropped. */
   heartbeatMs?: number;
   deadAfterMs?: number;
@@ -154,6 +156,7 @@ export class CellAppMgr {
     this.buddies = new Buddies(this.registry, opts.log);
     this.spaces = new Spaces(this.registry, opts.log, (n) => this.#ids.allocate(n));
     this.spaces.settingsDefaults = spaceSettingsIn(opts, SPACE_SETTINGS_DEFAULTS);
+    this.spaces.geometryHook = opts.spaceGeometry ?? null;
     this.balancer = new Balancer(
       {
         spaces: () => this.spaces.all.values(),
