@@ -89,7 +89,10 @@ Deno.test("a height field's path follows its heights", async () => {
     // 11 x 11 points 10 m apart, rising 1 m per 10 m along x: a gentle slope.
     const heights = Array.from({ length: 121 }, (_, i) => i % 11);
     const file = `${dir}/slope.json`;
-    await Deno.writeTextFile(file, JSON.stringify({ heightField: { origin: [0, 0], cellSize: 10, columns: 11, rows: 11, heights } }));
+    await Deno.writeTextFile(
+      file,
+      JSON.stringify({ heightField: { origin: [0, 0], cellSize: 10, columns: 11, rows: 11, heights } }),
+    );
     const mesh = await new NavMeshes().load(file);
     const p = path(mesh, { x: 10, y: 1, z: 50 }, { x: 90, y: 9, z: 50 });
     const end = p[p.length - 1];
@@ -110,7 +113,10 @@ Deno.test("a file that is not a mesh gives one error naming the file, and is not
   const dir = await Deno.makeTempDir();
   try {
     await Deno.writeTextFile(`${dir}/junk.navmesh`, "not a navmesh at all, just text");
-    await assert.rejects(meshes.load(`${dir}/junk.navmesh`), new RegExp(`${dir}/junk.navmesh: not an exported navmesh`));
+    await assert.rejects(
+      meshes.load(`${dir}/junk.navmesh`),
+      new RegExp(`${dir}/junk.navmesh: not an exported navmesh`),
+    );
     await Deno.writeTextFile(`${dir}/flat.json`, `{"heightField": {"origin": [0, 0], "cellSize": 1}}`);
     await assert.rejects(meshes.load(`${dir}/flat.json`), new RegExp(`${dir}/flat.json: heightField.columns`));
     await assert.rejects(meshes.load(`${dir}/nothing.obj`), new RegExp(`${dir}/nothing.obj: cannot read it`));
