@@ -193,8 +193,13 @@ export class CellApp {
         return ch.request(MgrMsg.setSpaceSettings, spaceId, change);
       },
       cellGone: (spaceId, cellId) => {
-        this.cells.get(cellKey(spaceId, cellId))?.dispose();
+        const gone = this.cells.get(cellKey(spaceId, cellId));
+        gone?.dispose();
         this.cells.delete(cellKey(spaceId, cellId));
+        const geometry = gone?.geometry.navGeometry;
+        if (geometry && ![...this.cells.values()].some((c) => c.geometry.navGeometry === geometry)) {
+          this.navMeshes.release(geometry);
+        }
       },
       cellEntityDestroyed: (e, reason) => this.#toBase(e.baseAddress!, BaseMsg.cellEntityDestroyed, e.id, reason),
       cellEntityMoved: (e, address, spaceId = e.cell.spaceId) =>

@@ -56,6 +56,18 @@ export class NavMeshes {
     return this.#byGeometry.has(resolve(geometry));
   }
 
+  /**
+   * Frees the mesh of `geometry` (no cell uses it any more): a later load reads the file again. One still being made
+   * is kept.
+   */
+  release(geometry: string): void {
+    const key = resolve(geometry);
+    const entry = this.#byGeometry.get(key);
+    if (entry?.state === "loading") return;
+    if (entry?.state === "ready") entry.mesh.destroy();
+    this.#byGeometry.delete(key);
+  }
+
   /** How many meshes are made. */
   get size(): number {
     let n = 0;

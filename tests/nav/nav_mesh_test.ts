@@ -125,3 +125,14 @@ Deno.test("a file that is not a mesh gives one error naming the file, and is not
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a released mesh is freed, and made again when asked for", async () => {
+  const meshes = new NavMeshes();
+  const a = await meshes.load(WALL_OBJ);
+  meshes.release(WALL_OBJ);
+  assert.equal(meshes.size, 0);
+  assert.equal(meshes.has(WALL_OBJ), false);
+  const b = await meshes.load(WALL_OBJ);
+  assert.notEqual(a, b);
+  assert.ok("path" in b.findPath({ x: 60, y: 0, z: 30 }, { x: 140, y: 0, z: 30 }));
+});

@@ -135,3 +135,16 @@ Deno.test("a backup taken mid-walk is restored walking: it goes on to the target
   assert.deepEqual(heard, [[e.id, "onMove", id]]);
   assert.ok(Math.hypot(r.x - 140, r.z - 30) < 0.1, `at the target: (${r.x}, ${r.z})`);
 });
+
+Deno.test("a teleport ends a navigation: its path was of where the walker was, and the reason says so", async () => {
+  heard.length = 0;
+  const cell = navCell();
+  const e = cell.createEntity("Walker", { x: 60, y: 0, z: 30 });
+  const id = e.navigate({ x: 140, y: 0, z: 30 }, 20);
+  cell.tick(100);
+  await e.teleport({ x: 120, y: 0, z: 80 });
+  cell.tick(100);
+  assert.deepEqual(heard.map(([who, what, ctl]) => [who, what, ctl]), [[e.id, "onMoveFailed", id]]);
+  assert.match(heard[0][3]!, /it was teleported to \(120, 0, 80\)/);
+  assert.deepEqual([e.x, e.z], [120, 80], "it stays where it landed");
+});
