@@ -95,6 +95,17 @@ export class SpaceNavMesh {
   }
 }
 
+/** The navmesh of triangles `t` (`name` is for errors), built here: seconds for a large map (nav_meshes.ts builds off the
+ * event loop, in build_worker.ts). Throws saying why Recast made nothing walkable. */
+export function buildNavMeshData(t: Triangles, name: string): Uint8Array {
+  const mesh = build(t, name);
+  try {
+    return exportNavMesh(mesh);
+  } finally {
+    mesh.destroy();
+  }
+}
+
 function build(t: Triangles, name: string): NavMesh {
   const r = generateSoloNavMesh(t.positions, t.indices, {
     cs: CELL,

@@ -4,7 +4,8 @@
  */
 import { resolve } from "node:path";
 import { init } from "@recast-navigation/core";
-import { NavGeometryError, readGeometryFile } from "./geometry_file.ts";
+import { NavGeometryError, readGeometryFile, type Triangles } from "./geometry_file.ts";
+import type { BuildAnswer, BuildRequest } from "./build_worker.ts";
 import { SpaceNavMesh } from "./nav_mesh.ts";
 
 /** A mesh being made, made, or failed, for one geometry file. */
@@ -36,9 +37,11 @@ export class NavMeshes {
     if (had) return had.done;
     const done = (async () => {
       const source = await readGeometryFile(geometry);
+      // Built in a worker (seconds for a large map); importing the result here takes milliseconds.
+      const data = source.kind === "navmesh" ? source.data : await buildInWorker(source.triangles, geometry);
       await init();
       try {
-        return SpaceNavMesh.from(source, geometry);
+        return SpaceNavMesh.from({ kind: "navmesh", data }, geometry);
       } catch (e) {
         throw e instanceof NavGeometryError ? e : new NavGeometryError((e as Error).message, { cause: e });
       }
@@ -80,4 +83,22 @@ export class NavMeshes {
     for (const e of this.#byGeometry.values()) if (e.state === "ready") e.mesh.destroy();
     this.#byGeometry.clear();
   }
+}
+
+/** Builds the navmesh of `triangles` in a worker thread; resolves with its exported bytes, rejects naming `name`. */
+function buildInWorker(triangles: Triangles, name: string): Promise<Uint8Array> {
+  const worker = new Worker(new URL("./build_worker.ts", import.meta.url), { type: "module" });
+  return new Promise<Uint8Array>((resolve, reject) => {
+    worker.onmessage = (ev: MessageEvent<BuildAnswer>) => {
+      const a = ev.data;
+      if ("data" in a) resolve(a.data);
+      else reject(new NavGeometryError(a.error));
+    };
+    worker.onerror = (ev) => {
+      ev.preventDefault();
+      reject(new NavGeometryError(`navigation geometry ${name}: the build failed: ${ev.message}`));
+    };
+    const request: BuildRequest = { triangles, name };
+    worker.postMessage(request);
+  }).finally(() => worker.terminate());
 }
