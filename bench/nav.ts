@@ -116,8 +116,9 @@ export async function run(args: string[]): Promise<void> {
   const md = `
 The test OBJ (\`tests/fixtures/nav/wall.obj\`: a 200 × 100 m floor, a 4 × 70 m wall across it, a 10 × 10 m block),
 built into a navmesh with Recast (npm:@recast-navigation 0.43.1, WebAssembly; 0.25 m voxels, a walker 0.5 m wide) in
-${f(buildMs)} ms. Queries between ${pairs.length} random pairs of floor points (off the wall and the block), one after
-another on one thread for ${seconds} s (raycasts ${seconds / 2} s).
+${f(buildMs)} ms in a worker thread, as a cellapp builds it (the worker's start and Recast's initialisation included). Queries between ${pairs.length} random pairs of floor points (off the wall and the block), one after
+another on one thread for ${seconds} s (raycasts ${seconds / 2} s). Other work shares this machine: figures from
+run to run differ by up to 3×.
 
 | query | per second | notes |
 | ----- | ---------: | ----- |
