@@ -95,8 +95,10 @@ export class SpaceNavMesh {
   }
 }
 
-/** The navmesh of triangles `t` (`name` is for errors), built here: seconds for a large map (nav_meshes.ts builds off the
- * event loop, in build_worker.ts). Throws saying why Recast made nothing walkable. */
+/**
+ * The navmesh of triangles `t` (`name` is for errors), built on this thread and exported: seconds for a large map, so
+ * nav_meshes.ts runs it in build_worker.ts. Throws saying why Recast made nothing walkable.
+ */
 export function buildNavMeshData(t: Triangles, name: string): Uint8Array {
   const mesh = build(t, name);
   try {

@@ -16,7 +16,7 @@ const shared = new NavMeshes();
 const WALL = { minX: 78, maxX: 82, minZ: 0, maxZ: 70 };
 
 /** Whether segment a-b passes through the rect (on X/Z), by sampling every 5 cm. */
-export function crosses(a: Vec3, b: Vec3, r: typeof WALL): boolean {
+function crosses(a: Vec3, b: Vec3, r: typeof WALL): boolean {
   const n = Math.ceil(Math.hypot(b.x - a.x, b.z - a.z) / 0.05) + 1;
   for (let i = 0; i <= n; i++) {
     const x = a.x + (b.x - a.x) * i / n, z = a.z + (b.z - a.z) * i / n;
