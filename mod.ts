@@ -31,7 +31,15 @@ export type { Placement, PlacementHook, PlacementRequest } from "./core/placemen
 
 // The game and its hooks.
 export { GameError } from "./core/game.ts";
-export type { LoginAttemptInfo, LoginHook, SpaceCreatedHook, SpaceCreatedInfo, SpaceEntities } from "./core/game.ts";
+export type {
+  LoginAttemptInfo,
+  LoginHook,
+  SpaceCreatedHook,
+  SpaceCreatedInfo,
+  SpaceEntities,
+  SpaceGeometryHook,
+  SpaceGeometryInfo,
+} from "./core/game.ts";
 
 /** A game as `--game` names it: its registry, cell and base scripts, and hooks. */
 export type Game = GameOf<BaseScripts>;

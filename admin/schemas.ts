@@ -4,7 +4,7 @@
  * checks at the end keep each response schema the same type as its view.
  */
 import { z } from "@hono/zod-openapi";
-import { GHOST_RULE, MAX_RADIUS } from "../core/space_settings.ts";
+import { GHOST_RULE, MAX_GEOMETRY_PATH, MAX_RADIUS } from "../core/space_settings.ts";
 import type {
   CellAppView,
   CellEntityView,
@@ -273,6 +273,10 @@ export function bodySchemas(types: readonly string[] | null): BodySchemas {
       cells: z.number().int().min(1).max(64).optional(),
       entities: z.array(spawnEntry).max(32).optional().describe("entities spawned at random points"),
       balance: z.boolean().optional().describe("whether its partitions follow the load (default true)"),
+      geometry: z.string().min(1).max(MAX_GEOMETRY_PATH).optional().describe(
+        "navigation geometry: the path of an OBJ mesh, a height field (.json) or an exported navmesh (.navmesh) " +
+          "its cellapps read (the game's spaceGeometry hook when absent)",
+      ),
       ...radii,
     }).openapi("CreateSpace"),
     patchSpace: z.strictObject({ balance: z.boolean().optional(), ...radii }).openapi("PatchSpace"),

@@ -51,6 +51,8 @@ import { spaceInfoOf, type SpaceView } from "./space_view.ts";
 import { CellLoadMeter } from "./load/cell_load.ts";
 import type { BaseRef } from "../core/base_script.ts";
 import { history } from "../core/history.ts";
+import { errorText } from "../core/errors.ts";
+import type { SpaceNavMesh } from "./nav/mod.ts";
 
 /** A cell of a space on this cellapp. */
 export class Cell implements EntityHost {
@@ -302,6 +304,19 @@ export class Cell implements EntityHost {
   /** Starts a movement, replacing the one running (an entity moves one way at a time). */
   startMovement(e: Entity, m: Movement): number {
     return this.#controllers.startMovement(e, m);
+  }
+
+  navMesh(call: string): SpaceNavMesh {
+    const geometry = this.geometry.navGeometry;
+    if (!geometry) throw new Error(`${call}: space ${this.spaceId} has no navigation geometry`);
+    let mesh: SpaceNavMesh | undefined;
+    try {
+      mesh = this.host.navMeshes.get(geometry);
+    } catch (e) {
+      throw new Error(`${call}: the navigation mesh of space ${this.spaceId} failed: ${errorText(e)}`, { cause: e });
+    }
+    if (!mesh) throw new Error(`${call}: the navigation mesh of space ${this.spaceId} (${geometry}) is not made yet`);
+    return mesh;
   }
 
   /** Cancels a timer, movement or range trigger of `e`. */

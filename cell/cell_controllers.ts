@@ -2,11 +2,12 @@
  * The controllers of a cell's reals, run each tick: its timer heap, the reals moving and the reals with
  * an onTick; and the script range triggers. Each real is charged the CPU of its own (cell/load/).
  */
-import { type ControllerState, type Movement, type Timer, TimerHeap } from "./controllers.ts";
+import { type ControllerState, type Movement, type Navigation, type Timer, TimerHeap } from "./controllers.ts";
 import type { Entity } from "./entity.ts";
 import { enterLoop, leaveEntity, switchEntity } from "./load/entity_load.ts";
 import { RANGE_FLAG_SCRIPT, type RangeList } from "./range/mod.ts";
 import { callScript, type ScriptCell } from "./script_calls.ts";
+import { walkPath, type WalkStep } from "./nav/mod.ts";
 
 /** What the controllers need of their cell. */
 export interface ControllerCell extends ScriptCell {
@@ -27,6 +28,8 @@ export class CellControllers {
   readonly #timers = new TimerHeap();
   readonly #movers = new Set<Entity>();
   readonly #tickers = new Set<Entity>();
+  /** Where a navigating real's tick ends, reused for every walker. */
+  readonly #step: WalkStep = { x: 0, y: 0, z: 0, dx: 0, dz: 0 };
 
   constructor(cell: ControllerCell) {
     this.#cell = cell;
@@ -86,6 +89,7 @@ export class CellControllers {
       this.#movers.delete(e);
       return;
     }
+    if (m.kind === "navigate") return this.#walk(cell, e, m, dt);
     let tx: number, ty: number, tz: number;
     let range = 0;
     if (m.kind === "moveToPoint") {
@@ -120,6 +124,25 @@ export class CellControllers {
       const ny = range === 0 && arrived ? ty : e.y + (ty - e.y) * Math.min(1, f);
       cell.moveEntity(e, arrived && range === 0 ? tx : e.x + dx * f, ny, arrived && range === 0 ? tz : e.z + dz * f);
     }
+    if (arrived && e.movement === m) {
+      e.movement = null;
+      this.#movers.delete(e);
+      callScript(cell, e, "onMove", m.id, m.userArg);
+    }
+  }
+
+  /** Walks `e` one tick along its navigation path; a navigation that found no path fails here, with its reason. */
+  #walk(cell: ControllerCell, e: Entity, m: Navigation, dt: number): void {
+    if (m.failed !== undefined) {
+      e.movement = null;
+      this.#movers.delete(e);
+      callScript(cell, e, "onMoveFailed", m.id, m.failed, m.userArg);
+      return;
+    }
+    const s = this.#step;
+    const arrived = walkPath(e, m.path, m.speed * dt, s);
+    if (m.faceMovement && (s.dx !== 0 || s.dz !== 0)) e.yaw = Math.atan2(s.dx, s.dz);
+    cell.moveEntity(e, s.x, s.y, s.z);
     if (arrived && e.movement === m) {
       e.movement = null;
       this.#movers.delete(e);
@@ -185,6 +208,7 @@ export class CellControllers {
     for (const c of controllers) {
       if (c.kind === "timer") this.#pushTimer(e, c.id, this.#cell.time + c.dueInMs, c.repeatMs, c.userArg);
       else if (c.kind === "rangeTrigger") this.addScriptTrigger(e, c.id, c.radius, c.userArg);
+      else if (c.kind === "navigate") this.startMovement(e, { ...c, path: c.path.map((p) => ({ ...p })) });
       else this.startMovement(e, { ...c });
     }
   }

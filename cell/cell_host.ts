@@ -9,6 +9,7 @@ import type { MessageDef } from "../core/wire/mod.ts";
 import type { GhostConfig } from "./borders/ghosts.ts";
 import type { CellAddress } from "./cell_layout.ts";
 import type { Entity } from "./entity.ts";
+import type { NavMeshes } from "./nav/mod.ts";
 
 /**
  * What a cell needs from its cellapp. Every member is required: the cellapp (cellapp.ts) has them all, and a cell
@@ -47,6 +48,8 @@ export interface CellHost {
   /** The client of `e` asked for something the cell refused: tell it (an error reply about client message `about`). */
   clientError(e: Entity, code: ErrorCodeValue, about: number, message: string): void;
   budgetMs: number;
+  /** The navigation meshes of the cellapp's spaces, made once per geometry file (cell/nav/). */
+  navMeshes: NavMeshes;
   /** Base scripts: calls a base method of the base of `e`, and creates base-only entities. */
   bases: CellBases;
 }

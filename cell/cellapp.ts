@@ -49,6 +49,7 @@ import { cellBases, serveBaseCalls } from "./base_calls.ts";
 import { BackupSender, BuddyStore, restoreFromBackup, restoreNpcsOf } from "./backup/mod.ts";
 import { entityProperties } from "./inspect.ts";
 import { history } from "../core/history.ts";
+import { NavMeshes } from "./nav/mod.ts";
 
 /**
  * A fault injection for tests only (SEAMLESS_FAULT_NO_FENCE=1): the cellapp ticks after a stall without the
@@ -136,6 +137,8 @@ export class CellApp {
   readonly backups: BackupSender;
   /** The NPC backups of the cellapps whose buddy this one is. */
   readonly buddyStore: BuddyStore = new BuddyStore();
+  /** The navigation meshes of its spaces, one per geometry file, shared by their cells here. */
+  readonly navMeshes: NavMeshes = new NavMeshes();
 
   constructor(cfg: Config, log: Logger, game: CellAppGame, tickHz = DEFAULT_TICK_HZ) {
     this.#ghostRadius = cfg.ghostRadius;
@@ -169,6 +172,7 @@ export class CellApp {
       scripts: game.scripts,
       log,
       budgetMs: this.periodMs,
+      navMeshes: this.navMeshes,
       // A script goes on from an answer only while the cells may act (fence.ts).
       bases: {
         call: (e, method, args) =>
@@ -191,8 +195,13 @@ export class CellApp {
         return ch.request(MgrMsg.setSpaceSettings, spaceId, change);
       },
       cellGone: (spaceId, cellId) => {
-        this.cells.get(cellKey(spaceId, cellId))?.dispose();
+        const gone = this.cells.get(cellKey(spaceId, cellId));
+        gone?.dispose();
         this.cells.delete(cellKey(spaceId, cellId));
+        const geometry = gone?.geometry.navGeometry;
+        if (geometry && ![...this.cells.values()].some((c) => c.geometry.navGeometry === geometry)) {
+          this.navMeshes.release(geometry);
+        }
       },
       cellEntityDestroyed: (e, reason) => this.#toBase(e.baseAddress!, BaseMsg.cellEntityDestroyed, e.id, reason),
       cellEntityMoved: (e, address, spaceId = e.cell.spaceId) =>
@@ -292,6 +301,8 @@ export class CellApp {
       .on(CellMsg.createCell, async (_ch, g) => {
         // The registration's reply may have come in the same read, its continuation not yet run.
         if (this.member.link.id === null) await this.member.link.registered;
+        // Its navigation mesh first: a geometry file that cannot be used fails the space's creation, naming the file.
+        if (g.navGeometry) await this.navMeshes.load(g.navGeometry);
         this.#applyGeometry(g, true);
         return true;
       })
@@ -444,6 +455,10 @@ export class CellApp {
     const self = this.member.link.id;
     for (const [id, address] of g.cellapps ?? []) if (id === self) this.#selfAddresses.add(address);
     for (const cell of cellsOfSpace(this.cells, g.spaceId)) cell.updateGeometry(g);
+    if (g.navGeometry && !this.navMeshes.has(g.navGeometry)) {
+      // A cell made by balancing or for a restore: walks carry their paths, queries wait for the mesh.
+      this.navMeshes.load(g.navGeometry).catch((e) => this.#log.error(`space ${g.spaceId}: ${errorText(e)}`));
+    }
     if (self === null) {
       if (create) throw new Error("this cellapp is not registered yet");
       return;
@@ -593,6 +608,7 @@ export class CellApp {
     clearInterval(this.#reportTimer);
     this.lease.stop();
     for (const c of this.cells.values()) c.dispose();
+    this.navMeshes.clear();
     this.metrics.close();
     await this.member.close(reason);
   }

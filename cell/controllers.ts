@@ -18,7 +18,25 @@ export type ControllerState =
     faceMovement: boolean;
     userArg: number;
   }
-  | { kind: "rangeTrigger"; id: number; radius: number; userArg: number };
+  | { kind: "rangeTrigger"; id: number; radius: number; userArg: number }
+  | Navigation;
+
+/**
+ * A walk along a navigation mesh (cell/nav/): the corners still ahead, the next first, the target's point on the mesh
+ * last. It carries its path, so the cell it moves to or is restored in walks on without asking its own mesh.
+ */
+export interface Navigation {
+  kind: "navigate";
+  id: number;
+  /** The target as the script gave it. */
+  dest: Vec3;
+  path: Vec3[];
+  speed: number;
+  faceMovement: boolean;
+  userArg: number;
+  /** Why no path was found: the controller fails (onMoveFailed) at the next tick instead of walking. */
+  failed?: string;
+}
 
 /** A timer in its cell's heap. */
 export interface Timer {
@@ -42,7 +60,8 @@ export type Movement =
     range: number;
     faceMovement: boolean;
     userArg: number;
-  };
+  }
+  | Navigation;
 
 /**
  * A binary min-heap of timers by due time. Cancelled timers stay until they

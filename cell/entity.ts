@@ -18,7 +18,7 @@ import type {
   WitnessSettings,
 } from "../core/script.ts";
 import type { BaseRef } from "../core/base_script.ts";
-import type { ControllerState, Movement, Timer } from "./controllers.ts";
+import type { ControllerState, Movement, Navigation, Timer } from "./controllers.ts";
 import type { GhostArea } from "./cell_layout.ts";
 import type { CellLoadMeter } from "./load/cell_load.ts";
 import type { RangeList, RangeNode } from "./range/mod.ts";
@@ -29,6 +29,7 @@ import type { EventHistory } from "./witness/event_history.ts";
 import type { WitnessOptions } from "./witness/witness_options.ts";
 import type { SpaceSettings, SpaceSettingsView } from "../core/space_settings.ts";
 import type { EntitySnapshot } from "../core/wire/mod.ts";
+import type { SpaceNavMesh } from "./nav/mod.ts";
 
 /**
  * The cell an entity is in, as far as the entity and those who hold one (the mechanisms, by `e.cell`) use it. The
@@ -47,6 +48,8 @@ export interface EntityHost {
   requestShutDown(why: string): void;
   addTimer(e: Entity, initialMs: number, repeatMs: number, userArg: number): number;
   startMovement(e: Entity, m: Movement): number;
+  /** The space's navigation mesh; throws naming `call` when the space has none, or it is not made yet. */
+  navMesh(call: string): SpaceNavMesh;
   cancelController(e: Entity, id: number): void;
   entitiesInRange(e: Entity, radius: number, typeName?: string): EntityRef[];
   addScriptTrigger(e: Entity, id: number, radius: number, userArg: number): number;
@@ -265,6 +268,38 @@ export class Entity implements CellEntityApi {
     });
   }
 
+  navigate(dest: Vec3, speed: number, opts: MoveOptions = {}): number {
+    const call = `navigate by ${this.type.name} ${this.id}`;
+    if (!withinWorld([dest.x, dest.y, dest.z])) {
+      throw new Error(`${call}: (${dest.x}, ${dest.y}, ${dest.z}) is not within ±${MAX_COORD} m`);
+    }
+    const found = this.cell.navMesh(call).findPath(this, dest);
+    const m: Navigation = {
+      kind: "navigate",
+      id: this.nextControllerId++,
+      dest: { x: dest.x, y: dest.y, z: dest.z },
+      path: "path" in found ? found.path : [],
+      speed,
+      faceMovement: opts.faceMovement ?? true,
+      userArg: opts.userArg ?? 0,
+    };
+    if ("why" in found) m.failed = `${call}: ${found.why}`;
+    return this.cell.startMovement(this, m);
+  }
+
+  findPath(from: Vec3, to: Vec3): Vec3[] | null {
+    const found = this.cell.navMesh(`findPath by ${this.type.name} ${this.id}`).findPath(from, to);
+    return "path" in found ? found.path : null;
+  }
+
+  canNavigateTo(to: Vec3): boolean {
+    return "path" in this.cell.navMesh(`canNavigateTo by ${this.type.name} ${this.id}`).findPath(this, to);
+  }
+
+  raycast(from: Vec3, to: Vec3): Vec3 | null {
+    return this.cell.navMesh(`raycast by ${this.type.name} ${this.id}`).raycast(from, to);
+  }
+
   moveToEntity(targetId: number, speed: number, range = 0, opts: MoveOptions = {}): number {
     return this.cell.startMovement(this, {
       kind: "moveToEntity",
@@ -369,7 +404,9 @@ export class Entity implements CellEntityApi {
     // A plain copy: structuredClone cost three quarters of a backup (they run for every real each period).
     const m = this.movement;
     if (m) {
-      controllers.push(m.kind === "moveToPoint" ? { ...m, dest: { x: m.dest.x, y: m.dest.y, z: m.dest.z } } : { ...m });
+      if (m.kind === "moveToEntity") controllers.push({ ...m });
+      else if (m.kind === "moveToPoint") controllers.push({ ...m, dest: { x: m.dest.x, y: m.dest.y, z: m.dest.z } });
+      else controllers.push({ ...m, dest: { ...m.dest }, path: m.path.map((p) => ({ x: p.x, y: p.y, z: p.z })) });
     }
     for (const t of this.triggers.values()) {
       controllers.push({ kind: "rangeTrigger", id: t.id, radius: t.radius, userArg: t.userArg });

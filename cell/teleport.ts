@@ -64,6 +64,12 @@ export async function teleport(cell: TeleportCell, e: Entity, pos: Vec3, spaceId
   if (!(Number.isInteger(spaceId) && spaceId >= 1 && spaceId < 2 ** 32)) {
     throw new Error(`teleport: no space ${spaceId}`);
   }
+  // A navigation's path is of where the entity was: it fails at the next tick wherever the entity lands.
+  const m = e.movement;
+  if (m?.kind === "navigate" && m.failed === undefined) {
+    m.path = [];
+    m.failed = `navigate by ${e.type.name} ${e.id}: it was teleported to (${pos.x}, ${pos.y}, ${pos.z})`;
+  }
   let target: CellAddress;
   if (spaceId === cell.spaceId) {
     const { cell: dest, address } = cell.cellAt(pos.x, pos.z);

@@ -125,6 +125,7 @@ async function runMgr(
       defaultSpace: { bounds: { minX: -500, minZ: -500, maxX: 500, maxZ: 500 }, npcs: cfg.npcs },
       spaceCreated: game.spaceCreated,
       game: reloader,
+      spaceGeometry: game.spaceGeometry,
     }));
   onSwap((next) => mgr.swapGame(next.game));
   const app = (() => {

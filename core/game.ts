@@ -43,6 +43,20 @@ export interface SpaceEntities {
 /** What a new space starts with: the entities a game puts in it. */
 export type SpaceCreatedHook = (space: SpaceCreatedInfo) => SpaceEntities[];
 
+/** A space about to be made, as the game's spaceGeometry hook sees it. */
+export interface SpaceGeometryInfo {
+  bounds: Rect;
+  /** The default space, made when the first cellapp joins. */
+  isDefault: boolean;
+}
+
+/**
+ * The navigation geometry of a new space (docs/game.md, "Navigation"): the path of an OBJ mesh, a height field
+ * (`.json`) or an exported navmesh (`.navmesh`) every cellapp can read, or null for none. A geometry given at creation
+ * (POST /api/spaces `geometry`) comes first.
+ */
+export type SpaceGeometryHook = (space: SpaceGeometryInfo) => string | null | undefined;
+
 /** A game: what `--game=PATH` names. `B` is the base scripts' type (BaseScripts in the root mod.ts). */
 export interface Game<B = unknown> {
   /** A name for logs and errors. */
@@ -61,6 +75,8 @@ export interface Game<B = unknown> {
   placement?: PlacementHook;
   /** What a new space holds (default: nothing). */
   spaceCreated?: SpaceCreatedHook;
+  /** The navigation geometry of a new space (default: none). */
+  spaceGeometry?: SpaceGeometryHook;
 }
 
 /** A game that cannot be used; the message says what is wrong with it. */
@@ -103,7 +119,7 @@ export function checkGame(g: unknown): asserts g is Game {
     }
   }
   if (game.playerType !== undefined) checkPlayerType(game as Game);
-  for (const hook of ["checkLogin", "placement", "spaceCreated"] as const) {
+  for (const hook of ["checkLogin", "placement", "spaceCreated", "spaceGeometry"] as const) {
     if (game[hook] !== undefined && typeof game[hook] !== "function") {
       throw new GameError(`game ${game.name}: "${hook}" is not a function`);
     }

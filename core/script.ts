@@ -123,6 +123,21 @@ export interface CellEntityApi<P = Record<string, unknown>> extends EntityRef {
    * view (destroyed, or beyond the ghost area).
    */
   moveToEntity(targetId: number, speed: number, range?: number, opts?: MoveOptions): number;
+  /**
+   * Walks to `dest` along its space's navigation mesh, around walls, at `speed` m/s (docs/game.md, "Navigation"); calls
+   * onMove(id, userArg) on arrival, or onMoveFailed(id, reason, userArg) at the next tick when no path leads there.
+   * The walk goes on across cell borders. Throws when the space has no navigation mesh.
+   */
+  navigate(dest: Vec3, speed: number, opts?: MoveOptions): number;
+  /** The corners of the walkable path from `from` to `to` on the navigation mesh, or null when there is none. */
+  findPath(from: Vec3, to: Vec3): Vec3[] | null;
+  /** Whether a walkable path leads from this entity's position to `to`. */
+  canNavigateTo(to: Vec3): boolean;
+  /**
+   * Walks the navigation mesh in a straight line from `from` towards `to`: the point where a wall or a drop stops it,
+   * or null when nothing does. Throws when `from` is not on the mesh.
+   */
+  raycast(from: Vec3, to: Vec3): Vec3 | null;
   /** Cancels a timer, a movement or a range trigger. */
   cancel(controllerId: number): void;
   /** Entities within `radius` metres (a circle on X/Z), optionally of one type, never this one. */
@@ -215,6 +230,8 @@ export abstract class CellScript<P = Record<string, unknown>> {
   onDestroy?(): void;
   onTimer?(controllerId: number, userArg: number): void;
   onMove?(controllerId: number, userArg: number): void;
+  /** A navigate found no path (the target is off the mesh or not connected to this entity's place): `reason` says. */
+  onMoveFailed?(controllerId: number, reason: string, userArg: number): void;
   onEnteredRange?(controllerId: number, other: EntityRef, userArg: number): void;
   onLeftRange?(controllerId: number, other: EntityRef, userArg: number): void;
   /** The space is shutting down; the entity is destroyed afterwards unless it already was. */

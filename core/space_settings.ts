@@ -30,6 +30,15 @@ export const SPACE_SETTINGS_DEFAULTS: SpaceSettingsView = {
 /** Largest radius a space setting may have (m), as the command line's. */
 export const MAX_RADIUS = 100_000;
 
+/** Longest path a space's navigation geometry file may have (characters). */
+export const MAX_GEOMETRY_PATH = 1024;
+
+/** Why `path` cannot name a space's navigation geometry file, or null when it can (the file is read by the cellapps). */
+export function navGeometryError(path: unknown): string | null {
+  if (typeof path === "string" && path.length > 0 && path.length <= MAX_GEOMETRY_PATH) return null;
+  return `geometry ${JSON.stringify(path)} is not a file path (1 to ${MAX_GEOMETRY_PATH} characters)`;
+}
+
 /** The rule, in words, for error messages. */
 export const GHOST_RULE = `ghost radius >= AoI radius + AoI hysteresis (${AOI_HYSTERESIS} m) + offload hysteresis ` +
   `(${OFFLOAD_HYSTERESIS} m)`;

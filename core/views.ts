@@ -253,6 +253,8 @@ export interface CreateSpaceBody {
    */
   aoiRadius?: number;
   ghostRadius?: number;
+  /** The file its navigation mesh is made from, as its cellapps read it (docs/game.md, "Navigation"). */
+  geometry?: string;
 }
 
 /** The body of POST /api/spaces/:id/entities. */

@@ -162,6 +162,7 @@ export class AdminOps {
         entities: [...this.host.gameEntities(rectFromArray(body.bounds), false, 0), ...entities],
         balance: body.balance,
         settings: { aoiRadius: body.aoiRadius, ghostRadius: body.ghostRadius },
+        geometry: body.geometry,
       });
       return { id: space.id };
     });

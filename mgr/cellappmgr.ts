@@ -30,7 +30,7 @@ import { type GameReloadView, RequestError } from "../core/views.ts";
 import type { GameReloader } from "../core/game_reload.ts";
 import { ClusterReload } from "./game_reload.ts";
 import type { EntityRegistry } from "../core/def/mod.ts";
-import type { Game, SpaceCreatedHook, SpaceEntities } from "../core/game.ts";
+import type { Game, SpaceCreatedHook, SpaceEntities, SpaceGeometryHook } from "../core/game.ts";
 import { SPACE_SETTINGS_DEFAULTS, spaceSettingsIn } from "../core/space_settings.ts";
 import { ProcessMetrics } from "../core/metrics.ts";
 import { type Member, Registry } from "./registry.ts";
@@ -69,6 +69,8 @@ export interface CellAppMgrOptions {
   spaceCreated?: SpaceCreatedHook;
   /** The cellappmgr's own game and its reloads; without it POST /api/game/reload answers 503. */
   game?: GameReloader;
+  /** The game's navigation geometry of a space it makes (core/game.ts); none: only what creation names. */
+  spaceGeometry?: SpaceGeometryHook;
   /** Channel heartbeat period and silence after which a process is dropped. */
   heartbeatMs?: number;
   deadAfterMs?: number;
@@ -161,6 +163,7 @@ export class CellAppMgr {
     this.buddies = new Buddies(this.registry, opts.log);
     this.spaces = new Spaces(this.registry, opts.log, (n) => this.#ids.allocate(n));
     this.spaces.settingsDefaults = spaceSettingsIn(opts, SPACE_SETTINGS_DEFAULTS);
+    this.spaces.geometryHook = opts.spaceGeometry ?? null;
     this.balancer = new Balancer(
       {
         spaces: () => this.spaces.all.values(),

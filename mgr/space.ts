@@ -21,6 +21,8 @@ export class Space {
   minCells = 1;
   /** Its own AoI and ghost radius; every cellapp of the space gets them with the geometry. */
   settings: SpaceSettings = {};
+  /** The file its navigation mesh is made from (cell/nav/), fixed at creation; null: no navigation. */
+  navGeometry: string | null = null;
   readonly createdAt: number = Date.now();
 
   constructor(
@@ -62,6 +64,7 @@ export class Space {
     };
     if (this.settings.aoiRadius !== undefined) g.aoiRadius = this.settings.aoiRadius;
     if (this.settings.ghostRadius !== undefined) g.ghostRadius = this.settings.ghostRadius;
+    if (this.navGeometry !== null) g.navGeometry = this.navGeometry;
     return g;
   }
 }

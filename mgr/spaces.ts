@@ -10,7 +10,9 @@ import { CellMsg, type CellReport, type SpaceGeometry, type SpawnRequest } from 
 import type { Logger } from "../core/log.ts";
 import type { Member, Registry } from "./registry.ts";
 import { RequestError } from "../core/views.ts";
+import type { SpaceGeometryHook } from "../core/game.ts";
 import {
+  navGeometryError,
   SPACE_SETTINGS_DEFAULTS,
   type SpaceSettings,
   spaceSettingsError,
@@ -34,6 +36,8 @@ export interface SpaceSpec {
   balance?: boolean;
   /** Its own AoI and ghost radius (checked against the ghost rule). */
   settings?: SpaceSettings;
+  /** The file its navigation mesh is made from (cell/nav/); absent: the game's spaceGeometry hook says. */
+  geometry?: string;
 }
 
 /** Every space of the cluster. */
@@ -48,6 +52,8 @@ export class Spaces {
   #nextId = DEFAULT_SPACE_ID + 1;
   /** The cellapps' AoI and ghost radius (`--aoi-radius`, `--ghost-radius`): a space's unset settings are these. */
   settingsDefaults: SpaceSettingsView = SPACE_SETTINGS_DEFAULTS;
+  /** The game's say on a new space's navigation geometry (core/game.ts SpaceGeometryHook). */
+  geometryHook: SpaceGeometryHook | null = null;
   /** What the tree changes (tree_changes.ts) see of this table. */
   readonly #trees: TreeHost;
 
@@ -95,6 +101,7 @@ export class Spaces {
     if (spec.settings?.ghostRadius != null) settings.ghostRadius = spec.settings.ghostRadius;
     const bad = spaceSettingsError("the new space", settings, spaceSettingsIn(settings, this.settingsDefaults));
     if (bad) throw new RequestError("bad_request", bad);
+    const navGeometry = this.#navGeometryOf(spec);
     const apps = this.findBestCellApps(spec.cells, spec.preferredHost ?? null);
     if (apps.length === 0) throw new RequestError("unavailable", "no cellapp is running to host the space");
     const entities = spec.entities ?? [];
@@ -121,6 +128,7 @@ export class Spaces {
     space.balance = spec.balance ?? true;
     space.minCells = spec.cells;
     space.settings = { ...settings };
+    space.navGeometry = navGeometry;
     this.all.set(id, space);
     const geometry = this.geometryOf(space);
     const results = await Promise.allSettled(apps.map((a) => a.channel.request(CellMsg.createCell, geometry)));
@@ -313,10 +321,27 @@ export class Spaces {
       space.hasHadEntities = true;
       if (g.aoiRadius != null) space.settings.aoiRadius = g.aoiRadius;
       if (g.ghostRadius != null) space.settings.ghostRadius = g.ghostRadius;
+      if (g.navGeometry != null) space.navGeometry = g.navGeometry;
       this.all.set(g.spaceId, space);
       this.log.info(`${name} adopted from cellapp ${cellapp}`);
     }
     return refused;
+  }
+
+  /** The navigation geometry a new space gets: the one asked for, else the game's; a bad one is a RequestError. */
+  #navGeometryOf(spec: SpaceSpec): string | null {
+    let geometry: unknown = spec.geometry;
+    if (geometry === undefined && this.geometryHook) {
+      try {
+        geometry = this.geometryHook({ bounds: { ...spec.bounds }, isDefault: !!spec.isDefault }) ?? undefined;
+      } catch (e) {
+        throw new RequestError("unavailable", `the game's spaceGeometry hook failed: ${errorText(e)}`, { cause: e });
+      }
+    }
+    if (geometry === undefined) return null;
+    const bad = navGeometryError(geometry);
+    if (bad) throw new RequestError("bad_request", bad);
+    return geometry as string;
   }
 
   /** A space's settings in force. */

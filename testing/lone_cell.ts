@@ -17,6 +17,7 @@ import type { CellScriptClass, Vec3 } from "../core/script.ts";
 import type { SpaceSettings, SpaceSettingsView } from "../core/space_settings.ts";
 import type { MessageDef } from "../core/wire/mod.ts";
 import { memoryLogger } from "./log.ts";
+import { NavMeshes } from "../cell/nav/mod.ts";
 
 /** The address the lone cell's cellapp goes by; no message sent to another address arrives. */
 export const LONE_ADDRESS = "lone.cellapp:1";
@@ -40,6 +41,10 @@ export interface LoneCellOptions {
   budgetMs?: number;
   /** The ghost radius. Default unbounded: a lone cell has no neighbour to ghost to. */
   ghostRadius?: number;
+  /** The space's navigation geometry file (cell/nav/); its mesh must be loaded into `navMeshes` before it is used. */
+  navGeometry?: string;
+  /** The navigation meshes (default a new, empty cache). */
+  navMeshes?: NavMeshes;
 }
 
 /** One call the cell made of the cluster beyond it: the member's name and its arguments. */
@@ -58,6 +63,7 @@ export class LoneCellHost implements CellHost {
   readonly calls: LoneCall[] = [];
   readonly ghosting: GhostHost;
   readonly bases: CellBases;
+  readonly navMeshes: NavMeshes;
   #nextId: number;
 
   constructor(o: LoneCellOptions) {
@@ -65,6 +71,7 @@ export class LoneCellHost implements CellHost {
     this.scripts = (o.scripts ?? {}) as Readonly<Record<string, CellScriptClass>>;
     this.log = o.log ?? memoryLogger();
     this.budgetMs = o.budgetMs ?? 100;
+    this.navMeshes = o.navMeshes ?? new NavMeshes();
     this.#nextId = o.firstId ?? 1;
     const calls = this.calls;
     this.ghosting = {
@@ -155,6 +162,7 @@ export function loneCell(o: LoneCellOptions): LoneCell {
     bounds: o.bounds ?? [-5000, -5000, 5000, 5000],
     tree: { cell: { id: 1, cellapp: 1 } },
     isDefault: o.isDefault ?? spaceId === 1,
+    ...(o.navGeometry ? { navGeometry: o.navGeometry } : {}),
   }, 1);
   return { cell, host };
 }

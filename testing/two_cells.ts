@@ -23,6 +23,7 @@ import {
 import { spawnInCell } from "../cell/create_entity.ts";
 import { memoryLogger } from "./log.ts";
 import { type ChaosOptions, Route } from "./route.ts";
+import { NavMeshes } from "../cell/nav/mod.ts";
 
 /** What the cells run, and how their route behaves. */
 export interface TwoCellOptions {
@@ -40,6 +41,10 @@ export interface TwoCellOptions {
   clientSink?: (e: Entity) => ((frame: Uint8Array) => void) | undefined;
   /** Route the messages through seeded chaos instead of in order. */
   chaos?: ChaosOptions;
+  /** The space's navigation geometry file (cell/nav/); its mesh must be loaded into `navMeshes` before it is used. */
+  navGeometry?: string;
+  /** The navigation meshes every cell shares (default a new, empty cache). */
+  navMeshes?: NavMeshes;
 }
 
 /** The two-cell harness. */
@@ -108,7 +113,9 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
     tree,
     isDefault: false,
     cellapps: apps.map((n) => [n, addressOf(n)]),
+    ...(opts.navGeometry ? { navGeometry: opts.navGeometry } : {}),
   };
+  const navMeshes = opts.navMeshes ?? new NavMeshes();
   const byKey = new Map<string, Cell>();
   let next = 1;
   const log = memoryLogger();
@@ -181,6 +188,7 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
     clientSink: opts.clientSink ?? (() => undefined),
     log,
     budgetMs: 100,
+    navMeshes,
     newEntityId: () => next++,
     requestShutDown: () => {},
     // A cell that removed itself: as on a cellapp, one-way messages to it are dropped and requests fail.

@@ -15,6 +15,9 @@ const args = [
   `${root}deno.json`,
   "--include",
   `${root}entities`,
+  // A worker's module is not found by following imports: the navmesh builder (cell/nav/nav_meshes.ts) is one.
+  "--include",
+  `${root}cell/nav/build_worker.ts`,
   "--output",
   output,
   `${root}main.ts`,

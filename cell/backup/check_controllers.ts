@@ -9,6 +9,14 @@ const isId = (v: unknown): boolean => Number.isInteger(v) && (v as number) >= 0 
 const isPos = (v: unknown): v is number => isNum(v) && v >= 0;
 const isCoord = (v: unknown): boolean => isNum(v) && Math.abs(v) <= MAX_COORD;
 
+/** The most corners a navigation's path may carry (Detour's straight paths are far shorter). */
+const MAX_PATH = 4096;
+
+function isPoint(v: unknown): boolean {
+  const d = v as Record<string, unknown> | null;
+  return typeof d === "object" && d !== null && isCoord(d.x) && isCoord(d.y) && isCoord(d.z);
+}
+
 /** What is wrong with controller state `c`, or null when it can be restored. */
 export function controllerProblem(c: unknown): string | null {
   if (typeof c !== "object" || c === null) return "not an object";
@@ -25,6 +33,16 @@ export function controllerProblem(c: unknown): string | null {
       if (typeof d !== "object" || d === null || !isCoord(d.x) || !isCoord(d.y) || !isCoord(d.z)) {
         return `dest must be a point within ±${MAX_COORD} m`;
       }
+      return isPos(o.speed) && o.speed > 0 && typeof o.faceMovement === "boolean"
+        ? null
+        : "speed must be > 0 and faceMovement a boolean";
+    }
+    case "navigate": {
+      if (!isPoint(o.dest)) return `dest must be a point within ±${MAX_COORD} m`;
+      if (!Array.isArray(o.path) || o.path.length > MAX_PATH || !o.path.every(isPoint)) {
+        return `path must be at most ${MAX_PATH} points within ±${MAX_COORD} m`;
+      }
+      if (o.failed !== undefined && typeof o.failed !== "string") return "failed must be a reason";
       return isPos(o.speed) && o.speed > 0 && typeof o.faceMovement === "boolean"
         ? null
         : "speed must be > 0 and faceMovement a boolean";

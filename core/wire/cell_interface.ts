@@ -21,7 +21,7 @@ import {
   vec3,
 } from "./check.ts";
 import { type BspNode, checkBsp } from "../geo/bsp.ts";
-import { MAX_RADIUS } from "../space_settings.ts";
+import { MAX_GEOMETRY_PATH, MAX_RADIUS } from "../space_settings.ts";
 
 /** A space's geometry as every cellapp hosting one of its cells gets it. */
 export interface SpaceGeometry {
@@ -36,6 +36,11 @@ export interface SpaceGeometry {
   /** The space's own AoI and ghost radius (core/space_settings.ts); absent ones are the cellapp's. */
   aoiRadius?: number;
   ghostRadius?: number;
+  /**
+   * The file its navigation mesh is made from (an OBJ mesh, a height field or an exported navmesh; cell/nav/), fixed
+   * when the space is made; none: the space has no navigation.
+   */
+  navGeometry?: string;
 }
 
 /** What a ghost is created with: the real's ghosted state and where the real is. */
@@ -227,6 +232,7 @@ export const spaceGeometry: Check = obj({
   cellapps: optional(arrayOf(row(processId, address), 1024)),
   aoiRadius: optional(numIn(1e-3, MAX_RADIUS)),
   ghostRadius: optional(numIn(1e-3, MAX_RADIUS)),
+  navGeometry: optional(str(MAX_GEOMETRY_PATH)),
 });
 const geometry = spaceGeometry;
 const typeName = str(100);

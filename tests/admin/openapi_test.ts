@@ -162,6 +162,7 @@ Deno.test("the OpenAPI document is structurally OpenAPI 3: operations, parameter
     "bounds",
     "cells",
     "entities",
+    "geometry",
     "ghostRadius",
   ]);
   const space = spec.components.schemas.Space as { properties: Record<string, Json> };
