@@ -1,7 +1,8 @@
 /**
  * Cell scripts and base scripts calling each other: a cell entity calls a base method of its base at the
- * baseapp it names, a script asks the cellappmgr for a base-only entity, and a base calls a cell method of its cell
- * entity, which runs on the real wherever it went (calls.ts forwards from a ghost or a departed real).
+ * baseapp it names, a script asks the cellappmgr for a base-only entity, a base calls a cell method of its cell
+ * entity, which runs on the real wherever it went (calls.ts forwards from a ghost or a departed real), and a base has
+ * its cell entity teleport.
  */
 import { errorText } from "../core/errors.ts";
 import { BaseScriptMsg, type Channel, type Handlers, RemoteError, sameAddress } from "../core/wire/mod.ts";
@@ -57,4 +58,19 @@ export function serveBaseCalls(handlers: Handlers, cells: ReadonlyMap<string, Ce
     }
     throw new Error(`cell.${method}: no cell entity ${id} on this cellapp (destroyed, or it moved just now)`);
   });
+  handlers.on(BaseScriptMsg.cellTeleport, async (ch, id, spaceId, [x, y, z]) => {
+    for (const cell of cells.values()) {
+      const e = cell.entities.get(id);
+      if (!e || !e.isReal || e.destroyed) continue;
+      if (ch && (e.baseAddress === null || !sameAddress(e.baseAddress, ch.peer.address))) {
+        throw new Error(`${e.type.name} ${id} has its base elsewhere (${e.baseAddress}); only its base may move it`);
+      }
+      if (e.offloading) throw new Error(`${MOVED_JUST_NOW}: ${e.type.name} ${id} is being handed to another cell`);
+      return await cell.teleport(e, { x, y, z }, spaceId);
+    }
+    throw new Error(`${MOVED_JUST_NOW}: no real cell entity ${id} on this cellapp (destroyed, or it moved)`);
+  });
 }
+
+/** How a base's teleport request begins when the real was not here to take it: the base may ask again. */
+export const MOVED_JUST_NOW = "not teleported";

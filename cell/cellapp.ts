@@ -69,6 +69,7 @@ export interface CellAppGame {
 const ACTING: readonly MessageDef<unknown[], unknown>[] = [
   CellMsg.entityCall,
   BaseScriptMsg.cellCall,
+  BaseScriptMsg.cellTeleport,
   CellMsg.enableWitness,
   CellMsg.clientAoi,
   CellMsg.disableWitness,

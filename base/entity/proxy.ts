@@ -218,6 +218,16 @@ export class Proxy implements ChangeSink, CellOwner, SavedBase {
     return this.#cell.create(spaceId, fallback);
   }
 
+  /** A script places the cell entity (BaseCellPart.place). */
+  placeCell(...args: Parameters<BaseCellPart["place"]>): ReturnType<BaseCellPart["place"]> {
+    return this.#cell.place(...args);
+  }
+
+  /** A script destroys the cell entity (BaseCellPart.destroyByScript). */
+  destroyCellByScript(): Promise<void> {
+    return this.#cell.destroyByScript();
+  }
+
   /** Bytes for the client from the real of `epoch` (see client_order.ts), which came from `from`. */
   fromCell(epoch: number, bytes: Uint8Array, from: string): void {
     this.frames.frame(epoch, bytes, from);

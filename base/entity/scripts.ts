@@ -9,11 +9,25 @@ import {
   type BaseRef,
   type BaseScript,
   type BaseScripts,
+  type CellEntityPlace,
+  type CellEntityPlaced,
   type CellPart,
   checkGlobalValue,
+  type ClientOf,
   type GlobalData,
+  type NewSpaceOptions,
 } from "../../core/base_script.ts";
-import { BaseScriptMsg, type Channel, type MessageDef, RemoteError, RequestTimeoutError } from "../../core/wire/mod.ts";
+import type { Vec3 } from "../../core/script.ts";
+import { MAX_COORD, withinWorld } from "../../core/geo/rect.ts";
+import { newSpaceError, type NewSpaceRequest } from "../../core/new_space.ts";
+import {
+  BaseScriptMsg,
+  type CellPlaceRequest,
+  type Channel,
+  type MessageDef,
+  RemoteError,
+  RequestTimeoutError,
+} from "../../core/wire/mod.ts";
 import { type EntityType, methodArgs } from "../../core/def/mod.ts";
 import type { Logger } from "../../core/log.ts";
 import type { CellState } from "../cell_link/mod.ts";
@@ -30,12 +44,29 @@ export interface ScriptedBase {
   readonly hasClient: boolean;
   readonly loggingOut: boolean;
   readonly cellState: CellState;
+  /** The space of its cell entity (while it has one). */
+  readonly spaceId: number;
+  /** A script places its cell entity (BaseCellPart.place). */
+  placeCell(
+    spaceId: number,
+    position: Tuple3,
+    direction: Tuple3 | null,
+    place: CellPlaceRequest,
+  ): Promise<{ spaceId: number; position: Tuple3 }>;
+  /** A script destroys its cell entity (BaseCellPart.destroyByScript). */
+  destroyCellByScript(): Promise<void>;
   /** A request to the cellapp of its cell entity, in order with what went there before. */
   routeRequest<A extends unknown[], R>(def: MessageDef<A, R>, ...args: A): Promise<R>;
   callClient(method: string, ...args: unknown[]): void;
   writeToDB(): Promise<void>;
   logout(): Promise<void>;
 }
+
+type Tuple3 = [number, number, number];
+
+/** A teleport the real was not in place to take (it was changing cell) is asked again, this often, this far apart. */
+const TELEPORT_TRIES = 5;
+const TELEPORT_RETRY_MS = 200;
 
 /** What base scripts need of their baseapp. */
 export interface BaseScriptHost {
@@ -121,20 +152,71 @@ export class BaseScriptRuntime {
     if (!Number.isInteger(id) || id <= 0) throw new Error(`callBase ${method}: ${String(id)} is not an entity id`);
     const here = this.host.local(id);
     if (here) return await this.invoke(here, method, args);
+    return await this.#onBase(
+      id,
+      target,
+      method,
+      (ch) => ch.requestWithin(this.host.callTimeoutMs, BaseScriptMsg.baseCall, id, method, args),
+    );
+  }
+
+  /**
+   * Calls client method `method` on the client of base `target`, wherever it is (a direct message to one player);
+   * see ClientOf.call.
+   */
+  async clientMessage(target: number | BaseRef, method: string, args: unknown[]): Promise<void> {
+    const id = typeof target === "number" ? target : target?.id;
+    if (!Number.isInteger(id) || id <= 0) throw new Error(`clientOf(${String(id)}).${method}: not an entity id`);
+    const here = this.host.local(id);
+    if (here) return this.#toClient(here, method, args);
+    await this.#onBase(
+      id,
+      target,
+      `client method ${method}`,
+      (ch) => ch.requestWithin(this.host.callTimeoutMs, BaseScriptMsg.clientMessage, id, method, args),
+    );
+  }
+
+  /** A direct client message from another process (clientMessage): the base must be here. */
+  servedClient(id: number, method: string, args: unknown[]): void {
+    const p = this.host.local(id);
+    if (!p || p.loggingOut) throw new Error(`no base entity ${id} on the baseapp at ${this.host.address}`);
+    this.#toClient(p, method, args);
+  }
+
+  #toClient(p: ScriptedBase, method: string, args: unknown[]): void {
+    const who = `${p.type.name} ${p.id}`;
+    if (!p.hasClient) throw new Error(`${who} has no client now; its client method ${method} was not sent`);
+    try {
+      p.callClient(method, ...args);
+    } catch (e) {
+      throw new Error(`client method ${method} of ${who}: ${errorText(e)}`, { cause: e });
+    }
+  }
+
+  /**
+   * Runs `ask` on the channel to the baseapp holding base `id` (where it was last found, where `target` says, else
+   * looked for on every live baseapp, once more when it moved since); `what` names the call in errors.
+   */
+  async #onBase<R>(
+    id: number,
+    target: number | BaseRef,
+    what: string,
+    ask: (ch: Channel) => Promise<R>,
+  ): Promise<R> {
     let address = this.#where.get(id) ?? (typeof target === "object" ? target.address : undefined);
     for (let attempt = 0; attempt < 2; attempt++) {
       address ??= await this.#find(id);
       if (!address) break;
       try {
-        const ch = await this.#peer(address);
-        return await ch.requestWithin(this.host.callTimeoutMs, BaseScriptMsg.baseCall, id, method, args);
+        return await ask(await this.#peer(address));
       } catch (e) {
         const gone = e instanceof RemoteError && e.message.startsWith(`no base entity ${id} `);
         if (e instanceof RemoteError && !gone) throw e; // The base answered: its own error.
         this.#where.delete(id);
         if (e instanceof RequestTimeoutError) {
           throw new Error(
-            `${method} on base ${id}: the baseapp at ${address} did not answer within ${this.host.callTimeoutMs} ms`,
+            `${what} on base ${id}: the baseapp at ${address} did not answer within ${this.host.callTimeoutMs} ms`,
             { cause: e },
           );
         }
@@ -142,7 +224,7 @@ export class BaseScriptRuntime {
         address = undefined;
       }
     }
-    throw new Error(`${method} on base ${id}: no such base entity on any live baseapp`);
+    throw new Error(`${what} on base ${id}: no such base entity on any live baseapp`);
   }
 
   /** The channel to the baseapp at `address`; rejects when it cannot be reached within the call timeout. */
@@ -201,11 +283,108 @@ export class BaseScriptRuntime {
   }
 }
 
+/** `v` as a tuple, or throws naming `what` of `who`. */
+function tuple3(v: Vec3 | undefined, who: string, what: string): Tuple3 {
+  const t: Tuple3 = [v?.x as number, v?.y as number, v?.z as number];
+  if (!t.every(Number.isFinite) || !withinWorld(t)) {
+    throw new RangeError(`${who}: ${what} must be {x, y, z}, finite and within ±${MAX_COORD} m; got ${JSON.stringify(v)}`);
+  }
+  return t;
+}
+
+function vec3Of(t: Tuple3): Vec3 {
+  return { x: t[0], y: t[1], z: t[2] };
+}
+
+/** Cell placement from base scripts: createCellEntity, createInNewSpace, destroyCellEntity and teleport. */
+class CellPlacement {
+  constructor(private readonly p: ScriptedBase) {}
+
+  get #who(): string {
+    return `${this.p.type.name} ${this.p.id}`;
+  }
+
+  async create(where: CellEntityPlace): Promise<CellEntityPlaced> {
+    const who = `${this.#who}.createCellEntity`;
+    if (where === null || typeof where !== "object") throw new TypeError(`${who}: expected { near } or { spaceId, position }`);
+    const direction = where.direction ? tuple3(where.direction, who, "direction") : null;
+    if ("near" in where) {
+      const near = typeof where.near === "number" ? where.near : where.near?.id;
+      if (!Number.isInteger(near) || near <= 0) throw new TypeError(`${who}: near ${String(near)} is not an entity id`);
+      if (near === this.p.id) throw new Error(`${who}: an entity cannot be created near itself`);
+      const position = where.position ? tuple3(where.position, who, "position") : [0, 0, 0] as Tuple3;
+      return this.#placed(
+        await this.p.placeCell(0, position, direction, { near, positionGiven: !!where.position, newSpace: null }),
+      );
+    }
+    const spaceId = (where as { spaceId: unknown }).spaceId;
+    if (!Number.isInteger(spaceId) || (spaceId as number) < 1 || (spaceId as number) >= 2 ** 32) {
+      throw new TypeError(`${who}: spaceId ${String(spaceId)} is not a space id`);
+    }
+    const position = tuple3(where.position, who, "position");
+    return this.#placed(
+      await this.p.placeCell(spaceId as number, position, direction, {
+        near: null,
+        positionGiven: true,
+        newSpace: null,
+      }),
+    );
+  }
+
+  async createInNewSpace(o: NewSpaceOptions): Promise<CellEntityPlaced> {
+    const who = `${this.#who}.createInNewSpace`;
+    if (o === null || typeof o !== "object") throw new TypeError(`${who}: expected { size, cells?, preferredHost? }`);
+    const size = o.size;
+    const [width, depth] = typeof size === "number" ? [size, size] : [size?.width, size?.depth];
+    const req: NewSpaceRequest = {
+      width: width as number,
+      depth: depth as number,
+      cells: o.cells ?? 1,
+      preferredHost: o.preferredHost ?? null,
+    };
+    const why = newSpaceError(req);
+    if (why) throw new RangeError(`${who}: ${why}`);
+    const position = o.position ? tuple3(o.position, who, "position") : [0, 0, 0] as Tuple3;
+    const direction = o.direction ? tuple3(o.direction, who, "direction") : null;
+    return this.#placed(
+      await this.p.placeCell(0, position, direction, { near: null, positionGiven: !!o.position, newSpace: req }),
+    );
+  }
+
+  async teleport(position: Vec3, spaceId?: number): Promise<void> {
+    const who = `${this.#who}.teleport`;
+    if (!this.p.type.hasCell) throw new Error(`${who}: it has no cell part (its type has no cell)`);
+    const to = tuple3(position, who, "position");
+    const space = spaceId ?? this.p.spaceId;
+    if (!Number.isInteger(space) || space < 1 || space >= 2 ** 32) throw new TypeError(`${who}: no space ${space}`);
+    for (let attempt = 1;; attempt++) {
+      if (this.p.cellState !== "live") throw new Error(`${who}: there is no cell entity now (${this.p.cellState})`);
+      try {
+        return await this.p.routeRequest(BaseScriptMsg.cellTeleport, this.p.id, space, to);
+      } catch (e) {
+        // The real was moving to another cell as the request came: the route follows it, so ask again there.
+        if (e instanceof RemoteError && e.message.startsWith("not teleported") && attempt < TELEPORT_TRIES) {
+          await new Promise((r) => setTimeout(r, TELEPORT_RETRY_MS));
+          continue;
+        }
+        if (e instanceof RemoteError) throw new Error(`${who}: ${e.message}`, { cause: e });
+        throw new Error(`${who}: its cellapp did not answer (${errorText(e)})`, { cause: e });
+      }
+    }
+  }
+
+  #placed(r: { spaceId: number; position: Tuple3 }): CellEntityPlaced {
+    return { spaceId: r.spaceId, position: vec3Of(r.position) };
+  }
+}
+
 /** A base entity as its script sees it. */
 class BaseSelf implements BaseEntityApi {
   readonly cell: CellPart;
+  readonly #placement: CellPlacement;
 
   constructor(private readonly p: ScriptedBase, private readonly rt: BaseScriptRuntime) {
+    this.#placement = new CellPlacement(p);
     this.cell = {
       get exists() {
         return p.cellState === "live";
@@ -244,6 +423,26 @@ class BaseSelf implements BaseEntityApi {
 
   callBase(target: number | BaseRef, method: string, ...args: unknown[]): Promise<unknown> {
     return this.rt.callBase(target, method, args);
+  }
+
+  clientOf(player: number | BaseRef): ClientOf {
+    return { call: (method, ...args) => this.rt.clientMessage(player, method, args) };
+  }
+
+  createCellEntity(where: CellEntityPlace): Promise<CellEntityPlaced> {
+    return this.#placement.create(where);
+  }
+
+  createInNewSpace(options: NewSpaceOptions): Promise<CellEntityPlaced> {
+    return this.#placement.createInNewSpace(options);
+  }
+
+  destroyCellEntity(): Promise<void> {
+    return this.p.destroyCellByScript();
+  }
+
+  teleport(position: Vec3, spaceId?: number): Promise<void> {
+    return this.#placement.teleport(position, spaceId);
   }
 
   createBaseAnywhere(type: string, props: Record<string, unknown> = {}): Promise<BaseRef> {
