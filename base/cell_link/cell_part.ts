@@ -71,7 +71,11 @@ export interface BaseCellHost {
    * Asks the cellappmgr for the cell entity (waiting while it is away), placed as a script's `place` says when
    * given; gives up waiting when `signal` aborts.
    */
-  createCellEntity(spec: CellEntitySpec, signal: AbortSignal, place?: CellPlaceRequest | null): Promise<CellEntityPlace>;
+  createCellEntity(
+    spec: CellEntitySpec,
+    signal: AbortSignal,
+    place?: CellPlaceRequest | null,
+  ): Promise<CellEntityPlace>;
   /** Asks the cellappmgr to re-create the cell entity from `backup` (its cellapp died). */
   restoreCellEntity(backup: CellBackup): Promise<RestoredAt>;
 }

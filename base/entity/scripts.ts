@@ -287,7 +287,9 @@ export class BaseScriptRuntime {
 function tuple3(v: Vec3 | undefined, who: string, what: string): Tuple3 {
   const t: Tuple3 = [v?.x as number, v?.y as number, v?.z as number];
   if (!t.every(Number.isFinite) || !withinWorld(t)) {
-    throw new RangeError(`${who}: ${what} must be {x, y, z}, finite and within ±${MAX_COORD} m; got ${JSON.stringify(v)}`);
+    throw new RangeError(
+      `${who}: ${what} must be {x, y, z}, finite and within ±${MAX_COORD} m; got ${JSON.stringify(v)}`,
+    );
   }
   return t;
 }
@@ -306,7 +308,9 @@ class CellPlacement {
 
   async create(where: CellEntityPlace): Promise<CellEntityPlaced> {
     const who = `${this.#who}.createCellEntity`;
-    if (where === null || typeof where !== "object") throw new TypeError(`${who}: expected { near } or { spaceId, position }`);
+    if (where === null || typeof where !== "object") {
+      throw new TypeError(`${who}: expected { near } or { spaceId, position }`);
+    }
     const direction = where.direction ? tuple3(where.direction, who, "direction") : null;
     if ("near" in where) {
       const near = typeof where.near === "number" ? where.near : where.near?.id;
