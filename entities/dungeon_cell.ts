@@ -12,6 +12,8 @@ export const BOSS_NAME = "Boss";
 /** Cell methods and callbacks of the Dungeon. */
 export class DungeonCell extends CellScript<DungeonProps> {
   override onCreated(): void {
+    // Its instance gets a boss; a keeper placed in the shared world (to test, or to wait there) spawns none.
+    if (this.self.space.isDefault) return;
     this.self.props.boss = this.self.createEntity("NPC", BOSS_POSITION, {
       name: BOSS_NAME,
       wanderRadius: 2,
