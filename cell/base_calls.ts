@@ -35,6 +35,21 @@ export function cellBases(host: BaseCallsHost): CellBases {
         );
       }
     },
+    async clientMessage(player, method, args) {
+      const who = `clientOf(${player.type.name} ${player.id}).${method}`;
+      const address = player.baseAddress;
+      if (address === null) throw new Error(`${who}: it has no base, so no client`);
+      try {
+        const ch = await host.peer(address);
+        await ch.requestWithin(host.timeoutMs, BaseScriptMsg.clientMessage, player.id, method, args);
+      } catch (err) {
+        if (err instanceof RemoteError) throw new Error(`${who}: ${err.message}`, { cause: err });
+        throw new Error(
+          `${who}: its baseapp at ${address} did not answer within ${host.timeoutMs} ms (${errorText(err)})`,
+          { cause: err },
+        );
+      }
+    },
     async createBaseAnywhere(typeName, props) {
       const why = checkGlobalValue(props);
       if (why) throw new Error(`createBaseAnywhere ${typeName}: the properties must be plain values (${why})`);

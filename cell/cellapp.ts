@@ -177,6 +177,11 @@ export class CellApp {
             `the answer to createBaseAnywhere ${typeName}`,
             bases.createBaseAnywhere(typeName, props),
           ),
+        clientMessage: (player, method, args) =>
+          this.#authority.settle(
+            `the answer to clientOf(${player.id}).${method}`,
+            bases.clientMessage(player, method, args),
+          ),
       },
       newEntityId: () => this.ids.take(),
       requestShutDown: (spaceId, why) => {

@@ -41,6 +41,14 @@ export class NPCCell extends CellScript<NPCProps> {
   }
 
   /**
+   * Exposed: a player talks to it; it answers that player's client alone (a direct message through the player's base,
+   * wherever its real and its base are).
+   */
+  async talkTo(caller: number, _who: number): Promise<void> {
+    await this.self.clientOf(caller).call("onChat", this.self.id, `${this.self.props.name}: well met`);
+  }
+
+  /**
    * Hits `target` and reacts to the result. The target may be a ghost of an
    * entity in another cell: `call` runs `hit` on its real and the answer
    * comes back here, so the logic stays one straight-line function.

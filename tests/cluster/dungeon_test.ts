@@ -69,6 +69,13 @@ Deno.test(
       const boss = await waitFor("ann sees the boss", bossOf(a), 10_000);
       assert.equal((await waitFor("bob sees the boss", bossOf(b), 10_000)).id, boss.id);
       assert.ok(![...a.entities.values()].some((e) => e.id === dungeonId), "the keeper has no client part");
+      // Talking to the boss: it answers Ann's client alone, through her base (a direct message from a cell).
+      a.callCell(boss.id, "talkTo", a.player.id);
+      await waitFor(
+        "the boss's answer",
+        () => ha.chats.some(([id, t]) => id === boss.id && t === `${BOSS_NAME}: well met`),
+      );
+      assert.ok(!hb.chats.some(([id]) => id === boss.id), "bob did not hear it");
       a.callCell(null, "strike", boss.id);
       await waitFor("ann's blow", () => ha.chats.some(([id, t]) => id === boss.id && t === "hit: 50 hp left"));
       b.callCell(null, "strike", boss.id);
