@@ -1,23 +1,35 @@
 /**
  * Base scripts placing cell entities (docs/game.md, "Instances"): one baseapp in this process against a real
  * cellappmgr and cellapp. createCellEntity near an entity and in a space, createInNewSpace with its limits,
- * destroyCellEntity, a base-asked teleport and direct client messages, each way they go wrong named; and an instance
- * space of two cells shutting down once its last entity is gone.
+ * destroyCellEntity, a base-asked teleport and direct client messages, each way they go wrong named; a new space's
+ * cell on the least loaded cellapp or on the preferred host's; and an instance space of two cells on two cellapps
+ * shutting down once its last entity is gone.
  */
 import assert from "node:assert/strict";
 import type { BaseEntityApi } from "../../core/base_script.ts";
 import { MAX_NEW_SPACE_CELLS, MAX_NEW_SPACE_SIDE } from "../../core/new_space.ts";
-import type { SpaceSummaryView } from "../../core/views.ts";
-import { api } from "../../testing/procs.ts";
+import type { ClusterView, SpaceSummaryView, SpaceView } from "../../core/views.ts";
+import { api, Procs } from "../../testing/procs.ts";
 import { waitFor } from "../../testing/wait.ts";
-import { cellReady, entityAt } from "../helpers/players.ts";
+import { cellReady, entityAt, startCluster } from "../helpers/players.ts";
 import { login, startBase } from "./fixtures.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
 Deno.test("base scripts place, move and destroy cell entities and message a player's client", opts, async () => {
-  await using b = await startBase();
+  // Two cellapps on two loopback hosts: the first runs the default space's cell, the second none.
+  await using procs = new Procs();
+  const cluster = await startCluster(procs, { cellapps: 2, cellAt: (i) => ({ flags: [`--host=127.0.0.${i + 1}`] }) });
+  await using b = await startBase({}, { cluster });
   const app = b.app;
+  const hostOfCellApp = new Map(
+    ((await api(b.admin, "/api/cluster")).body as ClusterView).processes
+      .filter((p) => p.role === "cellapp")
+      .map((p) => [p.id, p.address.replace(/:\d+$/, "")]),
+  );
+  assert.deepEqual([...hostOfCellApp.values()].sort(), ["127.0.0.1", "127.0.0.2"]);
+  const hostsOf = async (spaceId: number) =>
+    ((await api(b.admin, `/api/spaces/${spaceId}`)).body as SpaceView).cells.map((c) => hostOfCellApp.get(c.cellapp));
   const c = await login(app, { name: "ann", spaceId: 1, position: { x: 3, y: 0, z: 4 } });
   await cellReady(c);
   const chats: [number, string][] = [];
@@ -49,13 +61,22 @@ Deno.test("base scripts place, move and destroy cell entities and message a play
   await waitFor("the keeper's cell entity gone", async () => (await entityAt(b.admin, ref.id)) === null);
   assert.equal(keeper.cell.exists, false);
 
-  // A new space of two cells, preferring this host; the keeper is its first entity, the player teleports in.
-  const made = await keeper.createInNewSpace({ size: 200, cells: 2, preferredHost: "127.0.0.1" });
+  // A new space goes to the cellapp with fewer cells (127.0.0.2), unless a host is preferred: then to its cellapp.
+  const dungeonB = await app.scripts.createBaseAnywhere("Dungeon", { party: [] });
+  const preferring = app.proxies.get(dungeonB.id)!.script!.self as BaseEntityApi;
+  const preferred = await preferring.createInNewSpace({ size: 100, preferredHost: "127.0.0.1" });
+  assert.deepEqual(await hostsOf(preferred.spaceId), ["127.0.0.1"], "the preferred host's cellapp");
+  const dungeonA = await app.scripts.createBaseAnywhere("Dungeon", { party: [] });
+  const plain = app.proxies.get(dungeonA.id)!.script!.self as BaseEntityApi;
+  const alone = await plain.createInNewSpace({ size: 100 });
+  assert.deepEqual(await hostsOf(alone.spaceId), ["127.0.0.2"], "the least loaded cellapp");
+
+  // A new space of two cells (one on each cellapp); the keeper is its first entity, the player teleports in.
+  const made = await keeper.createInNewSpace({ size: 200, cells: 2 });
   assert.ok(made.spaceId > 1);
   assert.deepEqual(made.position, { x: 0, y: 0, z: 0 });
   const spaces = async () => ((await api(b.admin, "/api/spaces")).body as { spaces: SpaceSummaryView[] }).spaces;
-  const listed = (await spaces()).find((s) => s.id === made.spaceId);
-  assert.equal(listed?.cells, 2, JSON.stringify(listed));
+  assert.deepEqual((await hostsOf(made.spaceId)).sort(), ["127.0.0.1", "127.0.0.2"]);
   await me.teleport({ x: 50, y: 0, z: 20 }, made.spaceId);
   const there = await entityAt(b.admin, c.player.id);
   assert.equal(there?.spaceId, made.spaceId);
