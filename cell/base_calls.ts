@@ -5,7 +5,14 @@
  * its cell entity teleport.
  */
 import { errorText } from "../core/errors.ts";
-import { BaseScriptMsg, type Channel, type Handlers, RemoteError, sameAddress } from "../core/wire/mod.ts";
+import {
+  BaseScriptMsg,
+  type Channel,
+  type Handlers,
+  NOT_TELEPORTED,
+  RemoteError,
+  sameAddress,
+} from "../core/wire/mod.ts";
 import { checkGlobalValue } from "../core/base_script.ts";
 import type { Cell } from "./cell.ts";
 import type { CellBases } from "./cell_host.ts";
@@ -80,12 +87,9 @@ export function serveBaseCalls(handlers: Handlers, cells: ReadonlyMap<string, Ce
       if (ch && (e.baseAddress === null || !sameAddress(e.baseAddress, ch.peer.address))) {
         throw new Error(`${e.type.name} ${id} has its base elsewhere (${e.baseAddress}); only its base may move it`);
       }
-      if (e.offloading) throw new Error(`${MOVED_JUST_NOW}: ${e.type.name} ${id} is being handed to another cell`);
+      if (e.offloading) throw new Error(`${NOT_TELEPORTED}: ${e.type.name} ${id} is being handed to another cell`);
       return await cell.teleport(e, { x, y, z }, spaceId);
     }
-    throw new Error(`${MOVED_JUST_NOW}: no real cell entity ${id} on this cellapp (destroyed, or it moved)`);
+    throw new Error(`${NOT_TELEPORTED}: no real cell entity ${id} on this cellapp (destroyed, or it moved)`);
   });
 }
-
-/** How a base's teleport request begins when the real was not here to take it: the base may ask again. */
-export const MOVED_JUST_NOW = "not teleported";

@@ -27,6 +27,12 @@ const props: Check = (v) =>
   typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array) ? null : "expected an object";
 const entry: Check = (v) => Array.isArray(v) && v.length === 3 ? tuple(key, json, seq)(v) : "expected [key, json, seq]";
 
+/**
+ * How a cellapp's refusal of cellTeleport begins when the real was not there to take it (it was changing cell just
+ * then): the base asks again, along its route, which follows the real.
+ */
+export const NOT_TELEPORTED = "not teleported";
+
 /** Messages of base scripts. */
 export const BaseScriptMsg = {
   /** Calls base method `method` of base `entityId` here with `args`; replies with what it returns. */
