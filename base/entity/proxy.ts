@@ -400,9 +400,11 @@ export class Proxy implements ChangeSink, CellOwner, SavedBase {
     const cellState = hadCell ? await this.#cell.destroy() : null;
     this.route.setAddress(null);
     try {
-      await this.host.save(this.id, this.#saves.snapshot(cellState));
+      // A base-only entity with nothing persistent (an instance's keeper) leaves nothing in the database.
+      const saved = this.type.proxy || this.type.properties.some((p) => p.persistent);
+      if (saved) await this.host.save(this.id, this.#saves.snapshot(cellState));
       this.#log.info(
-        `${this.accountName ? `${this.accountName} logged out` : "destroyed"} and saved` +
+        `${this.accountName ? `${this.accountName} logged out` : "destroyed"}${saved ? " and saved" : ""}` +
           (reason === "logged out" ? "" : `: ${reason}`),
         this.spaceId ? { space: this.spaceId } : undefined,
       );

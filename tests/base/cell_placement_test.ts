@@ -107,5 +107,15 @@ Deno.test("base scripts place, move and destroy cell entities and message a play
   await keeper.destroyCellEntity();
   await waitFor("the emptied instance shut down", async () => !(await spaces()).some((s) => s.id === made.spaceId));
   assert.ok((await spaces()).some((s) => s.id === 1), "the default space stays");
+
+  // A keeper with nothing persistent leaves nothing in the database; a type without a cell part has none to place.
+  await keeper.destroy();
+  assert.equal(app.proxies.has(ref.id), false);
+  assert.equal(await app.store.load(ref.id), null);
+  const guild = app.proxies.get((await me.createBaseAnywhere("Guild", { name: "g" })).id)!.script!
+    .self as BaseEntityApi;
+  await assert.rejects(guild.createCellEntity({ near: c.player.id }), /Guild \d+ has no cell part/);
+  await assert.rejects(guild.createInNewSpace({ size: 100 }), /Guild \d+ has no cell part/);
+  await assert.rejects(guild.destroyCellEntity(), /Guild \d+ has no cell part/);
   c.close();
 });
