@@ -69,6 +69,7 @@ export class Space {
     };
     if (this.settings.aoiRadius !== undefined) g.aoiRadius = this.settings.aoiRadius;
     if (this.settings.ghostRadius !== undefined) g.ghostRadius = this.settings.ghostRadius;
+    if (this.shutDownWhenEmpty) g.shutDownWhenEmpty = true;
     return g;
   }
 }

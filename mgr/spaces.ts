@@ -343,6 +343,7 @@ export class Spaces {
       space.hasHadEntities = true;
       if (g.aoiRadius != null) space.settings.aoiRadius = g.aoiRadius;
       if (g.ghostRadius != null) space.settings.ghostRadius = g.ghostRadius;
+      space.shutDownWhenEmpty = g.shutDownWhenEmpty === true;
       this.all.set(g.spaceId, space);
       this.log.info(`${name} adopted from cellapp ${cellapp}`);
     }

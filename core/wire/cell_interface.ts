@@ -36,6 +36,11 @@ export interface SpaceGeometry {
   /** The space's own AoI and ghost radius (core/space_settings.ts); absent ones are the cellapp's. */
   aoiRadius?: number;
   ghostRadius?: number;
+  /**
+   * A base script's instance: the cellappmgr shuts it down once every cell is empty, whatever its cell count (kept
+   * with the geometry so that a restarted cellappmgr learns it back from the cellapps).
+   */
+  shutDownWhenEmpty?: boolean;
 }
 
 /** What a ghost is created with: the real's ghosted state and where the real is. */
@@ -227,6 +232,7 @@ export const spaceGeometry: Check = obj({
   cellapps: optional(arrayOf(row(processId, address), 1024)),
   aoiRadius: optional(numIn(1e-3, MAX_RADIUS)),
   ghostRadius: optional(numIn(1e-3, MAX_RADIUS)),
+  shutDownWhenEmpty: optional(bool),
 });
 const geometry = spaceGeometry;
 const typeName = str(100);
