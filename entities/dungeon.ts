@@ -32,5 +32,7 @@ export const Dungeon = defineEntity({
   cellMethods: {
     /** The boss (an NPC spawned by this cell part) died. */
     bossKilled: { args: [{ name: "boss", type: T.ENTITY_ID }] },
+    /** The dungeon closes: a boss still alive goes, so that the space empties. */
+    close: { args: [] },
   },
 });

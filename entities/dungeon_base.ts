@@ -1,7 +1,8 @@
 /**
  * The Dungeon's base: opens an instance for a party (a new space of its own, its cell part in it), brings each
  * member in, tells each member's client when the boss falls (a direct message to that player, on whichever baseapp
- * holds it), and when the last member left destroys its cell part, which empties the space: the space shuts down.
+ * holds it), and when the last member left takes its boss (if alive) and its cell part away, which empties the space:
+ * the space shuts down.
  */
 import { BaseScript } from "../core/base_script.ts";
 import type { PropertyValues } from "../core/def/mod.ts";
@@ -17,13 +18,23 @@ export const DUNGEON_ENTRANCE = { x: 0, y: 0, z: -20 };
 
 /** Base methods of the Dungeon. */
 export class DungeonBase extends BaseScript<DungeonProps> {
-  /** Makes the space, then brings every member in (each member's base teleports its own cell entity). */
+  /**
+   * Makes the space, then brings every member in (each member's base teleports its own cell entity). When one cannot
+   * come (gone, or no player), those already in go home and the dungeon closes.
+   */
   async open(): Promise<number> {
     const { spaceId } = await this.self.createInNewSpace({ size: DUNGEON_SIZE, cells: DUNGEON_CELLS });
     this.self.props.spaceId = spaceId;
-    for (const member of this.self.props.party) {
-      await this.self.callBase(member, "enterInstance", this.self.id, spaceId);
-      this.self.props.inside.push(member);
+    try {
+      for (const member of this.self.props.party) {
+        await this.self.callBase(member, "enterInstance", this.self.id, spaceId);
+        this.self.props.inside.push(member);
+      }
+    } catch (e) {
+      const came = [...this.self.props.inside];
+      for (const member of came) await this.self.callBase(member, "leaveDungeon"); // the last one out closes it
+      if (came.length === 0) await this.#close();
+      throw e;
     }
     return spaceId;
   }
@@ -41,8 +52,15 @@ export class DungeonBase extends BaseScript<DungeonProps> {
     const inside = this.self.props.inside;
     const i = inside.indexOf(member);
     if (i >= 0) inside.splice(i, 1);
-    if (inside.length > 0 || !this.self.cell.exists) return;
-    await this.self.destroyCellEntity();
+    if (inside.length === 0) await this.#close();
+  }
+
+  /** Its boss goes, then its cell part: the space is empty and shuts down; then the dungeon itself goes. */
+  async #close(): Promise<void> {
+    if (this.self.cell.exists) {
+      await this.self.cell.call("close");
+      await this.self.destroyCellEntity();
+    }
     await this.self.destroy();
   }
 }

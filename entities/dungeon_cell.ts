@@ -27,4 +27,11 @@ export class DungeonCell extends CellScript<DungeonProps> {
     this.self.props.boss = 0;
     await this.self.base.call("cleared");
   }
+
+  /** The dungeon closes: its boss, if still alive, goes with it. */
+  async close(_caller: number): Promise<void> {
+    const boss = this.self.props.boss;
+    this.self.props.boss = 0;
+    if (boss !== 0) await this.self.call(boss, "despawn");
+  }
 }

@@ -27,6 +27,8 @@ export const NPC = defineEntity({
     hit: { args: [{ name: "amount", type: T.INT32 }] },
     /** Hits another entity, wherever its real is, and reacts to the answer. */
     attack: { args: [{ name: "target", type: T.ENTITY_ID }] },
+    /** Its keeper (a dungeon closing) takes it away. */
+    despawn: { args: [] },
   },
   clientMethods: {
     say: { args: [{ name: "text", type: T.STRING }], detailDistance: 30 },

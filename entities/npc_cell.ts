@@ -48,6 +48,11 @@ export class NPCCell extends CellScript<NPCProps> {
     await this.self.clientOf(caller).call("onChat", this.self.id, `${this.self.props.name}: well met`);
   }
 
+  /** Its keeper takes it away (a dungeon closing with its boss alive): only the keeper may. */
+  despawn(caller: number): void {
+    if (caller === this.self.props.keeper && caller !== 0) this.self.destroy();
+  }
+
   /**
    * Hits `target` and reacts to the result. The target may be a ghost of an
    * entity in another cell: `call` runs `hit` on its real and the answer

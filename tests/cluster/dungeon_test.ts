@@ -111,6 +111,32 @@ Deno.test(
       // Both players still play in the default space; nothing went wrong on the way.
       assert.ok((await spaces()).some((s) => s.id === 1));
       assert.deepEqual([...ha.errors, ...hb.errors], []);
+
+      // Abandoned with its boss alive: the boss goes with the dungeon, and the instance shuts down all the same.
+      const openedBefore = ha.chats.length;
+      a.callBase("openDungeon", b.player.id);
+      const again = await waitFor(
+        "a second dungeon open",
+        () => ha.chats.slice(openedBefore).find(([, t]) => t.startsWith("dungeon open")),
+        15_000,
+      );
+      const second = Number(/in space (\d+)/.exec(again[1])![1]);
+      assert.notEqual(second, spaceId);
+      const boss2 = await waitFor("bob sees the second boss", bossOf(b), 10_000);
+      a.callBase("leaveDungeon");
+      b.callBase("leaveDungeon");
+      await waitFor(
+        "the abandoned instance shut down",
+        async () => !(await spaces()).some((s) => s.id === second),
+        10_000,
+      );
+      assert.equal(await entityAt(cluster.admin, boss2.id), null, "its boss went with it");
+
+      // A partner who is no player: whoever came in goes home, and no instance is left behind.
+      a.callBase("openDungeon", 999_999);
+      await waitFor("the refusal", () => ha.errors.some((e) => /999999/.test(e)), 15_000);
+      await waitFor("no instance left", async () => (await spaces()).every((s) => s.isDefault), 10_000);
+      await waitFor("ann home", async () => (await entityAt(cluster.admin, a.player.id))?.spaceId === 1);
     } finally {
       a.close();
       b.close();
