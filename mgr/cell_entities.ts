@@ -88,27 +88,28 @@ export async function placeCellEntity(
     return { ...(await createCellEntity(host, spec)), position: spec.position };
   }
   let position = spec.position;
-  if (req.near !== null && req.newSpace !== null) {
+  const nearId = req.near ?? null, newSpace = req.newSpace ?? null;
+  if (nearId !== null && newSpace !== null) {
     throw new Error(`placing the cell entity of ${who}: near an entity or in a new space, not both`);
   }
-  if (req.near !== null) {
-    const near = await holderOf(host.registry, req.near, host.log);
+  if (nearId !== null) {
+    const near = await holderOf(host.registry, nearId, host.log);
     if (!near) {
       throw new Error(
-        `createCellEntity of ${who} near entity ${req.near}: it has no cell entity on any cellapp ` +
+        `createCellEntity of ${who} near entity ${nearId}: it has no cell entity on any cellapp ` +
           `(unknown, destroyed, or it has no cell part)`,
       );
     }
     if (!req.positionGiven) position = near.position;
     return { ...(await createCellEntity(host, { ...spec, spaceId: near.spaceId, position })), position };
   }
-  if (req.newSpace === null) {
+  if (newSpace === null) {
     if (spec.spaceId === 0) throw new Error(`createCellEntity of ${who}: no space named`);
     return { ...(await createCellEntity(host, spec)), position };
   }
-  const why = newSpaceError(req.newSpace);
+  const why = newSpaceError({ ...newSpace, preferredHost: newSpace.preferredHost ?? null });
   if (why) throw new RequestError("bad_request", `createInNewSpace of ${who}: ${why}`);
-  const bounds = newSpaceBounds(req.newSpace);
+  const bounds = newSpaceBounds(newSpace);
   if (!req.positionGiven) position = [0, position[1], 0];
   const [x, , z] = position;
   if (x < bounds.minX || x > bounds.maxX || z < bounds.minZ || z > bounds.maxZ) {
@@ -120,15 +121,17 @@ export async function placeCellEntity(
   }
   const space = await host.spaces.create({
     bounds,
-    cells: req.newSpace.cells,
-    preferredHost: req.newSpace.preferredHost,
+    cells: newSpace.cells,
+    preferredHost: newSpace.preferredHost ?? null,
     entities: host.gameEntities(bounds, false, 0),
     shutDownWhenEmpty: true,
   });
   try {
     return { ...(await createCellEntity(host, { ...spec, spaceId: space.id, position })), position };
   } catch (e) {
-    host.spaces.shutDown(space.id, `the cell entity of ${who} could not be made in it`);
+    if (host.spaces.all.has(space.id)) {
+      host.spaces.shutDown(space.id, `the cell entity of ${who} could not be made in it`);
+    }
     throw new Error(`createInNewSpace of ${who}: space ${space.id} was made, but not the entity: ${errorText(e)}`, {
       cause: e,
     });
