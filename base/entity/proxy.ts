@@ -150,6 +150,14 @@ export class Proxy implements ChangeSink, CellOwner, SavedBase {
     return this.client !== null;
   }
 
+  /**
+   * Whether it keeps a record in the database: a proxy (its account's), or a base-only entity with persistent
+   * properties. One with nothing persistent (an instance's keeper) is never autosaved and leaves nothing behind.
+   */
+  get persisted(): boolean {
+    return this.type.proxy || this.type.properties.some((p) => p.persistent);
+  }
+
   /** True once logout started. */
   get loggingOut(): boolean {
     return this.#loggingOut !== null;
@@ -400,8 +408,7 @@ export class Proxy implements ChangeSink, CellOwner, SavedBase {
     const cellState = hadCell ? await this.#cell.destroy() : null;
     this.route.setAddress(null);
     try {
-      // A base-only entity with nothing persistent (an instance's keeper) leaves nothing in the database.
-      const saved = this.type.proxy || this.type.properties.some((p) => p.persistent);
+      const saved = this.persisted;
       if (saved) await this.host.save(this.id, this.#saves.snapshot(cellState));
       this.#log.info(
         `${this.accountName ? `${this.accountName} logged out` : "destroyed"}${saved ? " and saved" : ""}` +
