@@ -283,7 +283,7 @@ export class BaseApp implements SessionHost {
       hold: (proxy, nonce) => {
         this.proxies.set(proxy.id, proxy);
         history.base(proxy.id, proxy.accountName);
-        this.autosave.add(proxy);
+        if (proxy.persisted) this.autosave.add(proxy);
         if (proxy.type.proxy) this.backups.awaitResume(proxy.id, nonce);
         this.scripts.fire(proxy, "onCreated");
       },
@@ -379,7 +379,7 @@ export class BaseApp implements SessionHost {
   #hold(proxy: Proxy): void {
     this.proxies.set(proxy.id, proxy);
     history.base(proxy.id, proxy.accountName);
-    this.autosave.add(proxy);
+    if (proxy.persisted) this.autosave.add(proxy);
     this.scripts.fire(proxy, "onCreated");
   }
 
@@ -390,7 +390,7 @@ export class BaseApp implements SessionHost {
       return new Proxy(id, t, "", cellProps, route, this.#proxyHost, [0, 0, 0], [0, 0, 0]);
     });
     this.#hold(proxy);
-    if (proxy.type.properties.some((p) => p.persistent)) await proxy.writeToDB();
+    if (proxy.persisted) await proxy.writeToDB();
     this.log.info(`${type} ${proxy.id} created (a base-only entity)`, { entity: proxy.id });
     return { id: proxy.id, address: this.address };
   }

@@ -34,7 +34,7 @@ export interface BaseHandlersHost {
   /** The link to the cellappmgr: which cellapp generations were declared dead. */
   readonly link: Pick<MgrLink, "isDead">;
   readonly metrics: Pick<BaseAppMetrics, "families">;
-  readonly scripts: Pick<BaseScriptRuntime, "served">;
+  readonly scripts: Pick<BaseScriptRuntime, "served" | "servedClient">;
   readonly globals: Pick<BaseGlobals, "apply">;
   readonly backups: Pick<BaseBackups, "keep" | "drop" | "holdsBackupOf" | "takeOf">;
   readonly liveBaseApps: Pick<LiveBaseApps, "changed">;
@@ -95,6 +95,7 @@ export function serveBaseApp(handlers: Handlers, host: BaseHandlersHost): void {
     })
     .on(BaseBackupMsg.baseApps, (_ch, list) => host.liveBaseApps.changed(list))
     .on(BaseScriptMsg.baseCall, (_ch, id, method, args) => host.scripts.served(id, method, args))
+    .on(BaseScriptMsg.clientMessage, (_ch, id, method, args) => host.scripts.servedClient(id, method, args))
     .on(BaseScriptMsg.hasBase, (_ch, id) => proxies.has(id) && !proxies.get(id)!.loggingOut)
     .on(BaseScriptMsg.createBase, (_ch, type, props) => host.createBase(type, props))
     .on(BaseScriptMsg.globalChanged, (_ch, entry) => host.globals.apply(entry))

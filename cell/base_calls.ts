@@ -1,10 +1,18 @@
 /**
  * Cell scripts and base scripts calling each other: a cell entity calls a base method of its base at the
- * baseapp it names, a script asks the cellappmgr for a base-only entity, and a base calls a cell method of its cell
- * entity, which runs on the real wherever it went (calls.ts forwards from a ghost or a departed real).
+ * baseapp it names, a script asks the cellappmgr for a base-only entity, a base calls a cell method of its cell
+ * entity, which runs on the real wherever it went (calls.ts forwards from a ghost or a departed real), and a base has
+ * its cell entity teleport.
  */
 import { errorText } from "../core/errors.ts";
-import { BaseScriptMsg, type Channel, type Handlers, RemoteError, sameAddress } from "../core/wire/mod.ts";
+import {
+  BaseScriptMsg,
+  type Channel,
+  type Handlers,
+  NOT_TELEPORTED,
+  RemoteError,
+  sameAddress,
+} from "../core/wire/mod.ts";
 import { checkGlobalValue } from "../core/base_script.ts";
 import type { Cell } from "./cell.ts";
 import type { CellBases } from "./cell_host.ts";
@@ -34,6 +42,21 @@ export function cellBases(host: BaseCallsHost): CellBases {
         );
       }
     },
+    async clientMessage(player, method, args) {
+      const who = `clientOf(${player.type.name} ${player.id}).${method}`;
+      const address = player.baseAddress;
+      if (address === null) throw new Error(`${who}: it has no base, so no client`);
+      try {
+        const ch = await host.peer(address);
+        await ch.requestWithin(host.timeoutMs, BaseScriptMsg.clientMessage, player.id, method, args);
+      } catch (err) {
+        if (err instanceof RemoteError) throw new Error(`${who}: ${err.message}`, { cause: err });
+        throw new Error(
+          `${who}: its baseapp at ${address} did not answer within ${host.timeoutMs} ms (${errorText(err)})`,
+          { cause: err },
+        );
+      }
+    },
     async createBaseAnywhere(typeName, props) {
       const why = checkGlobalValue(props);
       if (why) throw new Error(`createBaseAnywhere ${typeName}: the properties must be plain values (${why})`);
@@ -56,5 +79,17 @@ export function serveBaseCalls(handlers: Handlers, cells: ReadonlyMap<string, Ce
       return await cell.runEntityCall(id, id, method, args);
     }
     throw new Error(`cell.${method}: no cell entity ${id} on this cellapp (destroyed, or it moved just now)`);
+  });
+  handlers.on(BaseScriptMsg.cellTeleport, async (ch, id, spaceId, [x, y, z]) => {
+    for (const cell of cells.values()) {
+      const e = cell.entities.get(id);
+      if (!e || !e.isReal || e.destroyed) continue;
+      if (ch && (e.baseAddress === null || !sameAddress(e.baseAddress, ch.peer.address))) {
+        throw new Error(`${e.type.name} ${id} has its base elsewhere (${e.baseAddress}); only its base may move it`);
+      }
+      if (e.offloading) throw new Error(`${NOT_TELEPORTED}: ${e.type.name} ${id} is being handed to another cell`);
+      return await cell.teleport(e, { x, y, z }, spaceId);
+    }
+    throw new Error(`${NOT_TELEPORTED}: no real cell entity ${id} on this cellapp (destroyed, or it moved)`);
   });
 }

@@ -382,6 +382,17 @@ export class Cell implements EntityHost {
     return this.host.bases.createBaseAnywhere(typeName, props);
   }
 
+  /** A script's direct message to the client of player `id`, which must be real or a ghost here. */
+  clientMessage(id: number, method: string, args: unknown[]): Promise<void> {
+    const player = this.entities.get(id) ?? this.ghosts.get(id);
+    if (!player || player.destroyed) {
+      return Promise.reject(
+        new Error(`clientOf(${id}).${method}: no entity ${id} in cell ${this.cellId} of space ${this.spaceId}`),
+      );
+    }
+    return this.host.bases.clientMessage(player, method, args);
+  }
+
   /** Runs (or forwards) a cell method call on `targetId`; see calls.ts. */
   runEntityCall(targetId: number, callerId: number, method: string, args: unknown[]): Promise<unknown> {
     return runEntityCall(this, targetId, callerId, method, args);

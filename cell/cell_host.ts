@@ -58,6 +58,8 @@ export interface CellHost {
 export interface CellBases {
   call(e: Entity, method: string, args: unknown[]): Promise<unknown>;
   createBaseAnywhere(typeName: string, props: Record<string, unknown>): Promise<BaseRef>;
+  /** Calls client method `method` on the client of `player`, through its base at `player.baseAddress`. */
+  clientMessage(player: Entity, method: string, args: unknown[]): Promise<void>;
 }
 
 /** What a cell needs to keep ghosts on other cellapps. */

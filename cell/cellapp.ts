@@ -71,6 +71,7 @@ export interface CellAppGame {
 const ACTING: readonly MessageDef<unknown[], unknown>[] = [
   CellMsg.entityCall,
   BaseScriptMsg.cellCall,
+  BaseScriptMsg.cellTeleport,
   CellMsg.enableWitness,
   CellMsg.clientAoi,
   CellMsg.disableWitness,
@@ -181,6 +182,11 @@ export class CellApp {
           this.#authority.settle(
             `the answer to createBaseAnywhere ${typeName}`,
             bases.createBaseAnywhere(typeName, props),
+          ),
+        clientMessage: (player, method, args) =>
+          this.#authority.settle(
+            `the answer to clientOf(${player.id}).${method}`,
+            bases.clientMessage(player, method, args),
           ),
       },
       newEntityId: () => this.ids.take(),

@@ -17,7 +17,7 @@ import type {
   Vec3,
   WitnessSettings,
 } from "../core/script.ts";
-import type { BaseRef } from "../core/base_script.ts";
+import type { BaseRef, ClientOf } from "../core/base_script.ts";
 import type { ControllerState, Movement, Navigation, Timer } from "./controllers.ts";
 import type { GhostArea } from "./cell_layout.ts";
 import type { CellLoadMeter } from "./load/cell_load.ts";
@@ -71,6 +71,8 @@ export interface EntityHost {
   callEntity(caller: Entity, targetId: number, method: string, args: unknown[]): Promise<unknown>;
   callBase(e: Entity, method: string, args: unknown[]): Promise<unknown>;
   createBaseAnywhere(typeName: string, props: Record<string, unknown>): Promise<BaseRef>;
+  /** A direct message to the client of player `id`, real or ghost here (CellEntityApi.clientOf). */
+  clientMessage(id: number, method: string, args: unknown[]): Promise<void>;
 
   // What the mechanisms that hold an entity (witness, ghosts, load, client traffic, orphans) reach by `e.cell`.
   /** The cell's id within its space. */
@@ -379,6 +381,10 @@ export class Entity implements CellEntityApi {
 
   createBaseAnywhere(typeName: string, props: Record<string, unknown> = {}): Promise<BaseRef> {
     return this.cell.createBaseAnywhere(typeName, props);
+  }
+
+  clientOf(id: number): ClientOf {
+    return { call: (method, ...args) => this.cell.clientMessage(id, method, args) };
   }
 
   createEntity(typeName: string, position: Vec3, props?: Record<string, unknown>, spaceId?: number): number {

@@ -5,6 +5,8 @@
  * depends on how baseapps work.
  */
 
+import type { Vec3 } from "./script.ts";
+
 /** Where a base entity lives: its id, and the baseapp holding it (a hint: it may have moved since). */
 export interface BaseRef {
   readonly id: number;
@@ -21,6 +23,45 @@ export interface CellPart {
    * not match its declaration, it throws, or no answer comes within the call timeout.
    */
   call(method: string, ...args: unknown[]): Promise<unknown>;
+}
+
+/**
+ * Where createCellEntity puts a base's cell entity: near another entity (in its space, at `position` or else at that
+ * entity's position; BigWorld's createCellEntity(nearbyMailbox)), or in space `spaceId` at `position`.
+ */
+export type CellEntityPlace =
+  | { near: number | BaseRef; position?: Vec3; direction?: Vec3 }
+  | { spaceId: number; position: Vec3; direction?: Vec3 };
+
+/**
+ * A new space for createInNewSpace (an instance: a dungeon, an arena). An object, so that options can be added.
+ * The space is centred on the origin and shuts down once every entity has left it.
+ */
+export interface NewSpaceOptions {
+  /** Its side in metres (a square), or its width along X and depth along Z; each 10-100,000 m. */
+  size: number | { width: number; depth: number };
+  /** How many cells it starts with, of equal area (1-64; default 1). */
+  cells?: number;
+  /** Put its cells on cellapps of this host when they have room (BigWorld's preferred IP): an address or name. */
+  preferredHost?: string;
+  /** Where the cell entity goes in it (default the centre, y 0). */
+  position?: Vec3;
+  direction?: Vec3;
+}
+
+/** Where a cell entity was made. */
+export interface CellEntityPlaced {
+  spaceId: number;
+  position: Vec3;
+}
+
+/** A direct line to one player's client (BigWorld's mailbox.client): its own entity's client methods. */
+export interface ClientOf {
+  /**
+   * Calls client method `method` of the player's own entity on its client, through the baseapp holding its base.
+   * Resolves once sent on; rejects when the base is not found, has no client, or the method or arguments are wrong.
+   */
+  call(method: string, ...args: unknown[]): Promise<void>;
 }
 
 /**
@@ -59,6 +100,25 @@ export interface BaseEntityApi<P = Record<string, unknown>> {
   readonly globalData: GlobalData;
   /** Calls a client method on the entity's own client (dropped without a client). */
   callClient(method: string, ...args: unknown[]): void;
+  /** The client of another player (by its entity id or ref), on whichever baseapp holds it: direct messages. */
+  clientOf(player: number | BaseRef): ClientOf;
+  /**
+   * Creates the cell entity near another entity or in a space (see CellEntityPlace); resolves where it went. Rejects
+   * when the type has no cell, there is a cell entity already, or the space or entity is unknown.
+   */
+  createCellEntity(where: CellEntityPlace): Promise<CellEntityPlaced>;
+  /**
+   * Creates the cell entity in a new space of its own (BigWorld's createInNewSpace): its cells on the least loaded
+   * cellapps, those of `preferredHost` first. Rejects a size or cell count beyond the limits, naming it.
+   */
+  createInNewSpace(options: NewSpaceOptions): Promise<CellEntityPlaced>;
+  /** Destroys the cell entity; its persistent cell properties come back to the base. Rejects when there is none. */
+  destroyCellEntity(): Promise<void>;
+  /**
+   * Has the cell entity teleport to `position` in space `spaceId` (its own when left out), wherever its real is;
+   * resolves once it is there. Rejects when there is no cell entity or no such space.
+   */
+  teleport(position: Vec3, spaceId?: number): Promise<void>;
   /**
    * Calls base method `method` of base `target` (an id, or a ref from createBaseAnywhere), on this baseapp or
    * another. Resolves with what it returns; rejects naming the base and method when the base is gone, the method

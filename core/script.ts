@@ -7,7 +7,7 @@
  * fields of a script object do not move with the entity to another cell.
  */
 
-import type { BaseRef } from "./base_script.ts";
+import type { BaseRef, ClientOf } from "./base_script.ts";
 import type { SpaceSettings, SpaceSettingsView } from "./space_settings.ts";
 
 /** A cell entity's base part as its cell script calls it. */
@@ -173,6 +173,12 @@ export interface CellEntityApi<P = Record<string, unknown>> extends EntityRef {
    * failure there is logged with the id).
    */
   createEntity(typeName: string, position: Vec3, props?: Record<string, unknown>, spaceId?: number): number;
+  /**
+   * The client of player `id` (BigWorld's entity.ownClient of another entity): its own entity's client methods,
+   * sent through its base, which holds the client connection. The player must be real or a ghost in this cell (in
+   * range); `call` rejects when it is not, has no base or client, or the method or arguments are wrong.
+   */
+  clientOf(id: number): ClientOf;
   /** Calls a client method on this entity's own client. */
   readonly ownClient: Readonly<Record<string, (...args: unknown[]) => void>>;
   /** Calls a client method on the clients that see this entity, within the method's DetailDistance. */

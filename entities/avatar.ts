@@ -31,6 +31,8 @@ export const Avatar = defineEntity({
     emote: { type: T.STRING, flags: "OTHER_CLIENTS", sendLatestOnly: true },
     /** Raised by 1 on request; load tests judge ordering and gaps by what clients see of it. */
     counter: { type: T.UINT32, flags: "ALL_CLIENTS" },
+    /** The Dungeon whose instance it is in (0: none). */
+    instance: { type: T.ENTITY_ID, flags: "BASE" },
   },
   cellMethods: {
     useItem: { args: [{ name: "slot", type: T.UINT8 }], exposed: true },
@@ -45,6 +47,8 @@ export const Avatar = defineEntity({
     claimReward: { args: [], exposed: true },
     /** Called by the base once it joined a guild: the avatar cheers where others see it; answers with its hp. */
     celebrate: { args: [] },
+    /** Strikes `target` (the dungeon's boss) for 50 hp, wherever its real is. */
+    strike: { args: [{ name: "target", type: T.ENTITY_ID }], exposed: true },
   },
   baseMethods: {
     say: { args: [{ name: "text", type: T.string(256) }], exposed: true },
@@ -52,6 +56,12 @@ export const Avatar = defineEntity({
     joinGuild: { args: [{ name: "name", type: T.string(64) }], exposed: true },
     /** Not exposed: only the avatar's cell (or another base) may add gold; answers with the new total. */
     addGold: { args: [{ name: "amount", type: T.UINT32 }] },
+    /** Opens a dungeon instance for this player and `partner` (a party of two) and brings both in. */
+    openDungeon: { args: [{ name: "partner", type: T.ENTITY_ID }], exposed: true },
+    /** Not exposed: the dungeon brings the avatar into its space. */
+    enterInstance: { args: [{ name: "dungeon", type: T.ENTITY_ID }, { name: "spaceId", type: T.UINT32 }] },
+    /** Leaves the dungeon for the default space. */
+    leaveDungeon: { args: [], exposed: true },
   },
   clientMethods: {
     onEmote: { args: [{ name: "emote", type: T.STRING }], detailDistance: 40 },

@@ -1,9 +1,16 @@
-/** The Avatar's base behaviour: chat, gold, guilds and the message of the day from the global store. */
+/**
+ * The Avatar's base behaviour: chat, gold, guilds, the message of the day from the global store, and dungeon
+ * instances (entities/dungeon_base.ts).
+ */
 import { type BaseRef, BaseScript } from "../core/base_script.ts";
 import type { PropertyValues } from "../core/def/mod.ts";
 import type { Avatar } from "./avatar.ts";
+import { DUNGEON_ENTRANCE } from "./dungeon_base.ts";
 
 type AvatarProps = PropertyValues<typeof Avatar>;
+
+/** Where a player leaving a dungeon arrives: the sample's spawn point in the default space. */
+export const DUNGEON_EXIT = { spaceId: 1, position: { x: 0, y: 0, z: 0 } };
 
 /** The global key of the message of the day, which every avatar's client hears when it changes. */
 export const MOTD_KEY = "motd";
@@ -47,5 +54,32 @@ export class AvatarBase extends BaseScript<AvatarProps> {
     const count = await this.self.callBase(guild, "join", this.self.id);
     this.self.callClient("onChat", 0, `joined ${name} (${count} members)`);
     if (this.self.cell.exists) await this.self.cell.call("celebrate");
+  }
+
+  /**
+   * Exposed: opens a dungeon for this player and `partner`: a Dungeon base made on the least loaded baseapp, which
+   * makes its own space and brings both in (enterInstance).
+   */
+  async openDungeon(partner: number): Promise<void> {
+    if (this.self.props.instance !== 0) throw new Error(`Avatar ${this.self.id} is in a dungeon already`);
+    const dungeon = await this.self.createBaseAnywhere("Dungeon", { party: [this.self.id, partner] });
+    const spaceId = await this.self.callBase(dungeon, "open");
+    this.self.callClient("onChat", dungeon.id, `dungeon open in space ${spaceId}`);
+  }
+
+  /** Not exposed: the dungeon brings this avatar into its space; the base has its cell entity teleport there. */
+  async enterInstance(dungeon: number, spaceId: number): Promise<void> {
+    if (this.self.props.instance !== 0) throw new Error(`Avatar ${this.self.id} is in a dungeon already`);
+    await this.self.teleport(DUNGEON_ENTRANCE, spaceId);
+    this.self.props.instance = dungeon;
+  }
+
+  /** Exposed: back to the default space; the dungeon hears it (the last one out closes it). */
+  async leaveDungeon(): Promise<void> {
+    const dungeon = this.self.props.instance;
+    if (dungeon === 0) throw new Error(`Avatar ${this.self.id} is in no dungeon`);
+    await this.self.teleport(DUNGEON_EXIT.position, DUNGEON_EXIT.spaceId);
+    this.self.props.instance = 0;
+    await this.self.callBase(dungeon, "left", this.self.id);
   }
 }

@@ -40,4 +40,11 @@ export class AvatarCell extends CellScript<AvatarProps> {
     const item = this.self.props.inventory[slot];
     if (item && item.count > 0) item.count -= 1;
   }
+
+  /** Strikes `target` for 50 hp (the dungeon's boss); only the avatar's own client may ask. */
+  async strike(caller: number, target: number): Promise<void> {
+    if (caller !== this.self.id) return;
+    const left = await this.self.call(target, "hit", 50);
+    this.self.ownClient.onChat(target, `hit: ${left} hp left`);
+  }
 }

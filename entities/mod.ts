@@ -12,15 +12,18 @@ import { Guild } from "./guild.ts";
 import { AvatarBase } from "./avatar_base.ts";
 import { AccountBase } from "./account_base.ts";
 import { GuildBase } from "./guild_base.ts";
+import { Dungeon } from "./dungeon.ts";
+import { DungeonBase } from "./dungeon_base.ts";
+import { DungeonCell } from "./dungeon_cell.ts";
 import type { CellScriptClass } from "../core/script.ts";
 import type { BaseScriptClass, BaseScripts } from "../core/base_script.ts";
 import { type PlacementHook, serverPlacement } from "../core/placement.ts";
 import { defineGame, type Game } from "../core/game.ts";
 
-export { Account, Avatar, Guild, InventoryItem, NPC };
+export { Account, Avatar, Dungeon, Guild, InventoryItem, NPC };
 
-/** The sample types, ids in this order: Account 0, Avatar 1, NPC 2, Guild 3. */
-export const registry: EntityRegistry = createRegistry({ entities: [Account, Avatar, NPC, Guild] });
+/** The sample types, ids in this order: Account 0, Avatar 1, NPC 2, Guild 3, Dungeon 4. */
+export const registry: EntityRegistry = createRegistry({ entities: [Account, Avatar, NPC, Guild, Dungeon] });
 
 /** Property values of an Account, by name. */
 export type AccountProps = PropertyValues<typeof Account>;
@@ -28,6 +31,8 @@ export type AccountProps = PropertyValues<typeof Account>;
 export type AvatarProps = PropertyValues<typeof Avatar>;
 /** Property values of a Guild, by name. */
 export type GuildProps = PropertyValues<typeof Guild>;
+/** Property values of a Dungeon, by name. */
+export type DungeonProps = PropertyValues<typeof Dungeon>;
 /** Property values of an NPC, by name. */
 export type NPCProps = PropertyValues<typeof NPC>;
 
@@ -35,6 +40,7 @@ export type NPCProps = PropertyValues<typeof NPC>;
 export const cellScripts: Readonly<Record<string, CellScriptClass>> = {
   NPC: NPCCell,
   Avatar: AvatarCell,
+  Dungeon: DungeonCell,
 };
 
 /** Base behaviour by entity type name (the baseapps run these); a type without one has no base script. */
@@ -42,6 +48,7 @@ export const baseScripts: Readonly<Record<string, BaseScriptClass>> = {
   Account: AccountBase,
   Avatar: AvatarBase,
   Guild: GuildBase,
+  Dungeon: DungeonBase,
 };
 
 /**

@@ -18,6 +18,8 @@ export const NPC = defineEntity({
     home: { type: T.VECTOR3, flags: "CELL_PRIVATE" },
     wanderRadius: { type: T.FLOAT32, flags: "CELL_PRIVATE", default: 10 },
     hp: { type: T.INT32, flags: "ALL_CLIENTS", default: 100 },
+    /** The dungeon keeper (entities/dungeon.ts) that spawned it as a boss: told when it dies. 0: none, it never dies. */
+    keeper: { type: T.ENTITY_ID, flags: "CELL_PRIVATE" },
   },
   cellMethods: {
     talkTo: { args: [{ name: "who", type: T.ENTITY_ID }], exposed: true },
@@ -25,6 +27,8 @@ export const NPC = defineEntity({
     hit: { args: [{ name: "amount", type: T.INT32 }] },
     /** Hits another entity, wherever its real is, and reacts to the answer. */
     attack: { args: [{ name: "target", type: T.ENTITY_ID }] },
+    /** Its keeper (a dungeon closing) takes it away. */
+    despawn: { args: [] },
   },
   clientMethods: {
     say: { args: [{ name: "text", type: T.STRING }], detailDistance: 30 },

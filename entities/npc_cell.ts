@@ -23,10 +23,34 @@ export class NPCCell extends CellScript<NPCProps> {
     if (userArg === WANDER) this.#walk();
   }
 
-  /** Takes a hit and answers with what is left, so the attacker can react: the answer crosses cells. */
+  /**
+   * Takes a hit and answers with what is left, so the attacker can react: the answer crosses cells. A boss (one with
+   * a keeper) dies at 0 hp: its keeper hears it, and it is destroyed.
+   */
   hit(_caller: number, amount: number): number {
-    this.self.props.hp = Math.max(0, this.self.props.hp - amount);
+    const was = this.self.props.hp;
+    this.self.props.hp = Math.max(0, was - amount);
+    const { keeper } = this.self.props;
+    if (this.self.props.hp === 0 && was > 0 && keeper !== 0) {
+      // Destroyed once the keeper answered (or failed): the call needs a live caller to come back to.
+      this.self.call(keeper, "bossKilled", this.self.id)
+        .catch((e) => console.error(`NPC ${this.self.id}: its keeper ${keeper} did not hear of its death: ${e}`))
+        .finally(() => this.self.destroy());
+    }
     return this.self.props.hp;
+  }
+
+  /**
+   * Exposed: a player talks to it; it answers that player's client alone (a direct message through the player's base,
+   * wherever its real and its base are).
+   */
+  async talkTo(caller: number, _who: number): Promise<void> {
+    await this.self.clientOf(caller).call("onChat", this.self.id, `${this.self.props.name}: well met`);
+  }
+
+  /** Its keeper takes it away (a dungeon closing with its boss alive): only the keeper may. */
+  despawn(caller: number): void {
+    if (caller === this.self.props.keeper && caller !== 0) this.self.destroy();
   }
 
   /**

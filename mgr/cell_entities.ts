@@ -1,5 +1,11 @@
-/** Where a base's cell entity is made: the cellapp that holds its real already, else the cell covering its position. */
-import { type CellEntitySpec, CellMsg } from "../core/wire/mod.ts";
+/**
+ * Where a base's cell entity is made: the cellapp that holds its real already, else the cell covering its position;
+ * and a base script's placement of it (near an entity, in a space, or in a new space it makes).
+ */
+import { type CellEntitySpec, CellMsg, type CellPlaced, type CellPlaceRequest } from "../core/wire/mod.ts";
+import { errorText } from "../core/errors.ts";
+import { newSpaceBounds, newSpaceError } from "../core/new_space.ts";
+import { RequestError } from "../core/views.ts";
 import { cellIndexAt } from "../core/geo/bsp.ts";
 import type { Rect } from "../core/geo/rect.ts";
 import type { Logger } from "../core/log.ts";
@@ -63,4 +69,71 @@ export async function createCellEntity(host: CellEntityHost, spec: CellEntitySpe
   await m.channel.request(CellMsg.createCellEntity, { ...spec, spaceId: space.id });
   space.hasHadEntities = true;
   return { spaceId: space.id, cellapp: m.id, cellappAddress: m.address };
+}
+
+/**
+ * A base script places its cell entity (BigWorld's createCellEntity and createInNewSpace): in the space of entity
+ * `req.near` (at its position unless the script gave one), in a new space of `req.newSpace`'s size and cells (on the
+ * least loaded cellapps, those of its preferred host first; shut down once empty), or in `spec.spaceId`.
+ */
+export async function placeCellEntity(
+  host: CellEntityHost,
+  spec: CellEntitySpec,
+  req: CellPlaceRequest,
+): Promise<CellPlaced> {
+  await host.rejoin.wait();
+  const who = `${spec.type} ${spec.entityId}`;
+  // A repeated request (the answer was lost): the real it made is the answer, and no second space is made.
+  if (await holderOf(host.registry, spec.entityId, host.log)) {
+    return { ...(await createCellEntity(host, spec)), position: spec.position };
+  }
+  let position = spec.position;
+  const nearId = req.near ?? null, newSpace = req.newSpace ?? null;
+  if (nearId !== null && newSpace !== null) {
+    throw new Error(`placing the cell entity of ${who}: near an entity or in a new space, not both`);
+  }
+  if (nearId !== null) {
+    const near = await holderOf(host.registry, nearId, host.log);
+    if (!near) {
+      throw new Error(
+        `createCellEntity of ${who} near entity ${nearId}: it has no cell entity on any cellapp ` +
+          `(unknown, destroyed, or it has no cell part)`,
+      );
+    }
+    if (!req.positionGiven) position = near.position;
+    return { ...(await createCellEntity(host, { ...spec, spaceId: near.spaceId, position })), position };
+  }
+  if (newSpace === null) {
+    if (spec.spaceId === 0) throw new Error(`createCellEntity of ${who}: no space named`);
+    return { ...(await createCellEntity(host, spec)), position };
+  }
+  const why = newSpaceError({ ...newSpace, preferredHost: newSpace.preferredHost ?? null });
+  if (why) throw new RequestError("bad_request", `createInNewSpace of ${who}: ${why}`);
+  const bounds = newSpaceBounds(newSpace);
+  if (!req.positionGiven) position = [0, position[1], 0];
+  const [x, , z] = position;
+  if (x < bounds.minX || x > bounds.maxX || z < bounds.minZ || z > bounds.maxZ) {
+    throw new RequestError(
+      "bad_request",
+      `createInNewSpace of ${who}: position (${x}, ${z}) is outside the new space ` +
+        `[${bounds.minX}, ${bounds.minZ}]-[${bounds.maxX}, ${bounds.maxZ}]`,
+    );
+  }
+  const space = await host.spaces.create({
+    bounds,
+    cells: newSpace.cells,
+    preferredHost: newSpace.preferredHost ?? null,
+    entities: host.gameEntities(bounds, false, 0),
+    shutDownWhenEmpty: true,
+  });
+  try {
+    return { ...(await createCellEntity(host, { ...spec, spaceId: space.id, position })), position };
+  } catch (e) {
+    if (host.spaces.all.has(space.id)) {
+      host.spaces.shutDown(space.id, `the cell entity of ${who} could not be made in it`);
+    }
+    throw new Error(`createInNewSpace of ${who}: space ${space.id} was made, but not the entity: ${errorText(e)}`, {
+      cause: e,
+    });
+  }
 }

@@ -3,7 +3,7 @@
  * failure handling and the wire server together, and answers the admin API
  * (admin/app.ts AdminBackend) through AdminOps.
  */
-import { type CellEntitySpec, WireServer, type WireTls } from "../core/wire/mod.ts";
+import { type CellEntitySpec, type CellPlaceRequest, WireServer, type WireTls } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { Db } from "../core/db/mod.ts";
 import type { Rect } from "../core/geo/rect.ts";
@@ -47,7 +47,7 @@ import { type GlobalStore, serveBaseScripts } from "./base_scripts.ts";
 import { DefaultSpace } from "./default_space.ts";
 import { Membership } from "./membership.ts";
 import { memberOn, mgrHandlers } from "./wire_handlers.ts";
-import { createCellEntity } from "./cell_entities.ts";
+import { type CellEntityHost, createCellEntity, placeCellEntity } from "./cell_entities.ts";
 import { AdminOps } from "./admin_ops.ts";
 
 /** How a cellappmgr is started. */
@@ -241,6 +241,14 @@ export class CellAppMgr {
     };
     this.registry.onChange = (m, event, reason) => this.#membership.changed(m, event, reason);
     const ensureDefaultSpace = () => this.#defaultSpace.ensure();
+    const cellEntityHost: CellEntityHost = {
+      registry: this.registry,
+      spaces: this.spaces,
+      rejoin: this.#rejoin,
+      log: opts.log,
+      ensureDefaultSpace,
+      gameEntities: gameEntitiesOf,
+    };
     const handlers = mgrHandlers({
       registry: this.registry,
       spaces: this.spaces,
@@ -250,15 +258,8 @@ export class CellAppMgr {
       deadAfterMs: opts.deadAfterMs ?? DEAD_AFTER_MS,
       shuttingDown,
       ensureDefaultSpace,
-      createCellEntity: (spec: CellEntitySpec) =>
-        createCellEntity({
-          registry: this.registry,
-          spaces: this.spaces,
-          rejoin: this.#rejoin,
-          log: opts.log,
-          ensureDefaultSpace,
-          gameEntities: gameEntitiesOf,
-        }, spec),
+      createCellEntity: (spec: CellEntitySpec) => createCellEntity(cellEntityHost, spec),
+      placeCellEntity: (spec: CellEntitySpec, req: CellPlaceRequest) => placeCellEntity(cellEntityHost, spec, req),
     });
     this.globals = serveBaseScripts(
       handlers,

@@ -65,12 +65,16 @@ export async function holderOf(
   registry: Registry,
   id: number,
   log: Logger,
-): Promise<{ id: number; address: string; spaceId: number; channel: Channel } | null> {
+): Promise<
+  { id: number; address: string; spaceId: number; position: [number, number, number]; channel: Channel } | null
+> {
   const found = await Promise.all(
     registry.withRole("cellapp").map(async (m) => {
       try {
         const at = await m.channel.requestWithin(FIND_TIMEOUT_MS, CellMsg.findEntity, id);
-        return at?.real ? { id: m.id, address: m.address, spaceId: at.spaceId, channel: m.channel } : null;
+        return at?.real
+          ? { id: m.id, address: m.address, spaceId: at.spaceId, position: at.position, channel: m.channel }
+          : null;
       } catch (e) {
         log.warn(`cellapp ${m.id} did not say whether it holds entity ${id}: ${errorText(e)}`);
         return null;

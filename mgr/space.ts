@@ -17,6 +17,13 @@ export class Space {
   placing = false;
   /** Whether its partitions follow the load (cells are added and retired); a drain goes on regardless. */
   balance = true;
+  /**
+   * Whether it shuts down once it has had entities and every cell is empty, whatever its cell count (an instance a
+   * base script made); a single-cell space's cell asks for that on its own.
+   */
+  shutDownWhenEmpty = false;
+  /** While every cell is empty: how many reports each of its cellapps (by id) sent since (spaces.ts). */
+  readonly emptyReports: Map<number, number> = new Map();
   /** Balancing retires no idle cell below this many: the cells it was created with. */
   minCells = 1;
   /** Its own AoI and ghost radius; every cellapp of the space gets them with the geometry. */
@@ -65,6 +72,7 @@ export class Space {
     if (this.settings.aoiRadius !== undefined) g.aoiRadius = this.settings.aoiRadius;
     if (this.settings.ghostRadius !== undefined) g.ghostRadius = this.settings.ghostRadius;
     if (this.navGeometry !== null) g.navGeometry = this.navGeometry;
+    if (this.shutDownWhenEmpty) g.shutDownWhenEmpty = true;
     return g;
   }
 }

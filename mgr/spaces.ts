@@ -38,7 +38,12 @@ export interface SpaceSpec {
   settings?: SpaceSettings;
   /** The file its navigation mesh is made from (cell/nav/); absent: the game's spaceGeometry hook says. */
   geometry?: string;
+  /** Shut it down once it had entities and all its cells are empty (Space.shutDownWhenEmpty). */
+  shutDownWhenEmpty?: boolean;
 }
+
+/** Reports each cellapp of an emptied multi-cell space sends before it shuts: the first may predate the last move. */
+const EMPTY_REPORTS = 2;
 
 /** Every space of the cluster. */
 export class Spaces {
@@ -127,6 +132,7 @@ export class Spaces {
     );
     space.balance = spec.balance ?? true;
     space.minCells = spec.cells;
+    space.shutDownWhenEmpty = spec.shutDownWhenEmpty ?? false;
     space.settings = { ...settings };
     space.navGeometry = navGeometry;
     this.all.set(id, space);
@@ -271,12 +277,36 @@ export class Spaces {
 
   /** Records a cellapp's per-cell figures (of the cells the tree still gives it). */
   report(cellapp: number, cells: readonly CellReport[]): void {
+    const touched = new Set<Space>();
     for (const c of cells) {
       const space = this.all.get(c.spaceId);
       if (!space || !space.cells().some((s) => s.id === c.cellId && s.cellapp === cellapp)) continue;
       if (c.reals > 0 || c.hadEntities) space.hasHadEntities = true;
       this.reports.set(`${c.spaceId}/${c.cellId}`, c);
       this.#unreported.delete(`${c.spaceId}/${c.cellId}`);
+      if (space.shutDownWhenEmpty) touched.add(space);
+    }
+    for (const space of touched) this.#checkEmpty(space, cellapp);
+  }
+
+  /**
+   * Shuts an instance space down once it is empty: every cell's report says no reals, nothing was spawned since, and
+   * each of its cellapps has reported so EMPTY_REPORTS times in a row (a real handed to another cell is counted there
+   * before it leaves here, but one report may have been made before that hand-over).
+   */
+  #checkEmpty(space: Space, cellapp: number): void {
+    if (space.shuttingDown || !space.hasHadEntities || space.placing || space.bare) return;
+    const empty = space.cells().every((c) => {
+      const key = `${space.id}/${c.id}`;
+      return this.reports.get(key)?.reals === 0 && !this.#unreported.get(key);
+    });
+    if (!empty) {
+      space.emptyReports.clear();
+      return;
+    }
+    space.emptyReports.set(cellapp, (space.emptyReports.get(cellapp) ?? 0) + 1);
+    if (space.cellapps().every((a) => (space.emptyReports.get(a) ?? 0) >= EMPTY_REPORTS)) {
+      this.shutDown(space.id, "the space is empty");
     }
   }
 
@@ -322,6 +352,7 @@ export class Spaces {
       if (g.aoiRadius != null) space.settings.aoiRadius = g.aoiRadius;
       if (g.ghostRadius != null) space.settings.ghostRadius = g.ghostRadius;
       if (g.navGeometry != null) space.navGeometry = g.navGeometry;
+      space.shutDownWhenEmpty = g.shutDownWhenEmpty === true;
       this.all.set(g.spaceId, space);
       this.log.info(`${name} adopted from cellapp ${cellapp}`);
     }

@@ -13,6 +13,7 @@ import { DEFAULT_SPACE_ID } from "./space.ts";
 import { restoreCellEntity } from "./restore.ts";
 import { adoptClaims } from "./rejoin.ts";
 import type { CellEntityPlace } from "./cell_entities.ts";
+import type { CellPlaced, CellPlaceRequest } from "../core/wire/mod.ts";
 
 /** What the handlers need of the cellappmgr. */
 export interface WireHost {
@@ -30,6 +31,8 @@ export interface WireHost {
   ensureDefaultSpace(): Promise<void>;
   /** Makes a base's cell entity in its space (cell_entities.ts). */
   createCellEntity(spec: CellEntitySpec): Promise<CellEntityPlace>;
+  /** Places a base script's cell entity (cell_entities.ts placeCellEntity). */
+  placeCellEntity(spec: CellEntitySpec, req: CellPlaceRequest): Promise<CellPlaced>;
 }
 
 /** The registered process on `ch`; a process that has not registered is dropped for sending `what`. */
@@ -135,6 +138,19 @@ export function mgrHandlers(host: WireHost): Handlers {
         throw new Error(far);
       }
       return host.createCellEntity(spec);
+    })
+    .on(MgrMsg.placeCellEntity, (ch, spec, req) => {
+      const m = member(ch, "placeCellEntity");
+      if (!sameAddress(spec.baseAddress, m.address)) {
+        ch.drop(`placeCellEntity for entity ${spec.entityId} names the base at ${spec.baseAddress}, not itself`);
+        throw new Error("a baseapp creates cell entities for its own bases only");
+      }
+      const far = host.ids.observe(spec.entityId);
+      if (far) {
+        ch.drop(`placeCellEntity with ${far}`);
+        throw new Error(far);
+      }
+      return host.placeCellEntity(spec, req);
     })
     .on(RestoreMsg.restoreCellEntity, async (ch, backup, baseAddress, hasClient) => {
       const m = member(ch, "restoreCellEntity");

@@ -95,6 +95,10 @@ export class LoneCellHost implements CellHost {
         calls.push({ what: "bases", args: [typeName, props] });
         return Promise.reject(new Error(`createBaseAnywhere ${typeName}: a lone cell reaches no baseapp`));
       },
+      clientMessage: (player, method, args) => {
+        calls.push({ what: "bases", args: [player.id, method, ...args] });
+        return Promise.reject(new Error(`clientOf(${player.id}).${method}: a lone cell reaches no baseapp`));
+      },
     };
   }
 

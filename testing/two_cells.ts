@@ -213,6 +213,8 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
         Promise.reject(new Error(`${e.type.name} ${e.id}.base.${method}: this cell reaches no baseapp`)),
       createBaseAnywhere: (typeName) =>
         Promise.reject(new Error(`createBaseAnywhere ${typeName}: this cell reaches no baseapp`)),
+      clientMessage: (player, method) =>
+        Promise.reject(new Error(`clientOf(${player.id}).${method}: this cell reaches no baseapp`)),
     },
     ghosting: {
       config: { ...GHOST_DEFAULTS, ghostRadius: 20, checkMs: 100, minLifetimeMs: 300, ...cfg },

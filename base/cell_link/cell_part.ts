@@ -5,7 +5,12 @@
  * message (cellState, witness, the route) stays on the base; this changes it.
  */
 import { errorText } from "../../core/errors.ts";
-import { encodeCellBackup, type EntityType, type PropertyContainer } from "../../core/def/mod.ts";
+import {
+  decodePersistentState,
+  encodeCellBackup,
+  type EntityType,
+  type PropertyContainer,
+} from "../../core/def/mod.ts";
 import {
   C2S,
   ErrorCode,
@@ -18,6 +23,7 @@ import {
   type CellBackup,
   type CellEntitySpec,
   CellMsg,
+  type CellPlaceRequest,
   RemoteError,
   type RestoredAt,
   sameAddress,
@@ -27,6 +33,7 @@ import type { Logger } from "../../core/log.ts";
 import type { CellRoute } from "./cell_route.ts";
 import type { ClientFrameOrder, SpeedCheck } from "../client/mod.ts";
 import type { CellBackupKeeper } from "./cell_backup.ts";
+import type { CellEntityPlace } from "./cell_request.ts";
 import { callsIn, type SentCall, UnconfirmedCalls } from "./unconfirmed_calls.ts";
 
 /** Where the cell part is. */
@@ -60,8 +67,15 @@ export interface CellOwner {
 export interface BaseCellHost {
   /** This baseapp's address, for messages from the cell back to the base. */
   readonly address: string;
-  /** Asks the cellappmgr for the cell entity (waiting while it is away); gives up waiting when `signal` aborts. */
-  createCellEntity(spec: CellEntitySpec, signal: AbortSignal): Promise<{ spaceId: number; cellappAddress: string }>;
+  /**
+   * Asks the cellappmgr for the cell entity (waiting while it is away), placed as a script's `place` says when
+   * given; gives up waiting when `signal` aborts.
+   */
+  createCellEntity(
+    spec: CellEntitySpec,
+    signal: AbortSignal,
+    place?: CellPlaceRequest | null,
+  ): Promise<CellEntityPlace>;
   /** Asks the cellappmgr to re-create the cell entity from `backup` (its cellapp died). */
   restoreCellEntity(backup: CellBackup): Promise<RestoredAt>;
 }
@@ -150,8 +164,72 @@ export class BaseCellPart {
       direction: [...o.direction],
       props: encodeCellBackup(o.cellProps),
       baseAddress: this.host.address,
-      hasClient: true,
+      // A base-only entity with a cell part (an instance's keeper) never has a client.
+      hasClient: o.type.proxy,
     };
+  }
+
+  /**
+   * A base script places the cell entity (createCellEntity, createInNewSpace) at `position` in space `spaceId`, as
+   * `place` says; resolves where it went. Rejects when the type has no cell, there is a cell entity already (or one
+   * is being made), or the cellappmgr refuses (unknown space or entity, a new space beyond the limits).
+   */
+  place(
+    spaceId: number,
+    position: Vec3Tuple,
+    direction: Vec3Tuple | null,
+    place: CellPlaceRequest,
+  ): Promise<{ spaceId: number; position: Vec3Tuple }> {
+    const o = this.owner, who = `${o.type.name} ${o.id}`;
+    if (!o.type.hasCell) return Promise.reject(new Error(`${who} has no cell part (its type has no cell)`));
+    if (o.cellState !== "none") {
+      return Promise.reject(new Error(`${who} has a cell entity already (${o.cellState}); destroy it first`));
+    }
+    o.cellState = "creating";
+    o.speed.reset(position);
+    if (direction) o.direction = [...direction];
+    const abort = new AbortController();
+    const placed = (async () => {
+      try {
+        const where = await this.host.createCellEntity(this.#spec(spaceId), abort.signal, place);
+        if (o.cellState !== "creating") {
+          throw new Error(`${who} was destroyed while its cell entity was made in space ${where.spaceId}`);
+        }
+        const at: Vec3Tuple = where.position ? [...where.position] : [...position];
+        o.speed.reset(at);
+        this.located(where.spaceId, where.cellappAddress);
+        return { spaceId: where.spaceId, position: at };
+      } catch (e) {
+        if (o.cellState === "creating") o.cellState = "none";
+        throw e;
+      }
+    })();
+    const done = placed.then(() => {}, () => {}).finally(() => (this.#creating = null));
+    this.#creating = { done, abort };
+    return placed;
+  }
+
+  /**
+   * A base script destroys the cell entity (BigWorld's destroyCellEntity): its persistent cell properties come back
+   * to the base, its client hears cellGone. Rejects when there is none.
+   */
+  async destroyByScript(): Promise<void> {
+    const o = this.owner, who = `${o.type.name} ${o.id}`;
+    if (!o.type.hasCell) throw new Error(`${who} has no cell part (its type has no cell)`);
+    if (o.cellState !== "live") throw new Error(`${who} has no cell entity to destroy (${o.cellState})`);
+    o.cellState = "destroying";
+    try {
+      const state = await this.route.request(CellMsg.destroyCellEntity, o.id);
+      if (state) decodePersistentState(state, o.cellProps);
+    } finally {
+      o.cellState = "none";
+      o.witness = false;
+      this.frames.reset();
+      this.backup.clear();
+      this.calls.clear();
+      this.route.setAddress(null);
+      o.client?.sendMessage({ id: S2C.cellGone, reason: "its base destroyed the cell entity" });
+    }
   }
 
   /** The cell entity is (now) on the cellapp at `address`. */

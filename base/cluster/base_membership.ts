@@ -83,9 +83,9 @@ export function confirmedRequests(
   log: Logger,
 ): Pick<ProxyHost, "createCellEntity" | "save" | "restoreCellEntity"> {
   return {
-    createCellEntity: async (spec, signal) => {
+    createCellEntity: async (spec, signal, place) => {
       await authority.confirmed();
-      return await requestCellEntity(link, spec, signal, log);
+      return await requestCellEntity(link, spec, signal, log, place);
     },
     // The store waits for the same confirmation before each commit (EntityStore.gate), grouped or alone.
     save: (id, e) => store.save(id, e),

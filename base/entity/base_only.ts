@@ -1,7 +1,8 @@
 /**
- * Base-only entities: types with a base and no cell or client (a guild, a matchmaker), created on the
- * least loaded baseapp by createBaseAnywhere. They are held, autosaved, backed up and restored like proxies, but
- * never wait for a client.
+ * Base-only entities: types with a base and no client (a guild, a matchmaker, an instance's keeper), created on
+ * the least loaded baseapp by createBaseAnywhere. They are held, autosaved, backed up and restored like proxies, but
+ * never wait for a client. One whose type has a cell part gets its cell entity when its script asks
+ * (createCellEntity, createInNewSpace).
  */
 import { errorText } from "../../core/errors.ts";
 import { type EntityRegistry, type EntityType, PropertyContainer } from "../../core/def/mod.ts";
@@ -20,10 +21,8 @@ export function createBaseHere(
 ): Proxy {
   const type = registry.types.find((t) => t.name === typeName);
   if (!type) throw new Error(`createBaseAnywhere: no entity type "${typeName}"`);
-  if (!type.hasBase || type.hasCell || type.proxy) {
-    throw new Error(
-      `createBaseAnywhere: ${typeName} is not a base-only type (it needs hasBase, no cell and not proxy)`,
-    );
+  if (!type.hasBase || type.proxy) {
+    throw new Error(`createBaseAnywhere: ${typeName} is not a base-only type (it needs hasBase and not proxy)`);
   }
   const p = make(id, type, new PropertyContainer(type, "cell", { entityId: id }));
   for (const [name, value] of Object.entries(props)) {

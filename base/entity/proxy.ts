@@ -150,6 +150,14 @@ export class Proxy implements ChangeSink, CellOwner, SavedBase {
     return this.client !== null;
   }
 
+  /**
+   * Whether it keeps a record in the database: a proxy (its account's), or a base-only entity with persistent
+   * properties. One with nothing persistent (an instance's keeper) is never autosaved and leaves nothing behind.
+   */
+  get persisted(): boolean {
+    return this.type.proxy || this.type.properties.some((p) => p.persistent);
+  }
+
   /** True once logout started. */
   get loggingOut(): boolean {
     return this.#loggingOut !== null;
@@ -216,6 +224,16 @@ export class Proxy implements ChangeSink, CellOwner, SavedBase {
   /** Asks for the cell entity in `spaceId` (0 = a new space), else in `fallback` (BaseCellPart.create). */
   createCell(spaceId: number, fallback: Placement | null = null): Promise<void> {
     return this.#cell.create(spaceId, fallback);
+  }
+
+  /** A script places the cell entity (BaseCellPart.place). */
+  placeCell(...args: Parameters<BaseCellPart["place"]>): ReturnType<BaseCellPart["place"]> {
+    return this.#cell.place(...args);
+  }
+
+  /** A script destroys the cell entity (BaseCellPart.destroyByScript). */
+  destroyCellByScript(): Promise<void> {
+    return this.#cell.destroyByScript();
   }
 
   /** Bytes for the client from the real of `epoch` (see client_order.ts), which came from `from`. */
@@ -390,9 +408,10 @@ export class Proxy implements ChangeSink, CellOwner, SavedBase {
     const cellState = hadCell ? await this.#cell.destroy() : null;
     this.route.setAddress(null);
     try {
-      await this.host.save(this.id, this.#saves.snapshot(cellState));
+      const saved = this.persisted;
+      if (saved) await this.host.save(this.id, this.#saves.snapshot(cellState));
       this.#log.info(
-        `${this.accountName ? `${this.accountName} logged out` : "destroyed"} and saved` +
+        `${this.accountName ? `${this.accountName} logged out` : "destroyed"}${saved ? " and saved" : ""}` +
           (reason === "logged out" ? "" : `: ${reason}`),
         this.spaceId ? { space: this.spaceId } : undefined,
       );

@@ -9,11 +9,24 @@ import {
   type BaseRef,
   type BaseScript,
   type BaseScripts,
+  type CellEntityPlace,
+  type CellEntityPlaced,
   type CellPart,
   checkGlobalValue,
+  type ClientOf,
   type GlobalData,
+  type NewSpaceOptions,
 } from "../../core/base_script.ts";
-import { BaseScriptMsg, type Channel, type MessageDef, RemoteError, RequestTimeoutError } from "../../core/wire/mod.ts";
+import type { Vec3 } from "../../core/script.ts";
+import { CellPlacement } from "./cell_placement.ts";
+import {
+  BaseScriptMsg,
+  type CellPlaceRequest,
+  type Channel,
+  type MessageDef,
+  RemoteError,
+  RequestTimeoutError,
+} from "../../core/wire/mod.ts";
 import { type EntityType, methodArgs } from "../../core/def/mod.ts";
 import type { Logger } from "../../core/log.ts";
 import type { CellState } from "../cell_link/mod.ts";
@@ -30,12 +43,26 @@ export interface ScriptedBase {
   readonly hasClient: boolean;
   readonly loggingOut: boolean;
   readonly cellState: CellState;
+  /** The space of its cell entity (while it has one). */
+  readonly spaceId: number;
+  /** A script places its cell entity (BaseCellPart.place). */
+  placeCell(
+    spaceId: number,
+    position: Tuple3,
+    direction: Tuple3 | null,
+    place: CellPlaceRequest,
+  ): Promise<{ spaceId: number; position: Tuple3 }>;
+  /** A script destroys its cell entity (BaseCellPart.destroyByScript). */
+  destroyCellByScript(): Promise<void>;
   /** A request to the cellapp of its cell entity, in order with what went there before. */
   routeRequest<A extends unknown[], R>(def: MessageDef<A, R>, ...args: A): Promise<R>;
   callClient(method: string, ...args: unknown[]): void;
   writeToDB(): Promise<void>;
   logout(): Promise<void>;
 }
+
+/** A position or direction as the base holds it. */
+export type Tuple3 = [number, number, number];
 
 /** What base scripts need of their baseapp. */
 export interface BaseScriptHost {
@@ -125,20 +152,71 @@ export class BaseScriptRuntime {
     if (!Number.isInteger(id) || id <= 0) throw new Error(`callBase ${method}: ${String(id)} is not an entity id`);
     const here = this.host.local(id);
     if (here) return await this.invoke(here, method, args);
+    return await this.#onBase(
+      id,
+      target,
+      method,
+      (ch) => ch.requestWithin(this.host.callTimeoutMs, BaseScriptMsg.baseCall, id, method, args),
+    );
+  }
+
+  /**
+   * Calls client method `method` on the client of base `target`, wherever it is (a direct message to one player);
+   * see ClientOf.call.
+   */
+  async clientMessage(target: number | BaseRef, method: string, args: unknown[]): Promise<void> {
+    const id = typeof target === "number" ? target : target?.id;
+    if (!Number.isInteger(id) || id <= 0) throw new Error(`clientOf(${String(id)}).${method}: not an entity id`);
+    const here = this.host.local(id);
+    if (here) return this.#toClient(here, method, args);
+    await this.#onBase(
+      id,
+      target,
+      `client method ${method}`,
+      (ch) => ch.requestWithin(this.host.callTimeoutMs, BaseScriptMsg.clientMessage, id, method, args),
+    );
+  }
+
+  /** A direct client message from another process (clientMessage): the base must be here. */
+  servedClient(id: number, method: string, args: unknown[]): void {
+    const p = this.host.local(id);
+    if (!p || p.loggingOut) throw new Error(`no base entity ${id} on the baseapp at ${this.host.address}`);
+    this.#toClient(p, method, args);
+  }
+
+  #toClient(p: ScriptedBase, method: string, args: unknown[]): void {
+    const who = `${p.type.name} ${p.id}`;
+    if (!p.hasClient) throw new Error(`${who} has no client now; its client method ${method} was not sent`);
+    try {
+      p.callClient(method, ...args);
+    } catch (e) {
+      throw new Error(`client method ${method} of ${who}: ${errorText(e)}`, { cause: e });
+    }
+  }
+
+  /**
+   * Runs `ask` on the channel to the baseapp holding base `id` (where it was last found, where `target` says, else
+   * looked for on every live baseapp, once more when it moved since); `what` names the call in errors.
+   */
+  async #onBase<R>(
+    id: number,
+    target: number | BaseRef,
+    what: string,
+    ask: (ch: Channel) => Promise<R>,
+  ): Promise<R> {
     let address = this.#where.get(id) ?? (typeof target === "object" ? target.address : undefined);
     for (let attempt = 0; attempt < 2; attempt++) {
       address ??= await this.#find(id);
       if (!address) break;
       try {
-        const ch = await this.#peer(address);
-        return await ch.requestWithin(this.host.callTimeoutMs, BaseScriptMsg.baseCall, id, method, args);
+        return await ask(await this.#peer(address));
       } catch (e) {
         const gone = e instanceof RemoteError && e.message.startsWith(`no base entity ${id} `);
         if (e instanceof RemoteError && !gone) throw e; // The base answered: its own error.
         this.#where.delete(id);
         if (e instanceof RequestTimeoutError) {
           throw new Error(
-            `${method} on base ${id}: the baseapp at ${address} did not answer within ${this.host.callTimeoutMs} ms`,
+            `${what} on base ${id}: the baseapp at ${address} did not answer within ${this.host.callTimeoutMs} ms`,
             { cause: e },
           );
         }
@@ -146,7 +224,7 @@ export class BaseScriptRuntime {
         address = undefined;
       }
     }
-    throw new Error(`${method} on base ${id}: no such base entity on any live baseapp`);
+    throw new Error(`${what} on base ${id}: no such base entity on any live baseapp`);
   }
 
   /** The channel to the baseapp at `address`; rejects when it cannot be reached within the call timeout. */
@@ -208,8 +286,10 @@ export class BaseScriptRuntime {
 /** A base entity as its script sees it. */
 class BaseSelf implements BaseEntityApi {
   readonly cell: CellPart;
+  readonly #placement: CellPlacement;
 
   constructor(private readonly p: ScriptedBase, private readonly rt: BaseScriptRuntime) {
+    this.#placement = new CellPlacement(p);
     this.cell = {
       get exists() {
         return p.cellState === "live";
@@ -248,6 +328,26 @@ class BaseSelf implements BaseEntityApi {
 
   callBase(target: number | BaseRef, method: string, ...args: unknown[]): Promise<unknown> {
     return this.rt.callBase(target, method, args);
+  }
+
+  clientOf(player: number | BaseRef): ClientOf {
+    return { call: (method, ...args) => this.rt.clientMessage(player, method, args) };
+  }
+
+  createCellEntity(where: CellEntityPlace): Promise<CellEntityPlaced> {
+    return this.#placement.create(where);
+  }
+
+  createInNewSpace(options: NewSpaceOptions): Promise<CellEntityPlaced> {
+    return this.#placement.createInNewSpace(options);
+  }
+
+  destroyCellEntity(): Promise<void> {
+    return this.p.destroyCellByScript();
+  }
+
+  teleport(position: Vec3, spaceId?: number): Promise<void> {
+    return this.#placement.teleport(position, spaceId);
   }
 
   createBaseAnywhere(type: string, props: Record<string, unknown> = {}): Promise<BaseRef> {

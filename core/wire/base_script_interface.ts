@@ -1,9 +1,10 @@
 /**
- * Messages of base scripts: base method calls from cells and other bases, cell method calls from a base,
- * base-only entities created on the least loaded baseapp, and the global store the cellappmgr orders.
+ * Messages of base scripts: base method calls from cells and other bases, cell method calls and teleports from a
+ * base, direct client messages, base-only entities created on the least loaded baseapp, and the global store the
+ * cellappmgr orders.
  */
 import { message } from "./catalog.ts";
-import { any, arrayOf, entityId, int, optional, str, tuple } from "./check.ts";
+import { any, arrayOf, entityId, int, optional, spaceId, str, tuple, vec3 } from "./check.ts";
 import type { Check } from "./check.ts";
 
 /** Where a base is. */
@@ -25,6 +26,12 @@ const seq = int(0, 2 ** 53);
 const props: Check = (v) =>
   typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array) ? null : "expected an object";
 const entry: Check = (v) => Array.isArray(v) && v.length === 3 ? tuple(key, json, seq)(v) : "expected [key, json, seq]";
+
+/**
+ * How a cellapp's refusal of cellTeleport begins when the real was not there to take it (it was changing cell just
+ * then): the base asks again, along its route, which follows the real.
+ */
+export const NOT_TELEPORTED = "not teleported";
 
 /** Messages of base scripts. */
 export const BaseScriptMsg = {
@@ -74,5 +81,25 @@ export const BaseScriptMsg = {
     "syncGlobals",
     tuple(arrayOf(entry, 100_000)),
     ["baseapp"],
+  ),
+  /**
+   * The base of entity `entityId` asks its cell entity to teleport to `position` in space `spaceId` (its own or
+   * another); replies once it is there. Only the entity's own baseapp may.
+   */
+  cellTeleport: message<[number, number, [number, number, number]]>(
+    228,
+    "cellTeleport",
+    tuple(entityId, spaceId, vec3),
+    ["baseapp"],
+  ),
+  /**
+   * A script calls client method `method` on the client of base `entityId` (a direct message to one player): the
+   * baseapp holding it sends it on its client connection. Rejects when the base is not here or has no client.
+   */
+  clientMessage: message<[number, string, unknown[]]>(
+    229,
+    "clientMessage",
+    tuple(entityId, methodName, args),
+    ["cellapp", "baseapp"],
   ),
 } as const;

@@ -41,6 +41,11 @@ export interface SpaceGeometry {
    * when the space is made; none: the space has no navigation.
    */
   navGeometry?: string;
+  /**
+   * A base script's instance: the cellappmgr shuts it down once every cell is empty, whatever its cell count (kept
+   * with the geometry so that a restarted cellappmgr learns it back from the cellapps).
+   */
+  shutDownWhenEmpty?: boolean;
 }
 
 /** What a ghost is created with: the real's ghosted state and where the real is. */
@@ -233,6 +238,7 @@ export const spaceGeometry: Check = obj({
   aoiRadius: optional(numIn(1e-3, MAX_RADIUS)),
   ghostRadius: optional(numIn(1e-3, MAX_RADIUS)),
   navGeometry: optional(str(MAX_GEOMETRY_PATH)),
+  shutDownWhenEmpty: optional(bool),
 });
 const geometry = spaceGeometry;
 const typeName = str(100);

@@ -3,11 +3,13 @@ import { message } from "./catalog.ts";
 import { type CellEntitySpec, cellEntitySpec, type SpaceGeometry, spaceGeometry } from "./cell_interface.ts";
 import type { GameVersionView } from "../views.ts";
 import { MAX_RADIUS, type SpaceSettings, type SpaceSettingsView } from "../space_settings.ts";
+import { MAX_NEW_SPACE_CELLS, MAX_NEW_SPACE_SIDE, type NewSpaceRequest } from "../new_space.ts";
 import {
   address,
   arrayOf,
   bool,
   coord,
+  entityId,
   int,
   MAX_ENTITY_ID,
   numIn,
@@ -177,6 +179,37 @@ const cellReport = obj({
 
 /** A process's game version as it reports it (GameVersionView). */
 export const gameVersion = obj({ version: str(64), reloads: int(0, 2 ** 31), error: optional(str(4000)) });
+/**
+ * Where a base script wants its cell entity beyond what its spec says: near another entity (in its space, at its
+ * position unless the spec's position counts), or in a new space. Exactly one of `near` and `newSpace` is given.
+ */
+export interface CellPlaceRequest {
+  /** The entity whose space the cell entity goes into. */
+  near: number | null;
+  /** Whether the spec's position is the script's (else, near an entity, that entity's position is taken). */
+  positionGiven: boolean;
+  newSpace: NewSpaceRequest | null;
+}
+
+/** Where a placed cell entity went. */
+export interface CellPlaced {
+  spaceId: number;
+  cellapp: number;
+  cellappAddress: string;
+  position: [number, number, number];
+}
+
+const side = numIn(0, MAX_NEW_SPACE_SIDE);
+const cellPlaceRequest = obj({
+  near: optional(entityId),
+  positionGiven: bool,
+  newSpace: optional(obj({
+    width: side,
+    depth: side,
+    cells: int(1, MAX_NEW_SPACE_CELLS),
+    preferredHost: optional(str(255)),
+  })),
+});
 
 /** Messages the cellappmgr handles. */
 export const MgrMsg = {
@@ -243,6 +276,17 @@ export const MgrMsg = {
     21,
     "createCellEntity",
     tuple(cellEntitySpec(0)),
+    ["baseapp"],
+  ),
+  /**
+   * A base script places its cell entity (createCellEntity near an entity or in a space, createInNewSpace): as
+   * createCellEntity, with where to put it. Replies where it went; rejects an unknown space or entity, or a new space
+   * beyond the limits (core/new_space.ts).
+   */
+  placeCellEntity: message<[CellEntitySpec, CellPlaceRequest], CellPlaced>(
+    30,
+    "placeCellEntity",
+    tuple(cellEntitySpec(0), cellPlaceRequest),
     ["baseapp"],
   ),
   /**

@@ -3,7 +3,7 @@
  * process joined to a real cellappmgr and cellapp (main.ts processes, killed by pid when the test ends).
  */
 import { createRegistry, type EntityRegistry, T } from "../../core/def/mod.ts";
-import { Account, Avatar, baseScripts, Guild, NPC } from "../../entities/mod.ts";
+import { Account, Avatar, baseScripts, Dungeon, Guild, NPC } from "../../entities/mod.ts";
 import { BaseApp, type BaseAppOptions } from "../../base/mod.ts";
 import { clientPlacement } from "../../core/placement.ts";
 import { type Client, connect, type Credentials } from "../../client/mod.ts";
@@ -28,9 +28,9 @@ export const TestAvatar = {
   },
 } as const;
 
-/** The registry tests use: Account 0, Avatar 1, NPC 2, Guild 3, like the game's. */
+/** The registry tests use: Account 0, Avatar 1, NPC 2, Guild 3, Dungeon 4, like the game's. */
 export const testRegistry: EntityRegistry = createRegistry({
-  entities: [Account, TestAvatar, NPC, Guild],
+  entities: [Account, TestAvatar, NPC, Guild, Dungeon],
 });
 
 /** A baseapp in this process against a real cluster; dispose to stop the baseapp, then the processes. */

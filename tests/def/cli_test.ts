@@ -55,6 +55,7 @@ Deno.test("deno task defs prints the corpus, the seeds and the TypeScript regist
     "Avatar",
     "NPC",
     "Guild",
+    "Dungeon",
   ]);
 });
 

@@ -8,6 +8,7 @@ Deno.test("sample types: ids, parts and the properties other code relies on", ()
     [1, "Avatar"],
     [2, "NPC"],
     [3, "Guild"],
+    [4, "Dungeon"],
   ]);
   const account = registry.get("Account");
   assert.equal(account.proxy, true);
@@ -54,5 +55,8 @@ Deno.test("lookups by name and index are consistent", () => {
       });
     }
   }
-  assert.throws(() => registry.get("Dragon"), /unknown entity type 'Dragon' \(known: Account, Avatar, NPC, Guild\)/);
+  assert.throws(
+    () => registry.get("Dragon"),
+    /unknown entity type 'Dragon' \(known: Account, Avatar, NPC, Guild, Dungeon\)/,
+  );
 });

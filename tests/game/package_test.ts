@@ -52,8 +52,8 @@ Deno.test("the browser entry points (defs, client) import no node: module, as th
 
 Deno.test("the sample game passes the checks every --game does", () => {
   checkGame(sample);
-  assert.deepEqual(sample.registry.types.map((t) => t.name), ["Account", "Avatar", "NPC", "Guild"]);
-  assert.deepEqual(Object.keys(sample.baseScripts ?? {}).sort(), ["Account", "Avatar", "Guild"]);
+  assert.deepEqual(sample.registry.types.map((t) => t.name), ["Account", "Avatar", "NPC", "Guild", "Dungeon"]);
+  assert.deepEqual(Object.keys(sample.baseScripts ?? {}).sort(), ["Account", "Avatar", "Dungeon", "Guild"]);
   assert.deepEqual(sample.spaceCreated!({ bounds: { minX: 0, minZ: 0, maxX: 1, maxZ: 1 }, isDefault: true, npcs: 3 }), [
     { type: "NPC", count: 3 },
   ]);
