@@ -140,6 +140,8 @@ export const spaceSchema = z.object({
     })),
   }),
   settings: z.object({ aoiRadius: z.number(), ghostRadius: z.number() }).describe("its AoI and ghost radius in force"),
+  navGeometry: z.string().nullable().describe("the file its navigation mesh is made from; null: no navigation"),
+  shutDownWhenEmpty: z.boolean().describe("whether it shuts down once its last entity has left (an instance)"),
 }).openapi("Space");
 
 /** POST /api/cellapps/:id/retire's answer. */

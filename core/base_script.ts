@@ -44,6 +44,11 @@ export interface NewSpaceOptions {
   cells?: number;
   /** Put its cells on cellapps of this host when they have room (BigWorld's preferred IP): an address or name. */
   preferredHost?: string;
+  /**
+   * Its navigation geometry: an OBJ mesh, a height field or a prebuilt navmesh that every cellapp can read
+   * (docs/game.md, "Navigation"); left out, the game's spaceGeometry hook says.
+   */
+  geometry?: string;
   /** Where the cell entity goes in it (default the centre, y 0). */
   position?: Vec3;
   direction?: Vec3;

@@ -4,6 +4,7 @@
  * where the script hears why, and again on the cellappmgr, which trusts no member.
  */
 import type { Rect } from "./geo/rect.ts";
+import { navGeometryError } from "./space_settings.ts";
 
 /** Smallest side of a new space (m): room for one cell of the smallest balanced width. */
 export const MIN_NEW_SPACE_SIDE = 10;
@@ -19,6 +20,8 @@ export interface NewSpaceRequest {
   cells: number;
   /** Prefer cellapps on this host (an IP or name, as in their addresses); null: the least loaded anywhere. */
   preferredHost: string | null;
+  /** The file its navigation mesh is made from (docs/game.md, "Navigation"); null: the game's spaceGeometry hook says. */
+  geometry: string | null;
 }
 
 /** Why `r` cannot be made, naming the value and the limit; null when it can. */
@@ -35,6 +38,8 @@ export function newSpaceError(r: NewSpaceRequest): string | null {
   if (r.preferredHost !== null && (typeof r.preferredHost !== "string" || r.preferredHost.length > 255)) {
     return `preferredHost: a host name or address of at most 255 characters, not ${String(r.preferredHost)}`;
   }
+  const badGeometry = r.geometry === null ? null : navGeometryError(r.geometry);
+  if (badGeometry) return badGeometry;
   return null;
 }
 

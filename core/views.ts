@@ -101,6 +101,10 @@ export interface SpaceView {
   balance: BalanceView;
   /** Its AoI and ghost radius in force (its own, else the cluster's); PATCH changes them. */
   settings: { aoiRadius: number; ghostRadius: number };
+  /** The file its navigation mesh is made from; null: it has no navigation. */
+  navGeometry: string | null;
+  /** Whether it shuts down once its last entity has left (a base script's instance). */
+  shutDownWhenEmpty: boolean;
 }
 
 /** A partition of a space's tree: where it lies, and the cells on each side. */

@@ -120,6 +120,8 @@ export class AdminOps {
       cells: cellViews(s, this.host.spaces.reports),
       balance: this.host.balancer.view(s),
       settings: this.host.spaces.settingsOf(s),
+      navGeometry: s.navGeometry,
+      shutDownWhenEmpty: s.shutDownWhenEmpty,
     };
   }
 

@@ -107,7 +107,11 @@ export async function placeCellEntity(
     if (spec.spaceId === 0) throw new Error(`createCellEntity of ${who}: no space named`);
     return { ...(await createCellEntity(host, spec)), position };
   }
-  const why = newSpaceError({ ...newSpace, preferredHost: newSpace.preferredHost ?? null });
+  const why = newSpaceError({
+    ...newSpace,
+    preferredHost: newSpace.preferredHost ?? null,
+    geometry: newSpace.geometry ?? null,
+  });
   if (why) throw new RequestError("bad_request", `createInNewSpace of ${who}: ${why}`);
   const bounds = newSpaceBounds(newSpace);
   if (!req.positionGiven) position = [0, position[1], 0];
@@ -125,6 +129,7 @@ export async function placeCellEntity(
     preferredHost: newSpace.preferredHost ?? null,
     entities: host.gameEntities(bounds, false, 0),
     shutDownWhenEmpty: true,
+    ...(newSpace.geometry ? { geometry: newSpace.geometry } : {}),
   });
   try {
     return { ...(await createCellEntity(host, { ...spec, spaceId: space.id, position })), position };

@@ -77,6 +77,7 @@ export class CellPlacement {
       depth: depth as number,
       cells: o.cells ?? 1,
       preferredHost: o.preferredHost ?? null,
+      geometry: o.geometry ?? null,
     };
     const why = newSpaceError(req);
     if (why) throw new RangeError(`${who}: ${why}`);

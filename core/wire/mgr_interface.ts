@@ -4,6 +4,7 @@ import { type CellEntitySpec, cellEntitySpec, type SpaceGeometry, spaceGeometry 
 import type { GameVersionView } from "../views.ts";
 import { MAX_RADIUS, type SpaceSettings, type SpaceSettingsView } from "../space_settings.ts";
 import { MAX_NEW_SPACE_CELLS, MAX_NEW_SPACE_SIDE, type NewSpaceRequest } from "../new_space.ts";
+import { MAX_GEOMETRY_PATH } from "../space_settings.ts";
 import {
   address,
   arrayOf,
@@ -208,6 +209,7 @@ const cellPlaceRequest = obj({
     depth: side,
     cells: int(1, MAX_NEW_SPACE_CELLS),
     preferredHost: optional(str(255)),
+    geometry: optional(str(MAX_GEOMETRY_PATH)),
   })),
 });
 

@@ -71,6 +71,21 @@ Deno.test("base scripts place, move and destroy cell entities and message a play
   const alone = await plain.createInNewSpace({ size: 100 });
   assert.deepEqual(await hostsOf(alone.spaceId), ["127.0.0.2"], "the least loaded cellapp");
 
+  // A new space with navigation geometry: every cellapp of it builds the mesh; a file that is no mesh is refused.
+  const nav = (name: string) => new URL(`../fixtures/nav/${name}`, import.meta.url).pathname;
+  const dungeonN = await app.scripts.createBaseAnywhere("Dungeon", { party: [] });
+  const navKeeper = app.proxies.get(dungeonN.id)!.script!.self as BaseEntityApi;
+  await assert.rejects(navKeeper.createInNewSpace({ size: 300, geometry: "" }), /geometry "" is not a file path/);
+  await assert.rejects(
+    navKeeper.createInNewSpace({ size: 300, geometry: nav("not_a_mesh.obj") }),
+    (e: Error) => e.message.includes("not_a_mesh.obj"),
+  );
+  const walled = await navKeeper.createInNewSpace({ size: 300, geometry: nav("wall.obj") });
+  const walledView = (await api(b.admin, `/api/spaces/${walled.spaceId}`)).body as SpaceView;
+  assert.equal(walledView.navGeometry, nav("wall.obj"));
+  assert.equal(walledView.shutDownWhenEmpty, true);
+  await navKeeper.destroyCellEntity();
+
   // A new space of two cells (one on each cellapp); the keeper is its first entity, the player teleports in.
   const made = await keeper.createInNewSpace({ size: 200, cells: 2 });
   assert.ok(made.spaceId > 1);
