@@ -172,7 +172,9 @@ Deno.test("the OpenAPI document is structurally OpenAPI 3: operations, parameter
     "cells",
     "id",
     "isDefault",
+    "navGeometry",
     "settings",
+    "shutDownWhenEmpty",
     "tree",
   ]);
   const metrics = spec.paths["/metrics"].get.responses as Record<string, { content: Json }>;
