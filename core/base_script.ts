@@ -5,7 +5,7 @@
  * depends on how baseapps work.
  */
 
-import type { Vec3 } from "./script.ts";
+import type { Vec3 } from "./geo/vec3.ts";
 
 /** Where a base entity lives: its id, and the baseapp holding it (a hint: it may have moved since). */
 export interface BaseRef {

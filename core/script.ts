@@ -8,6 +8,7 @@
  */
 
 import type { BaseRef, ClientOf } from "./base_script.ts";
+import type { Vec3 } from "./geo/vec3.ts";
 import type { SpaceSettings, SpaceSettingsView } from "./space_settings.ts";
 
 /** A cell entity's base part as its cell script calls it. */
@@ -30,12 +31,7 @@ export interface WitnessSettings {
   maxPriorityDelta: number;
 }
 
-/** A position or direction as scripts read and write it. */
-export interface Vec3 {
-  x: number;
-  y: number;
-  z: number;
-}
+export type { Vec3 } from "./geo/vec3.ts";
 
 /** Yaw, pitch and roll in radians. */
 export interface Direction {

@@ -5,11 +5,11 @@
  */
 import { errorText } from "../../core/errors.ts";
 import type { CellEntityPlace, CellEntityPlaced, NewSpaceOptions } from "../../core/base_script.ts";
-import type { Vec3 } from "../../core/script.ts";
+import type { Vec3 } from "../../core/geo/vec3.ts";
 import { MAX_COORD, withinWorld } from "../../core/geo/rect.ts";
 import { newSpaceError, type NewSpaceRequest } from "../../core/new_space.ts";
 import { BaseScriptMsg, NOT_TELEPORTED, RemoteError } from "../../core/wire/mod.ts";
-import type { ScriptedBase, Tuple3 } from "./scripts.ts";
+import type { ScriptedBase, Tuple3 } from "./scripted_base.ts";
 
 /** A teleport the real was not in place to take (it was changing cell) is asked again, this often, this far apart. */
 const TELEPORT_TRIES = 5;

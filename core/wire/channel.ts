@@ -507,7 +507,7 @@ export class Channel {
     }
     const def = messageByKind(kind);
     if (!def) return this.#violation(`unknown message kind ${kind}`);
-    const handler = this.#o.handlers.get(kind);
+    const handler = this.#o.handlers.get(kind) as ((ch: Channel, ...args: unknown[]) => unknown) | undefined;
     if (!handler || !def.from.includes(this.peer.role)) {
       return this.#violation(
         `unexpected message ${def.name} (kind ${kind}) from a ${this.peer.role}`,

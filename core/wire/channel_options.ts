@@ -3,12 +3,14 @@ import { silentLogger } from "../log.ts";
 import { DEFAULT_MAX_FRAME } from "./frame.ts";
 import type { HandshakeSide } from "./handshake.ts";
 import type { Role } from "./messages.ts";
-import type { Channel } from "./channel.ts";
 
-/** What a channel needs of its handler table (`Handlers`): the handler of a message kind, if served. */
+/**
+ * What a channel needs of its handler table (`Handlers`): the handler of a message kind, if served. A handler takes
+ * the Channel it came on first; the type says `never` so that these options need not know the Channel class.
+ */
 export interface HandlerTable {
   // deno-lint-ignore no-explicit-any
-  get(kind: number): ((ch: Channel, ...args: any[]) => unknown) | undefined;
+  get(kind: number): ((ch: never, ...args: any[]) => unknown) | undefined;
 }
 
 /** The table of a channel given none: it serves no kind. */
