@@ -3,7 +3,7 @@
  * the player, the client's events), AOI messages to the world model.
  */
 import { errorText } from "../core/errors.ts";
-import { ByteReader } from "../core/def/bytes.ts";
+import { ByteReader } from "../core/bytes/mod.ts";
 import { readChange } from "../core/def/mod.ts";
 import {
   decodeArgs,

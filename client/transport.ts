@@ -2,7 +2,7 @@
  * A client's WebSocket: binds the socket's events to the client, batches the messages of a turn into one frame
  * and counts the frames and bytes that pass.
  */
-import { ByteWriter } from "../core/def/bytes.ts";
+import { ByteWriter } from "../core/bytes/mod.ts";
 import { type ClientMessage, writeClientMessage } from "../core/def/client_protocol.ts";
 
 /** Counters of what a client received and sent. */

@@ -126,7 +126,7 @@ export class ClientWorld extends Emitter<WorldEvents> implements AoiDecodeContex
   player: { id: number; type: EntityType; container: PropertyContainer } | null = null;
   /** Messages applied, by kind. */
   readonly counts: Record<string, number> = {};
-  /** Entity id by alias; -1: none. Ids go up to 2^48 (core/def/ids.ts), so doubles, not 32-bit integers. */
+  /** Entity id by alias; -1: none. Ids go up to 2^48 (core/bytes/ids.ts), so doubles, not 32-bit integers. */
   readonly #aliases = new Float64Array(256).fill(-1);
   readonly #out = new ByteWriter(64);
   readonly #cacheSize: number;

@@ -6,7 +6,7 @@
  * messages written in one turn of the event loop leave in one frame.
  */
 import { errorText } from "../../core/errors.ts";
-import { ByteReader } from "../../core/def/bytes.ts";
+import { ByteReader } from "../../core/bytes/mod.ts";
 import type { EntityRegistry } from "../../core/def/mod.ts";
 import {
   C2S,

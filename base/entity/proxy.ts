@@ -13,7 +13,7 @@ import {
   type PropertyDef,
   writeChange,
 } from "../../core/def/mod.ts";
-import { ByteWriter } from "../../core/def/bytes.ts";
+import { ByteWriter } from "../../core/bytes/mod.ts";
 import {
   encodeArgs,
   ErrorCode,

@@ -6,7 +6,7 @@
  */
 import { errorText } from "../../core/errors.ts";
 import type { EntityRegistry } from "../../core/def/mod.ts";
-import { ByteWriter } from "../../core/def/bytes.ts";
+import { ByteWriter } from "../../core/bytes/mod.ts";
 import { C2S, type ClientMessage, writeClientMessage } from "../../core/def/client_protocol.ts";
 import { type Client, connect } from "../client.ts";
 import { MoveClock, Walker } from "./bot_walk.ts";

@@ -27,7 +27,7 @@
  * otherwise); the server sends the full state for stamps of another life.
  */
 import { errorText } from "../errors.ts";
-import { ByteReader, ByteWriter } from "./bytes.ts";
+import { ByteReader, ByteWriter } from "../bytes/mod.ts";
 import { readChange } from "./codec.ts";
 import { ChangeRecord } from "./container.ts";
 import { EntityRegistry, EntityType, MethodDef, PropertyDef } from "./model.ts";

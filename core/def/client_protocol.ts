@@ -6,10 +6,10 @@
  * witness (aoi_protocol.ts); a frame may mix both kinds.
  */
 import { errorText } from "../errors.ts";
-import { ByteReader, ByteWriter } from "./bytes.ts";
+import { ByteReader, ByteWriter } from "../bytes/mod.ts";
 import type { MethodDef } from "./model.ts";
 import { ValueError } from "./errors.ts";
-import { MAX_ENTITY_ID } from "./ids.ts";
+import { MAX_ENTITY_ID } from "../bytes/mod.ts";
 import { withinWorld } from "../geo/rect.ts";
 
 /** Messages a client sends. */

@@ -1,5 +1,5 @@
 /** Small argument checks for message definitions: each returns null or a reason. */
-import { MAX_ENTITY_ID } from "../def/ids.ts";
+import { MAX_ENTITY_ID } from "../bytes/mod.ts";
 import { MAX_COORD } from "../geo/rect.ts";
 
 /** A check of one decoded value. */
@@ -33,7 +33,7 @@ export const num: Check = (v) =>
 export const numIn = (min: number, max: number): Check => (v) =>
   typeof v === "number" && v >= min && v <= max ? null : `expected a number in ${min}..${max}, got ${show(v)}`;
 
-export { MAX_ENTITY_ID } from "../def/ids.ts";
+export { MAX_ENTITY_ID } from "../bytes/mod.ts";
 
 /** An entity id. */
 export const entityId: Check = int(1, MAX_ENTITY_ID);

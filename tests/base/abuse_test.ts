@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { C2S, encodeClientMessage, ErrorCode } from "../../core/def/client_protocol.ts";
 import { AOI_MSG, writeRequestUpdate } from "../../core/def/aoi_protocol.ts";
-import { ByteWriter } from "../../core/def/bytes.ts";
+import { ByteWriter } from "../../core/bytes/mod.ts";
 import type { Client } from "../../client/mod.ts";
 import { errorsOf, login, startBase, testRegistry } from "./fixtures.ts";
 import { cellReady, seen, startCluster } from "../helpers/players.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ByteReader, ByteWriter } from "../../core/def/bytes.ts";
+import { ByteReader, ByteWriter } from "../../core/bytes/mod.ts";
 import {
   C2S,
   encodeArgs,

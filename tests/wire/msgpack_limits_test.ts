@@ -7,7 +7,7 @@ import {
   lastScanCost,
   type MsgpackLimits,
   scanMsgpack,
-} from "../../core/wire/msgpack_limits.ts";
+} from "../../core/bytes/mod.ts";
 import { HOSTILE, LEGIT } from "../../bench/decode.ts";
 
 const MiB = 1024 * 1024;

@@ -15,7 +15,7 @@ import {
   writeMove,
 } from "../../core/wire/mod.ts";
 import { bytes, int, tuple } from "../../core/wire/check.ts";
-import { ByteWriter } from "../../core/def/bytes.ts";
+import { ByteWriter } from "../../core/bytes/mod.ts";
 import { MAX_COORD } from "../../core/geo/rect.ts";
 import { waitFor } from "../../testing/wait.ts";
 

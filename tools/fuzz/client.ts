@@ -5,7 +5,7 @@
  * with alreadyLoggedIn), so the inputs counted are the ones the baseapp is
  * known to have handled.
  */
-import { ByteWriter } from "../../core/def/bytes.ts";
+import { ByteWriter } from "../../core/bytes/mod.ts";
 import {
   C2S,
   type ClientMessage,
@@ -15,7 +15,7 @@ import {
   S2C,
 } from "../../core/def/client_protocol.ts";
 import { AOI_MSG, writeRequestUpdate } from "../../core/def/aoi_protocol.ts";
-import { ByteReader } from "../../core/def/bytes.ts";
+import { ByteReader } from "../../core/bytes/mod.ts";
 import { intIn, mutateBytes, NASTY_NUMBERS, pick, randomBytes, type Rng, rng } from "./random.ts";
 import { type Client, connect } from "../../client/mod.ts";
 import { registry } from "../../entities/mod.ts";
