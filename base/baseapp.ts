@@ -7,7 +7,7 @@ import { EntityIdPool } from "../core/id_pool.ts";
 import { BusyMeter } from "../core/busy.ts";
 import { BaseBackupMsg, MgrLease } from "../core/wire/mod.ts";
 import type { EntityRegistry } from "../core/def/mod.ts";
-import { type C2S, type ClientMessage, ErrorCode } from "../core/def/client_protocol.ts";
+import { type C2S, type ClientMessage, ErrorCode } from "../core/proto/mod.ts";
 import type { Placement } from "../core/placement.ts";
 import {
   Autosave,

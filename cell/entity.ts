@@ -4,7 +4,7 @@
  */
 import { MAX_COORD, withinWorld } from "../core/geo/rect.ts";
 import { decodeCellBackup, encodeCellBackup, type EntityType, PropertyContainer } from "../core/def/mod.ts";
-import type { ErrorCodeValue } from "../core/def/client_protocol.ts";
+import type { ErrorCodeValue } from "../core/proto/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type {
   BasePart,

@@ -3,7 +3,7 @@
  * and counts the frames and bytes that pass.
  */
 import { ByteWriter } from "../core/bytes/mod.ts";
-import { type ClientMessage, writeClientMessage } from "../core/def/client_protocol.ts";
+import { type ClientMessage, writeClientMessage } from "../core/proto/mod.ts";
 
 /** Counters of what a client received and sent. */
 export interface ClientStats {

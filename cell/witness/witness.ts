@@ -5,8 +5,8 @@
  * budget, the caches whose turn has come (enter, create, events, volatile, detail level, leave) and hands the frame to
  * the sink.
  */
-import { AOI_MSG, NO_ALIAS, writeOwnMethod, writeOwnProperty, writeReference } from "../../core/def/aoi_protocol.ts";
-import { ErrorCode } from "../../core/def/client_protocol.ts";
+import { AOI_MSG, NO_ALIAS, writeOwnMethod, writeOwnProperty, writeReference } from "../../core/proto/mod.ts";
+import { ErrorCode } from "../../core/proto/mod.ts";
 import { ByteWriter, type PropertyDef } from "../../core/def/mod.ts";
 import type { WitnessCell } from "./host.ts";
 import type { Entity, EntityWitness } from "../entity.ts";
@@ -343,7 +343,7 @@ export class Witness implements SendContext, OwnClientSink, EntityWitness {
     this.stats.badInputs++;
     const host = this.entity.cell.host;
     if (this.opts.onBadInput) this.opts.onBadInput(what);
-    else host.clientError(this.entity, ErrorCode.malformed, AOI_MSG.REQUEST_UPDATE, what);
+    else host.clientError(this.entity, ErrorCode.malformed, AOI_MSG.requestUpdate, what);
     // Whatever the handler did, entity rows copied before it may be out of date.
     newGeneration();
   }

@@ -21,5 +21,4 @@ export * from "./codec.ts";
 export { parseXml } from "./xml.ts";
 export type { XmlElement } from "./xml.ts";
 export * from "./describe.ts";
-export * from "./aoi_protocol.ts";
 export { MAX_ENTITY_ID } from "../bytes/mod.ts";

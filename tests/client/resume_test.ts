@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { isLostConnection, type ResumeResult, retryResume } from "../../client/resume.ts";
 import { ByteReader } from "../../core/bytes/mod.ts";
-import { CloseCode, encodeServerMessage, readServerMessage, S2C } from "../../core/def/client_protocol.ts";
+import { CloseCode, encodeServerMessage, readServerMessage, S2C } from "../../core/proto/mod.ts";
 
 Deno.test("a resume sent elsewhere goes there next, at once; redirects in a circle end", async () => {
   const tried: string[] = [];
