@@ -32,7 +32,16 @@ import {
   unpackY,
   unpackZ,
 } from "../geo/mod.ts";
-import { byCode, type Codec, codes, type Decoded, message, readFields, writeMessage, type Written } from "./declare.ts";
+import {
+  byCode,
+  type Codec,
+  codes,
+  type Decoded,
+  message,
+  readMessage,
+  writeMessage,
+  type Written,
+} from "./declare.ts";
 import { errorText } from "../errors.ts";
 import { ErrorCode, ProtocolError } from "./errors.ts";
 import { pose, u8, varint, writePose } from "./fields.ts";
@@ -258,9 +267,7 @@ export function writeAoiMessage(w: ByteWriter, m: AoiMessageIn): void {
 export function readAoiMessage(r: ByteReader, id: number, ctx: AoiDecodeContext): AoiMessage {
   const spec = aoiByCode[id];
   if (spec) {
-    const m: Record<string, unknown> = { kind: spec.name };
-    readFields(r, spec, ctx, m);
-    return m as AoiMessage;
+    return readMessage(r, spec, ctx, "kind") as AoiMessage;
   }
   if (id >= VOLATILE && id <= 95) {
     try {
@@ -274,9 +281,7 @@ export function readAoiMessage(r: ByteReader, id: number, ctx: AoiDecodeContext)
 
 /** Reads one requestUpdate (its code read already), as the AOI_MESSAGES entry declares it. */
 export function readRequestUpdate(r: ByteReader): Extract<AoiMessage, { kind: "requestUpdate" }> {
-  const m: Record<string, unknown> = { kind: "requestUpdate" };
-  readFields(r, AOI_MESSAGES.requestUpdate, null, m);
-  return m as Extract<AoiMessage, { kind: "requestUpdate" }>;
+  return readMessage(r, AOI_MESSAGES.requestUpdate, null, "kind") as Extract<AoiMessage, { kind: "requestUpdate" }>;
 }
 
 // ---------------------------------------------------------------------------

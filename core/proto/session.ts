@@ -11,7 +11,7 @@ import {
   type Decoded,
   message,
   type MessageSpec,
-  readFields,
+  readMessage,
   writeMessage,
   type Written,
 } from "./declare.ts";
@@ -146,9 +146,7 @@ export function writeClientMessage(w: ByteWriter, m: ClientMessageIn): void {
  * a field's check gives (badArguments, badPosition).
  */
 export function readClientMessage(r: ByteReader, id: number): ClientMessage {
-  const m: Record<string, unknown> = { id };
-  readFields(r, spec(clientByCode, id, "client"), null, m);
-  return m as ClientMessage;
+  return readMessage(r, spec(clientByCode, id, "client"), null, "id") as ClientMessage;
 }
 
 /** Writes one session message from the server (including its code). */
@@ -158,9 +156,7 @@ export function writeServerMessage(w: ByteWriter, m: ServerMessageIn): void {
 
 /** Reads the session message whose code was just read; throws ProtocolError as readClientMessage does. */
 export function readServerMessage(r: ByteReader, id: number): ServerMessage {
-  const m: Record<string, unknown> = { id };
-  readFields(r, spec(serverByCode, id, "session"), null, m);
-  return m as ServerMessage;
+  return readMessage(r, spec(serverByCode, id, "session"), null, "id") as ServerMessage;
 }
 
 /** One message as bytes (a frame may concatenate several). */

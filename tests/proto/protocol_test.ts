@@ -35,7 +35,7 @@ import {
   ProtocolError,
   readAoiMessage,
   readClientMessage,
-  readFields,
+  readMessage,
   readServerMessage,
   S2C,
   SERVER_MESSAGES,
@@ -384,9 +384,7 @@ Deno.test("a new message is one entry: its codes are checked unique, and it enco
   writeMessage(w, table.gameDefs, m);
   assert.equal(hex(w.bytes()), "1c03020102");
   const r = new ByteReader(w.toBytes());
-  const got: Record<string, unknown> = { id: r.u8() };
-  readFields(r, byCode(table)[got.id as number]!, null, got);
-  assert.deepEqual(got, m);
+  assert.deepEqual(readMessage(r, byCode(table)[r.u8()]!, null, "id"), m);
   assert.throws(() => byCode({ ...SERVER_MESSAGES, clash: message(16, "clash", {}) }), /code 16 is already loginOk/);
   assert.doesNotThrow(() => byCode(CLIENT_MESSAGES, SERVER_MESSAGES, AOI_MESSAGES), "no two messages share a code");
 });
