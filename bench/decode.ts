@@ -10,9 +10,9 @@
  */
 import { errorText } from "../core/errors.ts";
 import { Decoder } from "@msgpack/msgpack";
-import { FrameReader, FrameWriter, NONE, wireCodec } from "../core/wire/frame.ts";
+import { FrameReader, FrameWriter, NONE, wireCodec } from "../core/wire/mod.ts";
 import { DEFAULT_MSGPACK_LIMITS, lastScanCost, scanMsgpack } from "../core/bytes/mod.ts";
-import { type BspNode, buildBsp } from "../core/geo/bsp.ts";
+import { type BspNode, buildBsp } from "../core/geo/mod.ts";
 import type { EntitySummary, GhostState, OffloadState, SpaceGeometry, WitnessState } from "../core/wire/mod.ts";
 import { writeResults } from "./results.ts";
 

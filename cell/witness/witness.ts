@@ -25,8 +25,8 @@ import { FLAG_REPLACED, HSEQ, LAST_EVENT, LIFE, LOD_IN, LOD_OUT, REQUEST_PENDING
 import { historyOf, type OwnClientSink } from "./event_history.ts";
 import { SlotHeap } from "./priority_queue.ts";
 import { RANGE_FLAG_AOI, type RangeEntity, type RangeTrigger } from "../range/mod.ts";
-import { PACKED_XZ_LIMIT } from "../../core/geo/packed.ts";
-import { MAX_COORD } from "../../core/geo/rect.ts";
+import { PACKED_XZ_LIMIT } from "../../core/geo/mod.ts";
+import { MAX_COORD } from "../../core/geo/mod.ts";
 import { WITNESS_DEFAULTS, type WitnessOptions } from "./witness_options.ts";
 import { callScript } from "./script_callback.ts";
 import { hasVolatile, newStats, readRequestUpdates, type SendContext, sendCreate, sendEnter } from "./witness_send.ts";

@@ -1,6 +1,6 @@
 /** The defaults for every setting left unset, and the values derived from others. */
 import type { LogFormat, LogLevel } from "../log.ts";
-import { DEFAULT_MAX_FRAME } from "../wire/frame.ts";
+import { DEFAULT_MAX_FRAME } from "../wire/mod.ts";
 import { type Config, ConfigError, DEFAULT_MGR_PORT, type ServerRole } from "./config.ts";
 import { AOI_HYSTERESIS, OFFLOAD_HYSTERESIS } from "./hysteresis.ts";
 

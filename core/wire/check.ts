@@ -1,6 +1,6 @@
 /** Small argument checks for message definitions: each returns null or a reason. */
 import { MAX_ENTITY_ID } from "../bytes/mod.ts";
-import { MAX_COORD } from "../geo/rect.ts";
+import { MAX_COORD } from "../geo/mod.ts";
 
 /** A check of one decoded value. */
 export type Check = (v: unknown) => string | null;
@@ -47,7 +47,7 @@ export const cellId: Check = int(1, 2 ** 31);
 /** A process id as the cellappmgr hands them out. */
 export const processId: Check = int(1, 2 ** 31);
 
-export { MAX_COORD } from "../geo/rect.ts";
+export { MAX_COORD } from "../geo/mod.ts";
 
 /** A coordinate in metres. */
 export const coord: Check = numIn(-MAX_COORD, MAX_COORD);

@@ -14,10 +14,12 @@ import {
   writeFrame,
   writeMove,
 } from "../../core/wire/mod.ts";
-import { bytes, int, tuple } from "../../core/wire/check.ts";
+import { check } from "../../core/wire/mod.ts";
 import { ByteWriter } from "../../core/bytes/mod.ts";
 import { MAX_COORD, type Pose, poseOf } from "../../core/geo/mod.ts";
 import { waitFor } from "../../testing/wait.ts";
+
+const { bytes, int, tuple } = check;
 
 // Test-only messages, in a kind range the product catalog leaves free.
 const tool = ["tool"] as const;

@@ -20,7 +20,7 @@ import {
   type Role,
   wireCodec,
 } from "../../core/wire/mod.ts";
-import { makeProof } from "../../core/wire/secret.ts";
+import { makeProof } from "../../core/wire/mod.ts";
 import { PROTOCOL_VERSION } from "../../core/version.ts";
 import { intIn, mutateBytes, mutateValue, pick, randomBytes, randomValue, type Rng, rng } from "./random.ts";
 
