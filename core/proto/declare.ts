@@ -53,8 +53,8 @@ export function message<N extends string, K extends number, F extends Fields>(
   const order = Object.entries(fields);
   const names = order.map(([n]) => n), codecs = order.map(([, c]) => c);
   for (const n of names) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(n)) {
-      throw new Error(`message ${name}: field name ${JSON.stringify(n)} is not an identifier`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(n) || n === "kind") {
+      throw new Error(`message ${name}: field name ${JSON.stringify(n)} is not an identifier, or is the tag "kind"`);
     }
   }
   const checked = order.filter(([, c]) => c.check);
@@ -64,7 +64,12 @@ export function message<N extends string, K extends number, F extends Fields>(
     fields,
     names,
     codecs,
-    readById: compileReader(name, code, names, codecs, checked, "id"),
+    // A message with a field `id` (an AoI message's entity) is tagged by its name only.
+    readById: names.includes("id")
+      ? () => {
+        throw new Error(`message ${name} has a field id: it is read tagged by its kind`);
+      }
+      : compileReader(name, code, names, codecs, checked, "id"),
     readByKind: compileReader(name, code, names, codecs, checked, "kind"),
   };
 }
