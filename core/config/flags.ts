@@ -2,7 +2,7 @@
  * The table of settings: each flag's environment variable and value parser, and the Config key it sets.
  */
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../log.ts";
-import { parseAddress } from "../wire/mod.ts";
+import { parseAddress } from "../wire/endpoint.ts";
 import type { Config, ServerRole } from "./config.ts";
 import { bool, clientUrl, decimal, hostName, integer, list, origin, postgresUrl, text } from "./values.ts";
 

@@ -6,7 +6,7 @@
 import { errorText } from "../errors.ts";
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import { type Config, ConfigError, type TlsMaterial } from "./config.ts";
-import type { WireTls } from "../wire/mod.ts";
+import type { WireTls } from "../wire/channel.ts";
 
 /**
  * Reads and checks the TLS files `cfg` names; null when it names none. Throws ConfigError (naming the flag and the

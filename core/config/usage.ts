@@ -1,5 +1,5 @@
 /** The --help text: every flag, its variable and its default. */
-import { DEFAULT_MAX_FRAME } from "../wire/mod.ts";
+import { DEFAULT_MAX_FRAME } from "../wire/frame.ts";
 import { DEFAULT_MGR_PORT } from "./config.ts";
 
 /** Usage text printed by --help. */
