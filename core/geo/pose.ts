@@ -3,7 +3,6 @@
  * hop of a client's move and of the AoI protocol, in place of six loose numbers; an entity that has these six fields
  * is a Pose itself, so a hot path passes the entity and allocates nothing.
  */
-import { MAX_COORD } from "./rect.ts";
 
 /** Position and direction (radians). */
 export interface Pose {
@@ -33,12 +32,6 @@ export function makePose(x = 0, y = 0, z = 0, yaw = 0, pitch = 0, roll = 0): Mut
 /** A copy of `p` that later changes to `p` do not reach. */
 export function copyPose(p: Pose): MutablePose {
   return { x: p.x, y: p.y, z: p.z, yaw: p.yaw, pitch: p.pitch, roll: p.roll };
-}
-
-/** Whether every coordinate and angle of `p` is a number within ±MAX_COORD. */
-export function poseWithinWorld(p: Pose): boolean {
-  const ok = (v: number) => v >= -MAX_COORD && v <= MAX_COORD;
-  return ok(p.x) && ok(p.y) && ok(p.z) && ok(p.yaw) && ok(p.pitch) && ok(p.roll);
 }
 
 /** The position of `p` as [x, y, z]. */

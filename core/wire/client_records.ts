@@ -5,8 +5,7 @@
  * of its own. Readers check a whole batch before anything in it is acted on: a batch that is not exactly whole
  * records of valid values is refused as one.
  */
-import type { ByteWriter } from "../bytes/mod.ts";
-import { MAX_ENTITY_ID } from "../bytes/mod.ts";
+import { type ByteWriter, MAX_ENTITY_ID } from "../bytes/mod.ts";
 import { MAX_COORD, type MutablePose, type Pose } from "../geo/mod.ts";
 
 /** Bytes of one move record: entity id, then its pose x, y, z, yaw, pitch, roll, each a little-endian float64. */
