@@ -4,7 +4,7 @@
  * in clear (its deadlines, its limits, and its WebSocket upgrades, which Deno can only take over from a plain TCP
  * socket: Deno.upgradeWebSocket refuses node:https's TLS sockets).
  */
-import { formatAddress } from "../core/wire/address.ts";
+import { formatAddress } from "../core/wire/mod.ts";
 import { acceptTls, type ByteConn, serverContext } from "../core/tls/mod.ts";
 
 /** Where the front listens, with what, and where it relays to. */

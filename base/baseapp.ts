@@ -9,7 +9,7 @@ import { BaseBackupMsg, MgrLease } from "../core/wire/mod.ts";
 import type { EntityRegistry } from "../core/def/mod.ts";
 import type { BaseScripts } from "../core/base_script.ts";
 import { swapBaseGame } from "./game_swap.ts";
-import { type C2S, type ClientMessage, ErrorCode } from "../core/def/client_protocol.ts";
+import { type C2S, type ClientMessage, ErrorCode } from "../core/proto/mod.ts";
 import type { Placement } from "../core/placement.ts";
 import {
   Autosave,

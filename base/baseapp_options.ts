@@ -1,6 +1,6 @@
 /** A baseapp's options, and the defaults of those not given. */
 import type { EntityRegistry } from "../core/def/mod.ts";
-import type { Vec3Tuple } from "../core/def/client_protocol.ts";
+import type { Vec3Tuple } from "../core/proto/mod.ts";
 import { type PlacementHook, serverPlacement } from "../core/placement.ts";
 import type { BaseScripts } from "../core/base_script.ts";
 import type { LoginCheck, LoginLimits } from "./login/mod.ts";

@@ -4,7 +4,7 @@
  * class with its state kept, and every client online is sent the new definitions (S2C.definitions).
  */
 import { describeRegistry, type EntityRegistry } from "../core/def/mod.ts";
-import { S2C, type ServerMessage } from "../core/def/client_protocol.ts";
+import { S2C, type ServerMessage } from "../core/proto/mod.ts";
 import type { BaseScript, BaseScripts } from "../core/base_script.ts";
 import type { PropertyContainer } from "../core/def/mod.ts";
 import type { BaseScriptRuntime, ScriptedBase } from "./entity/scripts.ts";

@@ -6,12 +6,12 @@
  * measurement runs in a fresh child process (`--v8-flags=--expose-gc`), so
  * that one shape's garbage, hidden classes or key cache do not count for the
  * next; the figures go to bench/RESULTS.md and show whether the weights of
- * core/wire/msgpack_limits.ts bound the real cost.
+ * core/bytes/msgpack_limits.ts bound the real cost.
  */
 import { errorText } from "../core/errors.ts";
 import { Decoder } from "@msgpack/msgpack";
-import { FrameReader, FrameWriter, NONE, wireCodec } from "../core/wire/frame.ts";
-import { DEFAULT_MSGPACK_LIMITS, lastScanCost, scanMsgpack } from "../core/wire/msgpack_limits.ts";
+import { FrameReader, FrameWriter, NONE, wireCodec } from "../core/wire/mod.ts";
+import { DEFAULT_MSGPACK_LIMITS, lastScanCost, scanMsgpack } from "../core/bytes/mod.ts";
 import { writeResults } from "./results.ts";
 import { FIXED_SIZE, HOSTILE, LEGIT } from "./lib/decode_bodies.ts";
 
@@ -275,7 +275,7 @@ export async function run(args: string[]): Promise<void> {
   }
   const l = DEFAULT_MSGPACK_LIMITS;
   const markdown = [
-    `Each row is measured in fresh child processes (\`--v8-flags=--expose-gc\`). *Before* is the msgpack Decoder alone, as FrameReader decoded every frame until now; *after* is FrameReader today: scanMsgpack (core/wire/msgpack_limits.ts), then the Decoder. *Kept* is heapUsed + external held by the decoded value after two forced GCs, per wire byte of the body (bodies under 1 MiB are decoded many times over, every value kept, for a stable figure); *peak* is the growth during the decode, garbage included; *est.* is the scan's cost estimate per wire byte (— when the scan cannot reach the end). Times are one decode (*after*: the scan, then the decoder when the scan accepts); under 50 ms they are medians of repeated, warm decodes (for real messages, before and after by turns in one process), else the first and only one. Limits: maxDepth ${l.maxDepth}, maxLength ${l.maxLength}, maxItems ${l.maxItems}, cost ≤ ${l.costPerByte} × size + ${l.costAllowance}.`,
+    `Each row is measured in fresh child processes (\`--v8-flags=--expose-gc\`). *Before* is the msgpack Decoder alone, as FrameReader decoded every frame until now; *after* is FrameReader today: scanMsgpack (core/bytes/msgpack_limits.ts), then the Decoder. *Kept* is heapUsed + external held by the decoded value after two forced GCs, per wire byte of the body (bodies under 1 MiB are decoded many times over, every value kept, for a stable figure); *peak* is the growth during the decode, garbage included; *est.* is the scan's cost estimate per wire byte (— when the scan cannot reach the end). Times are one decode (*after*: the scan, then the decoder when the scan accepts); under 50 ms they are medians of repeated, warm decodes (for real messages, before and after by turns in one process), else the first and only one. Limits: maxDepth ${l.maxDepth}, maxLength ${l.maxLength}, maxItems ${l.maxItems}, cost ≤ ${l.costPerByte} × size + ${l.costAllowance}.`,
     "",
     "**Hostile bodies.**",
     "",

@@ -7,10 +7,12 @@
  * listen, and exits when its stdin closes (or after ten minutes at most).
  */
 import { errorText } from "../core/errors.ts";
-import { message } from "../core/wire/catalog.ts";
-import { Handlers } from "../core/wire/handlers.ts";
-import { WireServer } from "../core/wire/endpoint.ts";
-import { bytes, tuple } from "../core/wire/check.ts";
+import { message } from "../core/wire/mod.ts";
+import { Handlers } from "../core/wire/mod.ts";
+import { WireServer } from "../core/wire/mod.ts";
+import { check } from "../core/wire/mod.ts";
+
+const { bytes, tuple } = check;
 
 /** One-way message of the throughput runs; the peer only counts it. */
 export const Blob = message<[Uint8Array]>(

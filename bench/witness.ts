@@ -9,7 +9,7 @@
 import { encode } from "@msgpack/msgpack";
 import { parseArgs } from "node:util";
 import { ByteReader } from "../core/def/mod.ts";
-import { type AoiMessage, readAoiMessage } from "../core/def/aoi_protocol.ts";
+import { type AoiMessage, readAoiMessage } from "../core/proto/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { Entity } from "../cell/entity.ts";
 import { Witness } from "../cell/witness/witness.ts";
@@ -39,7 +39,19 @@ function plain(m: AoiMessage, world: ClientWorld): unknown {
   const name = (id: number, i: number) => world.typeOf(id)?.properties[i].name ?? i;
   switch (m.kind) {
     case "create":
-      return [m.kind, m.id, m.type.name, m.x, m.y, m.z, m.yaw, m.pitch, m.roll, m.detailLevel, props(m.props, m.type)];
+      return [
+        m.kind,
+        m.id,
+        m.type.name,
+        m.pose.x,
+        m.pose.y,
+        m.pose.z,
+        m.pose.yaw,
+        m.pose.pitch,
+        m.pose.roll,
+        m.detailLevel,
+        props(m.props, m.type),
+      ];
     case "detailLevel":
       return [m.kind, m.id, m.detailLevel, props(m.props, world.typeOf(m.id)!)];
     case "property":

@@ -6,7 +6,7 @@
  */
 import { errorText } from "../core/errors.ts";
 import { ByteReader, methodArgs } from "../core/def/mod.ts";
-import { ErrorCode, type ErrorCodeValue } from "../core/def/client_protocol.ts";
+import { ErrorCode, type ErrorCodeValue } from "../core/proto/mod.ts";
 import { CellMsg, RemoteError } from "../core/wire/mod.ts";
 import type { CellHost } from "./cell_host.ts";
 import type { CellAddress } from "./cell_layout.ts";

@@ -1,6 +1,6 @@
 /** What a cell needs from the cellapp that runs it: its types and scripts, ids, logging, and the cluster beyond. */
 import type { ByteWriter, EntityRegistry } from "../core/def/mod.ts";
-import type { ErrorCodeValue } from "../core/def/client_protocol.ts";
+import type { ErrorCodeValue } from "../core/proto/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { CellScriptClass, Vec3 } from "../core/script.ts";
 import type { BaseRef } from "../core/base_script.ts";

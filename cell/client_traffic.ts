@@ -7,7 +7,7 @@
  * base, and are logged at most once a minute per client.
  */
 import { encodePersistentState } from "../core/def/mod.ts";
-import { C2S, type ErrorCodeValue } from "../core/def/client_protocol.ts";
+import { C2S, type ErrorCodeValue } from "../core/proto/mod.ts";
 import {
   BaseMsg,
   batchable,
@@ -27,6 +27,7 @@ import { witnessOf } from "./witness/mod.ts";
 import { clientCall } from "./calls.ts";
 import { isTeleporting } from "./teleport.ts";
 import { moveTrace } from "../core/trace.ts";
+import { copyPose, type Pose, poseDirection, poseOf, posePosition } from "../core/geo/mod.ts";
 
 /** An entity as this cellapp holds it. */
 interface Located {
@@ -126,11 +127,11 @@ export class ClientTraffic {
         );
       })
       .on(CellMsg.clientPosition, (ch, id, pos, dir) => {
-        this.#move(ch, id, pos[0], pos[1], pos[2], dir[0], dir[1], dir[2]);
+        this.#move(ch, id, poseOf(pos, dir));
       })
       .on(CellMsg.clientMoves, (ch, _unused, records) => {
-        const bad = readMoves(records, (id, x, y, z, yaw, pitch, roll) => {
-          this.#move(ch, id, x, y, z, yaw, pitch, roll);
+        const bad = readMoves(records, (id, pose) => {
+          this.#move(ch, id, pose);
           return ch.isOpen;
         });
         if (bad) ch.drop(`bad clientMoves: ${bad}`);
@@ -160,18 +161,12 @@ export class ClientTraffic {
     };
   }
 
-  /** A client's move of entity `id`, from its base (or passed on by the cellapp where it was). */
-  #move(
-    ch: Channel | null,
-    id: number,
-    x: number,
-    y: number,
-    z: number,
-    yaw: number,
-    pitch: number,
-    roll: number,
-  ): void {
-    if (moveTrace.sampled(id)) moveTrace.stamp("cellapp", id, x);
+  /**
+   * A client's move of entity `id` to `pose`, from its base (or passed on by the cellapp where it was). `pose` may be
+   * a batch reader's, refilled after this returns: what runs later keeps a copy.
+   */
+  #move(ch: Channel | null, id: number, pose: Pose): void {
+    if (moveTrace.sampled(id)) moveTrace.stamp("cellapp", id, pose.x);
     const at = this.#locate(id);
     if (!this.#fromBase(ch, at, id, "clientPosition")) return;
     const e = at.real;
@@ -179,14 +174,18 @@ export class ClientTraffic {
     if (e && isTeleporting(e)) return;
     if (e && !e.offloading) {
       if (!this.#passedOn(ch, e, "clientPosition")) return;
-      e.yaw = yaw, e.pitch = pitch, e.roll = roll;
-      e.cell.moveEntity(e, x, y, z);
+      moveTo(e, pose);
       return;
     }
-    this.#atReal(ch, at, id, CellMsg.clientPosition, [id, [x, y, z], [yaw, pitch, roll]], (e) => {
-      e.yaw = yaw, e.pitch = pitch, e.roll = roll;
-      e.cell.moveEntity(e, x, y, z);
-    });
+    const kept = copyPose(pose);
+    this.#atReal(
+      ch,
+      at,
+      id,
+      CellMsg.clientPosition,
+      [id, posePosition(kept), poseDirection(kept)],
+      (e) => moveTo(e, kept),
+    );
   }
 
   /** Tells the client of proxy `callerId` (through its baseapp at `base`) that the cell refused its request. */
@@ -335,4 +334,10 @@ export class ClientTraffic {
     if (this.host.isSelf(address)) return await this.#destroyForBase(id);
     return await this.host.ask(address, CellMsg.destroyCellEntity, id);
   }
+}
+
+/** Turns `e` to the pose's direction and moves it to its position. */
+function moveTo(e: Entity, p: Pose): void {
+  e.yaw = p.yaw, e.pitch = p.pitch, e.roll = p.roll;
+  e.cell.moveEntity(e, p.x, p.y, p.z);
 }

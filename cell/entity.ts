@@ -2,9 +2,9 @@
  * A cell entity: position and direction, its cell properties, its script and
  * its controllers. It is also the `self` its script sees (CellEntityApi).
  */
-import { MAX_COORD, withinWorld } from "../core/geo/rect.ts";
+import { MAX_COORD, withinWorld } from "../core/geo/mod.ts";
 import { decodeCellBackup, encodeCellBackup, type EntityType, PropertyContainer } from "../core/def/mod.ts";
-import type { ErrorCodeValue } from "../core/def/client_protocol.ts";
+import type { ErrorCodeValue } from "../core/proto/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type {
   BasePart,

@@ -1,6 +1,6 @@
 /** The messages a client sends for its player: calls of exposed methods, and its movement. */
 import type { EntityType } from "../core/def/mod.ts";
-import { C2S, type ClientMessage, encodeArgs } from "../core/def/client_protocol.ts";
+import { C2S, type ClientMessage, encodeArgs } from "../core/proto/mod.ts";
 import type { EntityView, Vec3 } from "./events.ts";
 
 /** The player, as the calls it makes need it. */
@@ -35,5 +35,5 @@ export function cellCall(
 
 /** The message reporting the player's position and direction (yaw, pitch, roll in radians). */
 export function positionMessage(pos: Vec3, dir: [number, number, number]): ClientMessage {
-  return { id: C2S.position, position: [pos.x, pos.y, pos.z], direction: [...dir] };
+  return { id: C2S.position, pose: { x: pos.x, y: pos.y, z: pos.z, yaw: dir[0], pitch: dir[1], roll: dir[2] } };
 }

@@ -5,7 +5,7 @@
  * after a lost connection (resume.ts).
  */
 import { decodeClientState, type PropertyContainer } from "../core/def/mod.ts";
-import { C2S, type ClientMessage } from "../core/def/client_protocol.ts";
+import { C2S, type ClientMessage } from "../core/proto/mod.ts";
 import { type ClientEvents, Emitter, type EntityView, type Vec3 } from "./events.ts";
 import type { ClientWorld } from "./world.ts";
 import {

@@ -3,8 +3,9 @@
  * the player, the client's events), AOI messages to the world model.
  */
 import { errorText } from "../core/errors.ts";
-import { ByteReader } from "../core/def/bytes.ts";
+import { ByteReader } from "../core/bytes/mod.ts";
 import { readChange } from "../core/def/mod.ts";
+import { poseDirection } from "../core/geo/mod.ts";
 import {
   decodeArgs,
   MAX_SESSION_ID,
@@ -12,7 +13,7 @@ import {
   S2C,
   type ServerMessage,
   type Vec3Tuple,
-} from "../core/def/client_protocol.ts";
+} from "../core/proto/mod.ts";
 import type { ClientEvents, Emitter, Vec3 } from "./events.ts";
 import type { PlayerEntity } from "./player.ts";
 import type { Resumer } from "./resume.ts";
@@ -92,9 +93,9 @@ function onSession(m: ServerMessage, to: Receiver): void {
       c.emit("error", m.code, m.message, m.about);
       return;
     case S2C.forcedPosition:
-      c.player.position = vec(m.position);
-      [c.player.yaw, c.player.pitch, c.player.roll] = m.direction;
-      c.emit("forcedPosition", vec(m.position), m.direction);
+      c.player.position = { x: m.pose.x, y: m.pose.y, z: m.pose.z };
+      [c.player.yaw, c.player.pitch, c.player.roll] = poseDirection(m.pose);
+      c.emit("forcedPosition", { x: m.pose.x, y: m.pose.y, z: m.pose.z }, poseDirection(m.pose));
       return;
     case S2C.baseProperty: {
       const rec = readChange(new ByteReader(m.change), c.player.type);

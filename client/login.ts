@@ -3,7 +3,7 @@
  * the server's answer.
  */
 import type { EntityRegistry } from "../core/def/mod.ts";
-import { C2S, type ClientMessage } from "../core/def/client_protocol.ts";
+import { C2S, type ClientMessage } from "../core/proto/mod.ts";
 import type { Vec3 } from "./events.ts";
 import type { ResumeOptions } from "./resume.ts";
 

@@ -11,4 +11,4 @@ export { type ClientEntity, ClientWorld } from "./world.ts";
 export type { ResumeOptions } from "./resume.ts";
 export { type ClientEvents, Emitter, type EntityView, type PropertyUpdate, type Vec3 } from "./events.ts";
 export { packedAxisError, positionErrorBound } from "./position.ts";
-export { ErrorCode } from "../core/def/client_protocol.ts";
+export { ErrorCode } from "../core/proto/mod.ts";

@@ -3,7 +3,7 @@
  * reference position (PackedXZ / PackedXYZ, docs/protocol.md), with a precision that is finest near the reference and
  * coarser by octaves away from it. Positions sent in full (far from the reference) are float32.
  */
-import { PACKED_XZ_LIMIT, XZ_MANTISSA_BITS, Y_MANTISSA_BITS } from "../core/geo/packed.ts";
+import { PACKED_XZ_LIMIT, XZ_MANTISSA_BITS, Y_MANTISSA_BITS } from "../core/geo/mod.ts";
 
 /** The most a packed axis value `offset` (metres from the reference) may be off, at packed-position `scale`. */
 export function packedAxisError(offset: number, scale: number, bits: number = XZ_MANTISSA_BITS): number {

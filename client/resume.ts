@@ -6,7 +6,7 @@
  * state (the token, where it may resume, the attempt under way).
  */
 
-import { C2S, type ClientMessage, CloseCode } from "../core/def/client_protocol.ts";
+import { C2S, type ClientMessage, CloseCode } from "../core/proto/mod.ts";
 
 /** How a client resumes after a lost connection (ConnectOptions.resume). */
 export interface ResumeOptions {

@@ -2,8 +2,8 @@
  * A client's WebSocket: binds the socket's events to the client, batches the messages of a turn into one frame
  * and counts the frames and bytes that pass.
  */
-import { ByteWriter } from "../core/def/bytes.ts";
-import { type ClientMessage, writeClientMessage } from "../core/def/client_protocol.ts";
+import { ByteWriter } from "../core/bytes/mod.ts";
+import { type ClientMessage, writeClientMessage } from "../core/proto/mod.ts";
 
 /** Counters of what a client received and sent. */
 export interface ClientStats {

@@ -12,7 +12,7 @@ import {
   type EntityType,
   PropertyContainer,
 } from "../core/def/mod.ts";
-import { describePath } from "../core/def/paths.ts";
+import { describePath } from "../core/def/mod.ts";
 import { positionErrorBound } from "./position.ts";
 import {
   type AoiDecodeContext,
@@ -25,7 +25,7 @@ import {
   type PropValue,
   readAoiMessage,
   writeRequestUpdate,
-} from "../core/def/aoi_protocol.ts";
+} from "../core/proto/mod.ts";
 
 /** An entity the client sees. */
 export interface ClientEntity {
@@ -126,7 +126,7 @@ export class ClientWorld extends Emitter<WorldEvents> implements AoiDecodeContex
   player: { id: number; type: EntityType; container: PropertyContainer } | null = null;
   /** Messages applied, by kind. */
   readonly counts: Record<string, number> = {};
-  /** Entity id by alias; -1: none. Ids go up to 2^48 (core/def/ids.ts), so doubles, not 32-bit integers. */
+  /** Entity id by alias; -1: none. Ids go up to 2^48 (core/bytes/ids.ts), so doubles, not 32-bit integers. */
   readonly #aliases = new Float64Array(256).fill(-1);
   readonly #out = new ByteWriter(64);
   readonly #cacheSize: number;
@@ -229,7 +229,7 @@ export class ClientWorld extends Emitter<WorldEvents> implements AoiDecodeContex
         const prop = e.type.properties[m.change.index];
         if (this.has("property")) {
           const value = e.container.raw(m.change.index), path = describePath(prop, m.change.path);
-          const byAlias = m.byAlias ?? false;
+          const byAlias = m.alias !== NO_ALIAS;
           this.emit("property", { entity: e, name: prop.name, value, change: m.change, path, byAlias });
         }
         return;
@@ -238,7 +238,7 @@ export class ClientWorld extends Emitter<WorldEvents> implements AoiDecodeContex
         const e = this.#entity(m.id);
         e.detailLevel = m.detailLevel;
         const names = load(e.container, m.props);
-        this.emit("detailLevel", { entity: e, level: m.detailLevel, names, byAlias: m.byAlias ?? false });
+        this.emit("detailLevel", { entity: e, level: m.detailLevel, names, byAlias: m.alias !== NO_ALIAS });
         return;
       }
       case "reference":
@@ -252,7 +252,7 @@ export class ClientWorld extends Emitter<WorldEvents> implements AoiDecodeContex
           entity: this.#entity(m.id),
           name: m.method.name,
           args: m.args,
-          byAlias: m.byAlias ?? false,
+          byAlias: m.alias !== NO_ALIAS,
         });
         return;
       case "ownProperty": {
@@ -280,7 +280,7 @@ export class ClientWorld extends Emitter<WorldEvents> implements AoiDecodeContex
         if (!Number.isNaN(m.pitch)) e.pitch = m.pitch;
         if (!Number.isNaN(m.roll)) e.roll = m.roll;
         if (this.has("move")) {
-          this.emit("move", { entity: e, full: m.posType === POS_FULL, byAlias: m.byAlias ?? false });
+          this.emit("move", { entity: e, full: m.posType === POS_FULL, byAlias: m.alias !== NO_ALIAS });
         }
         return;
       }
@@ -309,10 +309,10 @@ export class ClientWorld extends Emitter<WorldEvents> implements AoiDecodeContex
       type: m.type,
       container,
       props: container.view as Record<string, unknown>,
-      position: { x: m.x, y: m.y, z: m.z },
-      yaw: m.yaw,
-      pitch: m.pitch,
-      roll: m.roll,
+      position: { x: m.pose.x, y: m.pose.y, z: m.pose.z },
+      yaw: m.pose.yaw,
+      pitch: m.pose.pitch,
+      roll: m.pose.roll,
       detailLevel: m.detailLevel,
       alias,
       life,

@@ -11,7 +11,7 @@
 import type { EntityRegistry } from "./def/mod.ts";
 import type { CellScriptClass } from "./script.ts";
 import type { PlacementHook } from "./placement.ts";
-import type { Rect } from "./geo/rect.ts";
+import type { Rect } from "./geo/mod.ts";
 
 /** One login attempt as a game's login check sees it. */
 export interface LoginAttemptInfo {

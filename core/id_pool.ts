@@ -1,5 +1,5 @@
-import { type Channel, ChannelClosedError } from "./wire/channel.ts";
-import { MgrMsg } from "./wire/mgr_interface.ts";
+import { type Channel, ChannelClosedError } from "./wire/mod.ts";
+import { MgrMsg } from "./wire/mod.ts";
 import type { Logger } from "./log.ts";
 
 /** Raised when an entity id is needed and the pool is empty. */

@@ -5,9 +5,9 @@
  * process already keeps, read only when the cellappmgr asks for them.
  */
 import { LOOP_DELAY_PERIOD_MS, LoopDelay } from "./loop_delay.ts";
-import type { MetricFamily, MetricSample } from "./wire/metrics.ts";
+import type { MetricFamily, MetricSample } from "./wire/mod.ts";
 
-export type { MetricFamily, MetricSample } from "./wire/metrics.ts";
+export type { MetricFamily, MetricSample } from "./wire/mod.ts";
 
 /** Tick time buckets (seconds): a 10 Hz tick has a 100 ms budget. */
 export const TICK_BUCKETS: readonly number[] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];

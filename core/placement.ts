@@ -7,8 +7,8 @@
  * and a client can never make a space.
  */
 import { errorText } from "./errors.ts";
-import { withinWorld } from "./geo/rect.ts";
-import type { Vec3Tuple } from "./def/client_protocol.ts";
+import { withinWorld } from "./geo/mod.ts";
+import type { Vec3Tuple } from "./proto/mod.ts";
 
 /** A space for a new space: a placement hook returns it only when the game lets that player make one. */
 export const NEW_SPACE = 0;

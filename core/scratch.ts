@@ -8,7 +8,7 @@
  * Each part is one object whose identity never changes, so a module may keep a handle to it; `resetScratch` puts
  * every part back as a fresh process has it (tests that want a clean slate call it between runs, never in a tick).
  */
-import { ByteWriter } from "./def/bytes.ts";
+import { ByteWriter } from "./bytes/mod.ts";
 
 /** Something with buffered writes to flush at the end of a tick (core/wire/outbox.ts). */
 export interface Flushable {

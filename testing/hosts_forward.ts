@@ -6,7 +6,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { splitLines } from "../cli/local_cluster.ts";
-import { parseAddress } from "../core/wire/address.ts";
+import { parseAddress } from "../core/wire/mod.ts";
 import { within } from "./wait.ts";
 
 /** What a forward needs of a test host (hosts.ts `Host`): its name, for messages, and its namespace. */

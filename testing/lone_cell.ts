@@ -10,7 +10,7 @@ import type { CellBases, CellHost, GhostHost } from "../cell/cell_host.ts";
 import type { CellAddress } from "../cell/cell_layout.ts";
 import type { Entity } from "../cell/entity.ts";
 import { GHOST_DEFAULTS } from "../cell/borders/ghosts.ts";
-import type { ErrorCodeValue } from "../core/def/client_protocol.ts";
+import type { ErrorCodeValue } from "../core/proto/mod.ts";
 import type { EntityRegistry } from "../core/def/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { CellScriptClass, Vec3 } from "../core/script.ts";

@@ -11,14 +11,7 @@ import {
   type EntityType,
   type PropertyContainer,
 } from "../../core/def/mod.ts";
-import {
-  C2S,
-  ErrorCode,
-  type ErrorCodeValue,
-  S2C,
-  type ServerMessage,
-  type Vec3Tuple,
-} from "../../core/def/client_protocol.ts";
+import { C2S, ErrorCode, type ErrorCodeValue, S2C, type ServerMessage, type Vec3Tuple } from "../../core/proto/mod.ts";
 import {
   type CellBackup,
   type CellEntitySpec,
@@ -28,6 +21,7 @@ import {
   type RestoredAt,
   sameAddress,
 } from "../../core/wire/mod.ts";
+import { poseOf } from "../../core/geo/mod.ts";
 import type { Placement } from "../../core/placement.ts";
 import type { Logger } from "../../core/log.ts";
 import type { CellRoute } from "./cell_route.ts";
@@ -318,7 +312,7 @@ export class BaseCellPart {
       o.direction = [...direction];
       o.spaceId = spaceId;
       o.awaitCorrection();
-      o.client?.sendMessage({ id: S2C.forcedPosition, position: [...position], direction: [...direction] });
+      o.client?.sendMessage({ id: S2C.forcedPosition, pose: poseOf(position, direction) });
     });
   }
 

@@ -5,7 +5,7 @@
  */
 import { errorText } from "../../core/errors.ts";
 import { CellMsg, type Channel, checkMove, type MessageDef, writeMove } from "../../core/wire/mod.ts";
-import type { Vec3Tuple } from "../../core/def/client_protocol.ts";
+import { type Pose, poseDirection, posePosition } from "../../core/geo/mod.ts";
 import type { Logger } from "../../core/log.ts";
 
 /** Channels by peer address (core/wire Peers). */
@@ -55,12 +55,12 @@ export class CellRoute {
    * Sends a client's move, in order with earlier messages: a record of the channel's clientMoves batch when the
    * channel is open and nothing waits, else a clientPosition of its own. Checked like `send`.
    */
-  sendMove(id: number, pos: Vec3Tuple, dir: Vec3Tuple): void {
-    const bad = checkMove(id, pos, dir);
+  sendMove(id: number, pose: Pose): void {
+    const bad = checkMove(id, pose);
     if (bad) throw new Error(`not sending a move: ${bad}`);
     const w = this.#queue.length === 0 ? this.#open()?.record(CellMsg.clientMoves, 0) : null;
-    if (w) writeMove(w, id, pos, dir);
-    else this.send(CellMsg.clientPosition, id, [pos[0], pos[1], pos[2]], [dir[0], dir[1], dir[2]]);
+    if (w) writeMove(w, id, pose);
+    else this.send(CellMsg.clientPosition, id, posePosition(pose), poseDirection(pose));
   }
 
   /** Sends a request to the cellapp, in order with earlier messages (checked like `send`). */

@@ -18,7 +18,7 @@ import {
   type MgrLease,
   type MgrLink,
 } from "../../core/wire/mod.ts";
-import type { Vec3Tuple } from "../../core/def/client_protocol.ts";
+import { copyPose, type Pose } from "../../core/geo/mod.ts";
 import { CellRoute, type PeerSource } from "../cell_link/mod.ts";
 
 /** How often the event loop's progress and the lease are sampled. */
@@ -229,12 +229,12 @@ export class HeldBackRoute extends CellRoute {
   }
 
   /** CellRoute.sendMove, held back while the bases may not act. */
-  override sendMove(id: number, pos: Vec3Tuple, dir: Vec3Tuple): void {
-    if (!this.#holds()) return super.sendMove(id, pos, dir);
-    const bad = checkMove(id, pos, dir);
+  override sendMove(id: number, pose: Pose): void {
+    if (!this.#holds()) return super.sendMove(id, pose);
+    const bad = checkMove(id, pose);
     if (bad) throw new Error(`not sending a move: ${bad}`);
-    const p: Vec3Tuple = [pos[0], pos[1], pos[2]], d: Vec3Tuple = [dir[0], dir[1], dir[2]];
-    this.#hold(true, () => super.sendMove(id, p, d), () => {});
+    const kept = copyPose(pose);
+    this.#hold(true, () => super.sendMove(id, kept), () => {});
   }
 
   /** CellRoute.request, held back while the bases may not act. */

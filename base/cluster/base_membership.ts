@@ -7,7 +7,7 @@
 import { errorText } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import type { EntityIdPool } from "../../core/id_pool.ts";
-import { CloseCode, S2C } from "../../core/def/client_protocol.ts";
+import { CloseCode, S2C } from "../../core/proto/mod.ts";
 import { backupTarget, type BaseAppInfo, BaseBackupMsg, type MgrLink, RestoreMsg } from "../../core/wire/mod.ts";
 import type { BaseAuthority } from "./base_fence.ts";
 import { history } from "../../core/history.ts";

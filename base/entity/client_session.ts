@@ -6,7 +6,7 @@
  * messages written in one turn of the event loop leave in one frame.
  */
 import { errorText } from "../../core/errors.ts";
-import { ByteReader } from "../../core/def/bytes.ts";
+import { ByteReader } from "../../core/bytes/mod.ts";
 import type { EntityRegistry } from "../../core/def/mod.ts";
 import {
   C2S,
@@ -20,8 +20,8 @@ import {
   readClientMessage,
   S2C,
   type ServerMessage,
-} from "../../core/def/client_protocol.ts";
-import { AOI_MSG } from "../../core/def/aoi_protocol.ts";
+} from "../../core/proto/mod.ts";
+import { AOI_MSG, readRequestUpdate } from "../../core/proto/mod.ts";
 import { type Logger, Throttle } from "../../core/log.ts";
 import type { WsConn } from "../../core/ws/mod.ts";
 import type { ClientLink, Proxy } from "./proxy.ts";
@@ -208,7 +208,7 @@ export class ClientSession implements ClientLink {
     while (r.remaining > 0 && !this.isClosed) {
       const at = r.pos;
       const id = r.u8();
-      if (id === AOI_MSG.REQUEST_UPDATE) {
+      if (id === AOI_MSG.requestUpdate) {
         // The AOI protocol's one client message goes to the witness as it is, in runs of the frame.
         if (!this.#requestUpdate(r, at)) return;
         if (aoiTo !== at) {
@@ -242,21 +242,16 @@ export class ClientSession implements ClientLink {
   }
 
   /**
-   * Checks the framing of a requestUpdate (varint id, varint life, varint n, n varint stamps); false when the client
-   * was dropped.
+   * Checks a requestUpdate as its declaration reads it (core/proto AOI_MESSAGES); false when the client was dropped.
    */
   #requestUpdate(r: ByteReader, at: number): boolean {
     try {
       if (this.state !== "online" || !this.proxy) throw new ProtocolError(ErrorCode.notLoggedIn, "log in first");
-      r.varint();
-      if (r.varint() > 0xffff_ffff) throw new ProtocolError(ErrorCode.malformed, "requestUpdate with a life past 2^32");
-      const n = r.varint();
-      if (n > 32) throw new ProtocolError(ErrorCode.malformed, `requestUpdate with ${n} stamps`);
-      for (let i = 0; i < n; i++) r.varint();
+      readRequestUpdate(r);
       return true;
     } catch (e) {
       const err = e instanceof ProtocolError ? e : new ProtocolError(ErrorCode.malformed, errorText(e), { cause: e });
-      this.#bad(err.code, AOI_MSG.REQUEST_UPDATE, `bad requestUpdate at byte ${at}: ${err.message}`);
+      this.#bad(err.code, AOI_MSG.requestUpdate, `bad requestUpdate at byte ${at}: ${err.message}`);
       return false;
     }
   }
@@ -305,7 +300,7 @@ export class ClientSession implements ClientLink {
         p.enableEntities();
         return true;
       case C2S.position: {
-        const bad = p.move(m.position, m.direction);
+        const bad = p.move(m.pose);
         return bad ? this.#bad(bad.code, m.id, bad.message, bad.abuse) : true;
       }
       case C2S.callBase: {

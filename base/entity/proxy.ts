@@ -13,7 +13,7 @@ import {
   type PropertyDef,
   writeChange,
 } from "../../core/def/mod.ts";
-import { ByteWriter } from "../../core/def/bytes.ts";
+import { ByteWriter } from "../../core/bytes/mod.ts";
 import {
   encodeArgs,
   ErrorCode,
@@ -21,11 +21,11 @@ import {
   S2C,
   type ServerMessage,
   type Vec3Tuple,
-} from "../../core/def/client_protocol.ts";
+} from "../../core/proto/mod.ts";
 import { type BaseBackup, type CellBackup, CellMsg, type MessageDef } from "../../core/wire/mod.ts";
 import type { Placement } from "../../core/placement.ts";
 import type { Logger } from "../../core/log.ts";
-import { withinWorld, wrapAngle } from "../../core/geo/rect.ts";
+import { type Pose, poseOf, withinWorld, wrapAngle } from "../../core/geo/mod.ts";
 import {
   type BaseCellHost,
   BaseCellPart,
@@ -286,8 +286,8 @@ export class Proxy implements ChangeSink, CellOwner, SavedBase {
    * A position the client reports. Returns what was wrong (the caller replies
    * and counts abuse), or null when it went to the cell.
    */
-  move(pos: Vec3Tuple, dir: Vec3Tuple): { code: ErrorCodeValue; message: string; abuse: boolean } | null {
-    if (moveTrace.sampled(this.id)) moveTrace.stamp("baseapp", this.id, pos[0]);
+  move(p: Pose): { code: ErrorCodeValue; message: string; abuse: boolean } | null {
+    if (moveTrace.sampled(this.id)) moveTrace.stamp("baseapp", this.id, p.x);
     const now = performance.now(), limit = 2 * this.host.moveRate;
     this.#moveTokens = Math.min(limit, this.#moveTokens + (now - this.#movesAt) / 1000 * limit);
     this.#movesAt = now;
@@ -299,8 +299,16 @@ export class Proxy implements ChangeSink, CellOwner, SavedBase {
       };
     }
     this.#moveTokens--;
-    const d: Vec3Tuple = [wrapAngle(dir[0]), wrapAngle(dir[1]), wrapAngle(dir[2])];
-    if (!withinWorld(pos) || !d.every(Number.isFinite)) {
+    const pos: Vec3Tuple = [p.x, p.y, p.z];
+    const sent: Pose = {
+      x: p.x,
+      y: p.y,
+      z: p.z,
+      yaw: wrapAngle(p.yaw),
+      pitch: wrapAngle(p.pitch),
+      roll: wrapAngle(p.roll),
+    };
+    if (!withinWorld(pos) || ![sent.yaw, sent.pitch, sent.roll].every(Number.isFinite)) {
       return {
         code: ErrorCode.badPosition,
         message: "the position must be within the world and the direction finite numbers",
@@ -313,11 +321,7 @@ export class Proxy implements ChangeSink, CellOwner, SavedBase {
     if (this.speed.check(pos, now) === "tooFast") {
       const first = !this.#awaitingCorrection;
       this.#awaitingCorrection = true;
-      this.client?.sendMessage({
-        id: S2C.forcedPosition,
-        position: [...this.speed.position],
-        direction: this.direction,
-      });
+      this.client?.sendMessage({ id: S2C.forcedPosition, pose: poseOf(this.speed.position, this.direction) });
       return {
         code: ErrorCode.tooFast,
         message: `moved faster than ${this.host.maxSpeed} m/s; corrected to the last accepted position`,
@@ -325,8 +329,8 @@ export class Proxy implements ChangeSink, CellOwner, SavedBase {
       };
     }
     this.#awaitingCorrection = false;
-    this.direction = d;
-    this.route.sendMove(this.id, pos, this.direction);
+    this.direction = [sent.yaw, sent.pitch, sent.roll];
+    this.route.sendMove(this.id, sent);
     return null;
   }
 

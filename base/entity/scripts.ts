@@ -25,7 +25,7 @@ import type { Logger } from "../../core/log.ts";
 
 export type { BaseEntityApi, BaseScripts } from "../../core/base_script.ts";
 export type { ScriptedBase, Tuple3 } from "./scripted_base.ts";
-import type { ScriptedBase, Tuple3 } from "./scripted_base.ts";
+import type { ScriptedBase } from "./scripted_base.ts";
 
 /** What base scripts need of their baseapp. */
 export interface BaseScriptHost {

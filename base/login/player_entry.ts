@@ -12,7 +12,7 @@ import {
   type EntityType,
   PropertyContainer,
 } from "../../core/def/mod.ts";
-import { C2S, type ClientMessage, S2C } from "../../core/def/client_protocol.ts";
+import { C2S, type ClientMessage, S2C } from "../../core/proto/mod.ts";
 import { placeLogin, type Placement, type PlacementHook } from "../../core/placement.ts";
 import type { Logger } from "../../core/log.ts";
 import { sameAddress } from "../../core/wire/mod.ts";

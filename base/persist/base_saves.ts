@@ -5,7 +5,7 @@
  */
 import { errorText } from "../../core/errors.ts";
 import { encodePersistentState as encodePersistent, type PropertyContainer } from "../../core/def/mod.ts";
-import type { Vec3Tuple } from "../../core/def/client_protocol.ts";
+import type { Vec3Tuple } from "../../core/proto/mod.ts";
 import { type BaseBackup, CellMsg } from "../../core/wire/mod.ts";
 import type { Logger } from "../../core/log.ts";
 import type { CellBackupKeeper, CellRoute, CellState } from "../cell_link/mod.ts";

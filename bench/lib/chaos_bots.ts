@@ -8,7 +8,7 @@
 import { errorText } from "../../core/errors.ts";
 import { type Client, connect } from "../../client/client.ts";
 import type { EntityRegistry } from "../../core/def/mod.ts";
-import { C2S, ErrorCode } from "../../core/def/client_protocol.ts";
+import { C2S, ErrorCode } from "../../core/proto/mod.ts";
 
 /** The errors that answer a raise the server did not carry out because of a fault. */
 const RAISE_ANSWERS: ReadonlySet<number> = new Set([ErrorCode.noCell, ErrorCode.callLost, ErrorCode.rateLimited]);

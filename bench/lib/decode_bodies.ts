@@ -1,8 +1,6 @@
 /** The bodies `deno task bench decode` decodes: hostile msgpack shapes written byte by byte, and real messages. */
-import { type BspNode, buildBsp } from "../../core/geo/bsp.ts";
+import { type BspNode, buildBsp } from "../../core/geo/mod.ts";
 import type { EntitySummary, GhostState, OffloadState, SpaceGeometry, WitnessState } from "../../core/wire/mod.ts";
-
-const MiB = 1024 * 1024;
 
 // ---------------------------------------------------------------------------
 // Hostile bodies, written byte by byte.

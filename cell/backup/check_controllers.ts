@@ -2,7 +2,7 @@
  * Checks the controllers of a backup before they are restored: a backup of a base's cell entity comes back from its
  * baseapp, and a malformed controller would fail in every tick of the cell that took it.
  */
-import { MAX_COORD } from "../../core/geo/rect.ts";
+import { MAX_COORD } from "../../core/geo/mod.ts";
 
 const isNum = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
 const isId = (v: unknown): boolean => Number.isInteger(v) && (v as number) >= 0 && (v as number) < 2 ** 53;

@@ -7,7 +7,7 @@
 import { errorText } from "../../core/errors.ts";
 import { ByteWriter, PropertyContainer } from "../../core/def/mod.ts";
 import { Throttle } from "../../core/log.ts";
-import { rectContains } from "../../core/geo/rect.ts";
+import { rectContains } from "../../core/geo/mod.ts";
 import {
   CellMsg,
   encodeGhostOps,

@@ -7,7 +7,7 @@
  * restore timeout passes and they go (observers then see them leave).
  */
 import type { GhostState } from "../../core/wire/mod.ts";
-import type { CellRect } from "../../core/geo/bsp.ts";
+import type { CellRect } from "../../core/geo/mod.ts";
 import type { CellHost } from "../cell_host.ts";
 import type { Entity } from "../entity.ts";
 import type { RangeList } from "../range/mod.ts";

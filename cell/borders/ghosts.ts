@@ -14,7 +14,7 @@ import {
   readChange,
 } from "../../core/def/mod.ts";
 import { AUD, writeChange } from "../../core/def/mod.ts";
-import { MAX_COORD, rectContains } from "../../core/geo/rect.ts";
+import { MAX_COORD, rectContains } from "../../core/geo/mod.ts";
 import type { GhostOp, GhostState } from "../../core/wire/mod.ts";
 import type { CellAddress } from "../cell_layout.ts";
 import type { Entity } from "../entity.ts";

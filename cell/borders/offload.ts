@@ -7,9 +7,9 @@
  */
 import { errorText } from "../../core/errors.ts";
 import { decodeCellBackup, PropertyContainer } from "../../core/def/mod.ts";
-import { cellIndexAt } from "../../core/geo/bsp.ts";
+import { cellIndexAt } from "../../core/geo/mod.ts";
 import { history } from "../../core/history.ts";
-import { rectDistanceOutside } from "../../core/geo/rect.ts";
+import { rectDistanceOutside } from "../../core/geo/mod.ts";
 import {
   CellMsg,
   ChannelClosedError,
@@ -17,8 +17,8 @@ import {
   RequestTimeoutError,
   type WitnessState,
 } from "../../core/wire/mod.ts";
-import type { CellRect } from "../../core/geo/bsp.ts";
-import type { Rect } from "../../core/geo/rect.ts";
+import type { CellRect } from "../../core/geo/mod.ts";
+import type { Rect } from "../../core/geo/mod.ts";
 import type { SpaceGeometry } from "../../core/wire/mod.ts";
 import type { CellHost } from "../cell_host.ts";
 import type { CellAddress } from "../cell_layout.ts";

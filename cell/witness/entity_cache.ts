@@ -8,7 +8,7 @@
  * about a dozen of them for every entity of every AoI every tick. Only the entity, its history and its stamp list
  * are object references.
  */
-import { NO_ALIAS } from "../../core/def/aoi_protocol.ts";
+import { NO_ALIAS } from "../../core/proto/mod.ts";
 import type { Entity } from "../entity.ts";
 import type { EventHistory } from "./event_history.ts";
 

@@ -14,7 +14,7 @@ import {
   type PropertyDef,
   writeChange,
 } from "../../core/def/mod.ts";
-import { writeMethodCall } from "../../core/def/aoi_protocol.ts";
+import { writeMethodCall } from "../../core/proto/mod.ts";
 import type { HistoryState } from "../../core/wire/mod.ts";
 import { allocRow, R_SEQ, rows } from "./entity_rows.ts";
 import { scratch as processScratch } from "../../core/scratch.ts";

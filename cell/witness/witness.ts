@@ -5,8 +5,8 @@
  * budget, the caches whose turn has come (enter, create, events, volatile, detail level, leave) and hands the frame to
  * the sink.
  */
-import { AOI_MSG, NO_ALIAS, writeOwnMethod, writeOwnProperty, writeReference } from "../../core/def/aoi_protocol.ts";
-import { ErrorCode } from "../../core/def/client_protocol.ts";
+import { AOI_MSG, NO_ALIAS, writeOwnMethod, writeOwnProperty, writeReference } from "../../core/proto/mod.ts";
+import { ErrorCode } from "../../core/proto/mod.ts";
 import { ByteWriter, type PropertyDef } from "../../core/def/mod.ts";
 import type { WitnessCell } from "./host.ts";
 import type { Entity, EntityWitness } from "../entity.ts";
@@ -25,8 +25,8 @@ import { FLAG_REPLACED, HSEQ, LAST_EVENT, LIFE, LOD_IN, LOD_OUT, REQUEST_PENDING
 import { historyOf, type OwnClientSink } from "./event_history.ts";
 import { SlotHeap } from "./priority_queue.ts";
 import { RANGE_FLAG_AOI, type RangeEntity, type RangeTrigger } from "../range/mod.ts";
-import { PACKED_XZ_LIMIT } from "../../core/geo/packed.ts";
-import { MAX_COORD } from "../../core/geo/rect.ts";
+import { PACKED_XZ_LIMIT } from "../../core/geo/mod.ts";
+import { MAX_COORD } from "../../core/geo/mod.ts";
 import { WITNESS_DEFAULTS, type WitnessOptions } from "./witness_options.ts";
 import { callScript } from "./script_callback.ts";
 import { hasVolatile, newStats, readRequestUpdates, type SendContext, sendCreate, sendEnter } from "./witness_send.ts";
@@ -343,7 +343,7 @@ export class Witness implements SendContext, OwnClientSink, EntityWitness {
     this.stats.badInputs++;
     const host = this.entity.cell.host;
     if (this.opts.onBadInput) this.opts.onBadInput(what);
-    else host.clientError(this.entity, ErrorCode.malformed, AOI_MSG.REQUEST_UPDATE, what);
+    else host.clientError(this.entity, ErrorCode.malformed, AOI_MSG.requestUpdate, what);
     // Whatever the handler did, entity rows copied before it may be out of date.
     newGeneration();
   }

@@ -17,6 +17,7 @@ import {
   POS_NONE,
   POS_XYZ,
   POS_XZ,
+  readRequestUpdate,
   writeCreate,
   writeDetailLevel,
   writeEnter,
@@ -24,7 +25,7 @@ import {
   writeMethod,
   writeProperty,
   writeVolatile,
-} from "../../core/def/aoi_protocol.ts";
+} from "../../core/proto/mod.ts";
 import {
   ALIAS,
   type CacheTable,
@@ -156,7 +157,7 @@ export function sendCreate(ctx: SendContext, s: number, dist: number): void {
   t.setDetailLevel(s, outer);
   f[o + LAST_EVENT] = t.history[s]!.lastSeq;
   const n = collect(ctx, s, outer, outer + 1, t.stamps[s]);
-  writeCreate(ctx.w, e.id, e.type.id, e.x, e.y, e.z, e.yaw, e.pitch, e.roll, outer, e.container.values, ctx.props, n);
+  writeCreate(ctx.w, e.id, e.type.id, e, outer, e.container.values, ctx.props, n);
   f[o + VX] = e.x;
   f[o + VY] = e.y;
   f[o + VZ] = e.z;
@@ -278,12 +279,9 @@ export function readRequestUpdates(
   try {
     while (r.remaining > 0) {
       const id = r.u8();
-      if (id !== AOI_MSG.REQUEST_UPDATE) return `unexpected AOI message id ${id} from the client`;
-      const eid = r.varint(), life = r.varint(), n = r.varint();
-      if (n > r.remaining) return `entity ${eid}: ${n} stamps exceed the message`;
-      const stamps = new Array<number>(n);
-      for (let i = 0; i < n; i++) stamps[i] = r.varint();
-      onRequest(eid, life, stamps);
+      if (id !== AOI_MSG.requestUpdate) return `unexpected AOI message id ${id} from the client`;
+      const m = readRequestUpdate(r);
+      onRequest(m.id, m.life, m.stamps);
     }
   } catch (e) {
     return `malformed AOI message: ${errorText(e)}`;

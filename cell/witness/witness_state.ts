@@ -10,7 +10,7 @@
  * history there no longer reaches back to its last event gets the refresh witness_send.ts already does for a gap
  * (the changed properties, no leave and enter).
  */
-import { NO_ALIAS, writeLeave } from "../../core/def/aoi_protocol.ts";
+import { NO_ALIAS, writeLeave } from "../../core/proto/mod.ts";
 import type { ByteWriter } from "../../core/def/mod.ts";
 import type { WitnessCell } from "./host.ts";
 import type { Entity } from "../entity.ts";

@@ -6,9 +6,10 @@
  */
 import { errorText } from "../../core/errors.ts";
 import type { EntityRegistry } from "../../core/def/mod.ts";
-import { ByteWriter } from "../../core/def/bytes.ts";
-import { C2S, type ClientMessage, writeClientMessage } from "../../core/def/client_protocol.ts";
+import { ByteWriter } from "../../core/bytes/mod.ts";
+import { C2S, type ClientMessage, writeClientMessage } from "../../core/proto/mod.ts";
 import { type Client, connect } from "../client.ts";
+import { makePose } from "../../core/geo/mod.ts";
 import { MoveClock, Walker } from "./bot_walk.ts";
 import { type BotTotals, LatencyHistogram, MoveLog, Observer } from "./bot_stats.ts";
 
@@ -220,7 +221,7 @@ export async function runBots(o: BotOptions): Promise<BotReport> {
     const raise = c.player.type.findMethod("cell", "raiseCounter");
     if (!raise) fail(`${c.player.type.name} has no cell method raiseCounter; counters stay still`);
     // The move message is encoded in place: one message object and one buffer per bot, no allocation per move.
-    const msg = { id: C2S.position, position: [0, 0, 0], direction: [0, 0, 0] } satisfies ClientMessage;
+    const msg = { id: C2S.position, pose: makePose() } satisfies ClientMessage;
     const out = new ByteWriter(32);
     let raiseAt = performance.now() + Math.random() * propEvery * 1000;
     clock.add(i, () => {
@@ -228,10 +229,10 @@ export async function runBots(o: BotOptions): Promise<BotReport> {
       walker.step();
       const now = performance.now();
       moves.record(self, now, pos.x, pos.z);
-      msg.position[0] = pos.x;
-      msg.position[1] = pos.y;
-      msg.position[2] = pos.z;
-      msg.direction[0] = walker.heading;
+      msg.pose.x = pos.x;
+      msg.pose.y = pos.y;
+      msg.pose.z = pos.z;
+      msg.pose.yaw = walker.heading;
       out.reset();
       writeClientMessage(out, msg);
       c.sendFrame(out.bytes());

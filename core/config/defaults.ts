@@ -1,5 +1,6 @@
 /** The defaults for every setting left unset, and the values derived from others. */
 import type { LogFormat, LogLevel } from "../log.ts";
+// Not through wire/mod.ts: the wire catalog imports space_settings.ts, which imports this folder.
 import { DEFAULT_MAX_FRAME } from "../wire/frame.ts";
 import { type Config, ConfigError, DEFAULT_MGR_PORT, type ServerRole } from "./config.ts";
 import { AOI_HYSTERESIS, OFFLOAD_HYSTERESIS } from "./hysteresis.ts";

@@ -9,7 +9,7 @@
  * for a slice varint(start), varint(end) and the new elements as an ARRAY.
  */
 import { decode as mpDecode, encode as mpEncode } from "@msgpack/msgpack";
-import { ByteReader, ByteWriter } from "./bytes.ts";
+import { ByteReader, ByteWriter } from "../bytes/mod.ts";
 import { ArrayType } from "./compound.ts";
 import { ChangeRecord, PropertyContainer } from "./container.ts";
 import { AUD } from "./flags.ts";

@@ -5,10 +5,9 @@
  */
 import { errorText } from "../errors.ts";
 import { decode as mpDecode, encode as mpEncode } from "@msgpack/msgpack";
-import { DEFAULT_MSGPACK_LIMITS, type MsgpackLimits, scanMsgpack } from "../wire/msgpack_limits.ts";
+import { ByteReader, ByteWriter, DEFAULT_MSGPACK_LIMITS, type MsgpackLimits, scanMsgpack } from "../bytes/mod.ts";
 
 const DYNAMIC_LIMITS: MsgpackLimits = { ...DEFAULT_MSGPACK_LIMITS, ext: {} };
-import { ByteReader, ByteWriter } from "./bytes.ts";
 import { show, ValueError } from "./errors.ts";
 import { DataType, typeOf, ValueOf } from "./types.ts";
 

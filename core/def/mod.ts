@@ -4,7 +4,7 @@
  * with change paths, and the per-audience encoders.
  */
 export * from "./errors.ts";
-export * from "./bytes.ts";
+export { ByteReader, ByteWriter } from "../bytes/mod.ts";
 export * from "./flags.ts";
 export * from "./types.ts";
 export * from "./compound.ts";
@@ -22,5 +22,4 @@ export { parseXml } from "./xml.ts";
 export type { XmlElement } from "./xml.ts";
 export * from "./describe.ts";
 export * from "./compat.ts";
-export * from "./aoi_protocol.ts";
-export { MAX_ENTITY_ID } from "./ids.ts";
+export { MAX_ENTITY_ID } from "../bytes/mod.ts";

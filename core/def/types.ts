@@ -3,7 +3,7 @@
  * is set, compares, copies, gives a default, and reads/writes the compact
  * binary form. INT64/UINT64 values are numbers within the safe-integer range.
  */
-import { ByteReader, ByteWriter } from "./bytes.ts";
+import { ByteReader, ByteWriter } from "../bytes/mod.ts";
 import { show, ValueError } from "./errors.ts";
 
 /** The kind of a type, one per built-in type plus ARRAY, FIXED_DICT, USER and DYNAMIC. */

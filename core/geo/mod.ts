@@ -2,3 +2,4 @@
 export * from "./rect.ts";
 export * from "./bsp.ts";
 export * from "./packed.ts";
+export * from "./pose.ts";

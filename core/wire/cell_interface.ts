@@ -20,7 +20,7 @@ import {
   tuple,
   vec3,
 } from "./check.ts";
-import { type BspNode, checkBsp } from "../geo/bsp.ts";
+import { type BspNode, checkBsp } from "../geo/mod.ts";
 import { MAX_GEOMETRY_PATH, MAX_RADIUS } from "../space_settings.ts";
 
 /** A space's geometry as every cellapp hosting one of its cells gets it. */

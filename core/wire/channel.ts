@@ -17,7 +17,7 @@ import { deferFlush, inTick } from "./outbox.ts";
 import { heartbeatClock } from "./heartbeats.ts";
 import { type Logger, Throttle } from "../log.ts";
 import { PROTOCOL_VERSION } from "../version.ts";
-import { ByteWriter } from "../def/bytes.ts";
+import { ByteWriter } from "../bytes/mod.ts";
 import type { ByteConn } from "../tls/mod.ts";
 
 export type { PeerInfo } from "./handshake.ts";

@@ -1,6 +1,6 @@
 /** Small argument checks for message definitions: each returns null or a reason. */
-import { MAX_ENTITY_ID } from "../def/ids.ts";
-import { MAX_COORD } from "../geo/rect.ts";
+import { MAX_ENTITY_ID } from "../bytes/mod.ts";
+import { MAX_COORD } from "../geo/mod.ts";
 
 /** A check of one decoded value. */
 export type Check = (v: unknown) => string | null;
@@ -33,7 +33,7 @@ export const num: Check = (v) =>
 export const numIn = (min: number, max: number): Check => (v) =>
   typeof v === "number" && v >= min && v <= max ? null : `expected a number in ${min}..${max}, got ${show(v)}`;
 
-export { MAX_ENTITY_ID } from "../def/ids.ts";
+export { MAX_ENTITY_ID } from "../bytes/mod.ts";
 
 /** An entity id. */
 export const entityId: Check = int(1, MAX_ENTITY_ID);
@@ -47,7 +47,7 @@ export const cellId: Check = int(1, 2 ** 31);
 /** A process id as the cellappmgr hands them out. */
 export const processId: Check = int(1, 2 ** 31);
 
-export { MAX_COORD } from "../geo/rect.ts";
+export { MAX_COORD } from "../geo/mod.ts";
 
 /** A coordinate in metres. */
 export const coord: Check = numIn(-MAX_COORD, MAX_COORD);

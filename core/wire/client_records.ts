@@ -5,11 +5,10 @@
  * of its own. Readers check a whole batch before anything in it is acted on: a batch that is not exactly whole
  * records of valid values is refused as one.
  */
-import type { ByteWriter } from "../def/bytes.ts";
-import { MAX_ENTITY_ID } from "../def/ids.ts";
-import { MAX_COORD } from "../geo/rect.ts";
+import { type ByteWriter, MAX_ENTITY_ID } from "../bytes/mod.ts";
+import { MAX_COORD, type MutablePose, type Pose } from "../geo/mod.ts";
 
-/** Bytes of one move record: entity id, x, y, z, yaw, pitch, roll, each a little-endian float64. */
+/** Bytes of one move record: entity id, then its pose x, y, z, yaw, pitch, roll, each a little-endian float64. */
 export const MOVE_RECORD = 56;
 
 /** Bytes before a frame record's frame: entity id and epoch (float64), frame length (uint32). */
@@ -25,39 +24,34 @@ const isId = (v: number): boolean => Number.isInteger(v) && v >= 1 && v <= MAX_E
 const isCoord = (v: number): boolean => v >= -MAX_COORD && v <= MAX_COORD;
 
 /** Why a move may not be sent (an id or coordinate out of range, or not finite), or null when it may. */
-export function checkMove(id: number, pos: readonly number[], dir: readonly number[]): string | null {
+export function checkMove(id: number, p: Pose): string | null {
   if (!isId(id)) return `entity id ${id} out of range`;
-  for (let i = 0; i < 3; i++) {
-    if (!isCoord(pos[i]) || !isCoord(dir[i])) return `position or direction of entity ${id} beyond ±${MAX_COORD}`;
-  }
+  if (
+    !isCoord(p.x) || !isCoord(p.y) || !isCoord(p.z) || !isCoord(p.yaw) || !isCoord(p.pitch) || !isCoord(p.roll)
+  ) return `position or direction of entity ${id} beyond ±${MAX_COORD}`;
   return null;
 }
 
 /** Appends one move record (checked with `checkMove` first: a cellapp drops a baseapp that sends a bad one). */
-export function writeMove(w: ByteWriter, id: number, pos: readonly number[], dir: readonly number[]): void {
+export function writeMove(w: ByteWriter, id: number, p: Pose): void {
   w.ensure(MOVE_RECORD);
   const v = w.view;
   let at = w.pos;
   v.setFloat64(at, id, true);
-  v.setFloat64(at += 8, pos[0], true);
-  v.setFloat64(at += 8, pos[1], true);
-  v.setFloat64(at += 8, pos[2], true);
-  v.setFloat64(at += 8, dir[0], true);
-  v.setFloat64(at += 8, dir[1], true);
-  v.setFloat64(at += 8, dir[2], true);
+  v.setFloat64(at += 8, p.x, true);
+  v.setFloat64(at += 8, p.y, true);
+  v.setFloat64(at += 8, p.z, true);
+  v.setFloat64(at += 8, p.yaw, true);
+  v.setFloat64(at += 8, p.pitch, true);
+  v.setFloat64(at += 8, p.roll, true);
   w.pos = at + 8;
 }
 
-/** Called with each move of a batch; returning false stops the batch. */
-export type MoveVisitor = (
-  id: number,
-  x: number,
-  y: number,
-  z: number,
-  yaw: number,
-  pitch: number,
-  roll: number,
-) => boolean;
+/**
+ * Called with each move of a batch; returning false stops the batch. `pose` is one object the reader refills for
+ * every record: a visitor that keeps it past its call copies it (copyPose).
+ */
+export type MoveVisitor = (id: number, pose: Pose) => boolean;
 
 /**
  * Checks every move record of `records`, then calls `each` for them in order; returns why the batch was refused
@@ -76,17 +70,15 @@ export function readMoves(records: Uint8Array, each: MoveVisitor): string | null
       }
     }
   }
+  const pose: MutablePose = { x: 0, y: 0, z: 0, yaw: 0, pitch: 0, roll: 0 };
   for (let at = 0; at < records.length; at += MOVE_RECORD) {
-    const go = each(
-      v.getFloat64(at, true),
-      v.getFloat64(at + 8, true),
-      v.getFloat64(at + 16, true),
-      v.getFloat64(at + 24, true),
-      v.getFloat64(at + 32, true),
-      v.getFloat64(at + 40, true),
-      v.getFloat64(at + 48, true),
-    );
-    if (!go) break;
+    pose.x = v.getFloat64(at + 8, true);
+    pose.y = v.getFloat64(at + 16, true);
+    pose.z = v.getFloat64(at + 24, true);
+    pose.yaw = v.getFloat64(at + 32, true);
+    pose.pitch = v.getFloat64(at + 40, true);
+    pose.roll = v.getFloat64(at + 48, true);
+    if (!each(v.getFloat64(at, true), pose)) break;
   }
   return null;
 }

@@ -1,9 +1,9 @@
 import { errorText } from "../errors.ts";
 import { Decoder, Encoder, ExtensionCodec } from "@msgpack/msgpack";
-import { DEFAULT_MSGPACK_LIMITS, type MsgpackLimits, scanMsgpack } from "./msgpack_limits.ts";
+import { DEFAULT_MSGPACK_LIMITS, type MsgpackLimits, scanMsgpack } from "../bytes/mod.ts";
 import { ReadBuffer } from "../read_buffer.ts";
 
-export { DEFAULT_MSGPACK_LIMITS, type MsgpackLimits, scanMsgpack } from "./msgpack_limits.ts";
+export { DEFAULT_MSGPACK_LIMITS, type MsgpackLimits, scanMsgpack } from "../bytes/mod.ts";
 
 /**
  * msgpack with bigint kept apart from number: plain integers decode as

@@ -7,8 +7,7 @@
  * records of valid values is refused as one.
  */
 import { errorText } from "../errors.ts";
-import { ByteReader, type ByteWriter } from "../def/bytes.ts";
-import { MAX_ENTITY_ID } from "../def/ids.ts";
+import { ByteReader, type ByteWriter, MAX_ENTITY_ID } from "../bytes/mod.ts";
 import type { GhostOp } from "./cell_interface.ts";
 
 /** Op kinds of a ghost batch (cell/borders/ghosts.ts): pose, ghosted property change, history event. */

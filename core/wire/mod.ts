@@ -21,3 +21,5 @@ export * from "./metrics.ts";
 export * from "./base_script_interface.ts";
 export * from "./player_interface.ts";
 export * from "./lease.ts";
+export * from "./secret.ts";
+export * from "./heartbeats.ts";

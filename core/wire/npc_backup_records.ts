@@ -6,10 +6,8 @@
  */
 import { errorText } from "../errors.ts";
 import { Decoder, Encoder } from "@msgpack/msgpack";
-import { ByteReader, type ByteWriter } from "../def/bytes.ts";
-import { MAX_ENTITY_ID } from "../def/ids.ts";
+import { ByteReader, type ByteWriter, DEFAULT_MSGPACK_LIMITS, MAX_ENTITY_ID, scanMsgpack } from "../bytes/mod.ts";
 import { wireCodec } from "./frame.ts";
-import { DEFAULT_MSGPACK_LIMITS, scanMsgpack } from "./msgpack_limits.ts";
 import { type CellBackup, cellBackup } from "./backup_interface.ts";
 
 const encoder = new Encoder({ extensionCodec: wireCodec });

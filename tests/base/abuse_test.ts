@@ -4,9 +4,10 @@
  * toward its abuse limit; the logs say it once; other players notice nothing.
  */
 import assert from "node:assert/strict";
-import { C2S, encodeClientMessage, ErrorCode } from "../../core/def/client_protocol.ts";
-import { AOI_MSG, writeRequestUpdate } from "../../core/def/aoi_protocol.ts";
-import { ByteWriter } from "../../core/def/bytes.ts";
+import { C2S, encodeClientMessage, ErrorCode } from "../../core/proto/mod.ts";
+import { AOI_MSG, writeRequestUpdate } from "../../core/proto/mod.ts";
+import { ByteWriter } from "../../core/bytes/mod.ts";
+import { makePose } from "../../core/geo/mod.ts";
 import type { Client } from "../../client/mod.ts";
 import { errorsOf, login, startBase, testRegistry } from "./fixtures.ts";
 import { cellReady, seen, startCluster } from "../helpers/players.ts";
@@ -65,7 +66,7 @@ Deno.test(
     writeRequestUpdate(w, npc.id, 0, [0]);
     bad.sendFrame(w.toBytes());
     await waitFor("the second refusal", () => errors.length === 2);
-    assert.deepEqual(errors[1].slice(0, 2), [ErrorCode.malformed, AOI_MSG.REQUEST_UPDATE]);
+    assert.deepEqual(errors[1].slice(0, 2), [ErrorCode.malformed, AOI_MSG.requestUpdate]);
 
     // A script that fails for the client's arguments: the sample travel to a place outside the world.
     bad.callCell(null, "travel", 1, 3e38, 0);
@@ -96,8 +97,7 @@ Deno.test("a move flood is dropped as abuse and cut off; another player's round 
   const errors = errorsOf(flooder);
   const closed = new Promise<number>((r) => flooder.on("close", (code) => r(code)));
   // 72,000 moves in one second: frames of 2,400 tiny steps, 30 of them.
-  const step = (i: number) =>
-    encodeClientMessage({ id: C2S.position, position: [(i % 100) * 0.001, 0, 0], direction: [0, 0, 0] });
+  const step = (i: number) => encodeClientMessage({ id: C2S.position, pose: makePose((i % 100) * 0.001, 0, 0) });
   const one = step(0);
   const frame = new Uint8Array(one.length * 2400);
   for (let i = 0; i < 2400; i++) frame.set(step(i), i * one.length);

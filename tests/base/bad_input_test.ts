@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { ByteReader, ByteWriter } from "../../core/def/bytes.ts";
+import { ByteReader, ByteWriter } from "../../core/bytes/mod.ts";
+import { makePose } from "../../core/geo/mod.ts";
 import {
   C2S,
   encodeArgs,
@@ -8,7 +9,7 @@ import {
   readServerMessage,
   S2C,
   type ServerMessage,
-} from "../../core/def/client_protocol.ts";
+} from "../../core/proto/mod.ts";
 import type { Client, EntityView } from "../../client/mod.ts";
 import { errorsOf, login, startBase, type TestBase, testRegistry } from "./fixtures.ts";
 import { cellReady, entityAt, seen, waitForPosition } from "../helpers/players.ts";
@@ -80,7 +81,7 @@ Deno.test("bad input: anything before login gets notLoggedIn and goes nowhere", 
   await using b = await startBase();
   const r = await raw(b.app.clientUrl);
   r.ws.send(encodeClientMessage({ id: C2S.enableEntities }));
-  r.ws.send(encodeClientMessage({ id: C2S.position, position: [1, 2, 3], direction: [0, 0, 0] }));
+  r.ws.send(encodeClientMessage({ id: C2S.position, pose: makePose(1, 2, 3) }));
   r.ws.send(encodeClientMessage({ id: C2S.callBase, method: 0, args: new Uint8Array() }));
   await waitFor("three errors", () => r.got.length === 3);
   for (const m of r.got) assert.deepEqual(m.id === S2C.error && [m.code], [ErrorCode.notLoggedIn]);
@@ -187,7 +188,7 @@ Deno.test("bad input: unknown messages, unexposed or unknown methods, wrong argu
     ],
     [
       "a truncated message",
-      encodeClientMessage({ id: C2S.position, position: [0, 0, 0], direction: [0, 0, 0] }).slice(0, 9),
+      encodeClientMessage({ id: C2S.position, pose: makePose(0, 0, 0) }).slice(0, 9),
       ErrorCode.malformed,
     ],
     [
@@ -261,9 +262,9 @@ Deno.test("bad input: movement faster than the top speed is corrected back, not 
   bad.move({ x: 2.5, y: 0, z: 0 });
   await waitForPosition(b.admin, bad.player.id, 2.5, 0);
   // NaN and infinity are refused too.
-  bad.sendFrame(encodeClientMessage({ id: C2S.position, position: [NaN, 0, 0], direction: [0, 0, 0] }));
+  bad.sendFrame(encodeClientMessage({ id: C2S.position, pose: makePose(NaN, 0, 0) }));
   await waitFor("badPosition", () => badErrors.find((e) => e[0] === ErrorCode.badPosition));
-  bad.sendFrame(encodeClientMessage({ id: C2S.position, position: [Infinity, 0, 0], direction: [0, 0, 0] }));
+  bad.sendFrame(encodeClientMessage({ id: C2S.position, pose: makePose(Infinity, 0, 0) }));
   await waitFor("a second badPosition", () => badErrors.filter((e) => e[0] === ErrorCode.badPosition).length === 2);
   await settled(b, bad, badSeen, 3);
   await assertUntouched(good, goodErrors);

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { BaseAuthority, heldBackPeers, HeldBackRoute } from "../../base/cluster/base_fence.ts";
 import { CellMsg, Handlers, MgrLease, MgrLink, Peers, readMoves, WireServer } from "../../core/wire/mod.ts";
+import { makePose } from "../../core/geo/mod.ts";
 import { memoryLogger } from "../../testing/log.ts";
 import { playAlong } from "../helpers/fake_member.ts";
 import { startMgr } from "../helpers/mgr.ts";
@@ -69,7 +70,7 @@ Deno.test(
         .on(CellMsg.clientCall, (_ch, _caller, _target, _type, method) => void got.push(`call ${method}`))
         .on(CellMsg.clientPosition, (_ch, _id, pos) => void got.push(`move ${pos[0]}`))
         .on(CellMsg.clientMoves, (_ch, _unused, records) => {
-          readMoves(records, (_id, x) => (got.push(`move ${x}`), true));
+          readMoves(records, (_id, p) => (got.push(`move ${p.x}`), true));
         }),
     });
     const link = new MgrLink({
@@ -101,10 +102,10 @@ Deno.test(
       await waitFor("the lease lapsed", () => !authority.mayAct(), 1000);
       await waitFor("the lapse logged", () => log.lines.some((l) => l.includes("lease lapsed")), 1000);
       call(2);
-      route.sendMove(7, [2, 0, 0], [0, 0, 0]);
+      route.sendMove(7, makePose(2));
       await new Promise((r) => setTimeout(r, 1100));
       call(3);
-      route.sendMove(7, [3, 0, 0], [0, 0, 0]);
+      route.sendMove(7, makePose(3));
       await new Promise((r) => setTimeout(r, 100));
       assert.deepEqual(got, ["call 1"], "nothing sent while the lease is lapsed");
       assert.equal(authority.mayAct(), false);

@@ -5,7 +5,7 @@
  * by name.
  */
 import assert from "node:assert/strict";
-import { ErrorCode } from "../../core/def/client_protocol.ts";
+import { ErrorCode } from "../../core/proto/mod.ts";
 import { decodePersistentState, PropertyContainer } from "../../core/def/mod.ts";
 import { MAX_GLOBAL_VALUE_BYTES } from "../../core/base_script.ts";
 import { errorsOf, login, startBase, testRegistry } from "./fixtures.ts";

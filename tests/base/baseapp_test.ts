@@ -4,7 +4,7 @@
  * API and other clients see.
  */
 import assert from "node:assert/strict";
-import { ErrorCode } from "../../core/def/client_protocol.ts";
+import { ErrorCode } from "../../core/proto/mod.ts";
 import { clientPlacement, NEW_SPACE, type PlacementHook, serverPlacement } from "../../core/placement.ts";
 import { decodePersistentState, encodePersistentState, PropertyContainer } from "../../core/def/mod.ts";
 import { type Client, LoginError } from "../../client/mod.ts";

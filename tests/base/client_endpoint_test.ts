@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { C2S } from "../../core/def/client_protocol.ts";
+import { C2S } from "../../core/proto/mod.ts";
 import { Op } from "../../core/ws/frame.ts";
 import { login, startBase } from "./fixtures.ts";
 import { startBaseProcess, startCluster } from "../helpers/players.ts";

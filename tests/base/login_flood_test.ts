@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { connect, type Credentials } from "../../client/mod.ts";
 import { registry } from "../../entities/mod.ts";
-import { C2S, encodeClientMessage, S2C } from "../../core/def/client_protocol.ts";
+import { C2S, encodeClientMessage, S2C } from "../../core/proto/mod.ts";
 import type { SpaceView } from "../../core/views.ts";
 import { api, Procs } from "../../testing/procs.ts";
 import { startBaseProcess, startCluster } from "../helpers/players.ts";

@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
-import type { BspNode } from "../../core/geo/bsp.ts";
+import type { BspNode } from "../../core/geo/mod.ts";
 import { CellScript } from "../../core/script.ts";
 import { seededRandom } from "../../core/random.ts";
 import type { Cell } from "../../cell/cell.ts";

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
-import type { BspNode } from "../../core/geo/bsp.ts";
+import type { BspNode } from "../../core/geo/mod.ts";
 import type { Entity } from "../../cell/entity.ts";
 import { configureSpaceAoI, Witness, witnessOf } from "../../cell/witness/mod.ts";
 import { dropGhost, isFrozen } from "../../cell/borders/frozen_ghosts.ts";

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
-import { buildBsp } from "../../core/geo/bsp.ts";
+import { buildBsp } from "../../core/geo/mod.ts";
 import type { Entity } from "../../cell/entity.ts";
 import type { GhostOp } from "../../core/wire/mod.ts";
 import { seededRandom } from "../../core/random.ts";

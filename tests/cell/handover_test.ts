@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
-import { buildBsp } from "../../core/geo/bsp.ts";
+import { buildBsp } from "../../core/geo/mod.ts";
 import { CellScript } from "../../core/script.ts";
 import type { Entity } from "../../cell/entity.ts";
 import type { GhostConfig } from "../../cell/borders/ghosts.ts";

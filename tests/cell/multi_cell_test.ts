@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
-import { buildBsp, cellRects } from "../../core/geo/bsp.ts";
+import { buildBsp, cellRects } from "../../core/geo/mod.ts";
 import { CellScript } from "../../core/script.ts";
 import type { Cell } from "../../cell/cell.ts";
 import { cellsOf } from "../../testing/two_cells.ts";

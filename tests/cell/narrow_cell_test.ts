@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
-import type { BspNode } from "../../core/geo/bsp.ts";
+import type { BspNode } from "../../core/geo/mod.ts";
 import type { Entity } from "../../cell/entity.ts";
 import { configureSpaceAoI, Witness, witnessOf } from "../../cell/witness/witness.ts";
 import { ClientWorld } from "../../client/world.ts";

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
-import type { BspNode } from "../../core/geo/bsp.ts";
+import type { BspNode } from "../../core/geo/mod.ts";
 import { seededRandom } from "../../core/random.ts";
 import type { SpaceGeometry } from "../../core/wire/mod.ts";
 import type { Cell } from "../../cell/cell.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { ByteWriter } from "../../core/def/mod.ts";
 import { resetScratch, scratch } from "../../core/scratch.ts";
-import { beginTick, deferFlush, inTick } from "../../core/wire/outbox.ts";
+import { beginTick, deferFlush, inTick } from "../../core/wire/mod.ts";
 import { Cell } from "../../cell/cell.ts";
 import { enterLoop, sectionDepth } from "../../cell/load/entity_load.ts";
 import { historyOf } from "../../cell/witness/event_history.ts";

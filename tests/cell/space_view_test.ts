@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
 import { CellScript, type SpaceInfo } from "../../core/script.ts";
-import type { BspNode } from "../../core/geo/bsp.ts";
+import type { BspNode } from "../../core/geo/mod.ts";
 import type { Cell } from "../../cell/cell.ts";
 import { cellsOf, type ManyCells } from "../../testing/two_cells.ts";
 

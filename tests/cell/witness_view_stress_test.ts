@@ -102,7 +102,7 @@ async function run(seed: number, steps: number, o: RunOptions): Promise<void> {
     for (let i = 0; i < burst; i++) {
       const r = rand();
       if (r < 0.2 || others.length < 5) {
-        // Some with ids beyond 32 bits (they go up to 2^48, core/def/ids.ts).
+        // Some with ids beyond 32 bits (they go up to 2^48, core/bytes/ids.ts).
         const id = rand() < 0.3 ? 2 ** 47 + step * 16 + i : undefined;
         others.push(cell.createEntity("NPC", spot(), { name: `n${step}` }, [0, 0, 0], id));
       } else if (r < 0.3) {
@@ -213,7 +213,7 @@ Deno.test("an entity whose id needs more than 32 bits is seen by its alias, and 
       errors.push((e as Error).message);
     }
   });
-  // Entity ids go up to 2^48 (core/def/ids.ts); the big one is sent first (nearer), the mover after it.
+  // Entity ids go up to 2^48 (core/bytes/ids.ts); the big one is sent first (nearer), the mover after it.
   const big = cell.createEntity("NPC", { x: 1, y: 0, z: 0 }, { name: "big" }, [0, 0, 0], 2 ** 47 + 5);
   const mover = cell.createEntity("Avatar", { x: 2.5, y: 0, z: 0 }, { playerName: "a" });
   for (let i = 0; i < 5; i++) cell.tick(100);

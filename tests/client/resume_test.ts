@@ -1,8 +1,8 @@
 /** The SDK's resume loop (client/resume.ts) and the messages and close codes that steer it. */
 import assert from "node:assert/strict";
 import { isLostConnection, type ResumeResult, retryResume } from "../../client/resume.ts";
-import { ByteReader } from "../../core/def/bytes.ts";
-import { CloseCode, encodeServerMessage, readServerMessage, S2C } from "../../core/def/client_protocol.ts";
+import { ByteReader } from "../../core/bytes/mod.ts";
+import { CloseCode, encodeServerMessage, readServerMessage, S2C } from "../../core/proto/mod.ts";
 
 Deno.test("a resume sent elsewhere goes there next, at once; redirects in a circle end", async () => {
   const tried: string[] = [];

@@ -20,9 +20,10 @@ import {
   writeProperty,
   writeReference,
   writeVolatile,
-} from "../../core/def/aoi_protocol.ts";
+} from "../../core/proto/mod.ts";
 import { encodeChange } from "../../core/def/mod.ts";
 import { ClientWorld } from "../../client/world.ts";
+import { makePose } from "../../core/geo/mod.ts";
 
 const Thing = defineEntity({
   name: "Thing",
@@ -53,8 +54,8 @@ Deno.test("AOI message ids: 32-95, each message decodes to what was written", ()
   c.set("label", "seven");
   c.set("near", 9);
   const outer = type.propertiesFor("otherClients").filter((p) => p.detailLevel === 1);
-  writeCreate(w, 7, type.id, 101, 0, 201, 1, 0, 0, 1, c.values, outer, outer.length);
-  writeCreate(w, 8, type.id, 50, 0, 60, 0, 0, 0, 1, c.values, outer, 0);
+  writeCreate(w, 7, type.id, makePose(101, 0, 201, 1, 0, 0), 1, c.values, outer, outer.length);
+  writeCreate(w, 8, type.id, makePose(50, 0, 60, 0, 0, 0), 1, c.values, outer, 0);
   const near = [type.property("near")];
   writeDetailLevel(w, 3, 7, 0, c.values, near, 1);
   writeProperty(
@@ -93,7 +94,7 @@ Deno.test("AOI message ids: 32-95, each message decodes to what was written", ()
   assert.deepEqual(m1, { kind: "requestUpdate", id: 7, life: 0, stamps: [] });
   assert.equal(world.cache.get(7)!.life, 11, "the stamps are kept with the life the enter named");
   assert.equal(sent.length, 1);
-  assert.equal(AOI_MSG.REQUEST_UPDATE, 48);
+  assert.equal(AOI_MSG.requestUpdate, 48);
 });
 
 Deno.test("the client cache answers a re-entry with its stamps and reuses the cached properties", () => {
@@ -104,15 +105,15 @@ Deno.test("the client cache answers a re-entry with its stamps and reuses the ca
   c.set("label", "x");
   const all = type.propertiesFor("otherClients").filter((p) => p.detailLevel === 1);
   writeEnter(w, 5, 0, 9);
-  writeCreate(w, 5, type.id, 0, 0, 0, 0, 0, 0, 1, c.values, all, all.length);
+  writeCreate(w, 5, type.id, makePose(0, 0, 0, 0, 0, 0), 1, c.values, all, all.length);
   writeLeave(w, 5, [3, 4], 2);
   writeEnter(w, 5, 1, 9);
   world.receive(w.toBytes());
   const last = sent[sent.length - 1];
   // One frame: the first (empty) request, then the re-entry with the life and stamps the leave gave.
-  assert.deepEqual([...last], [AOI_MSG.REQUEST_UPDATE, 5, 0, 0, AOI_MSG.REQUEST_UPDATE, 5, 9, 2, 3, 4]);
+  assert.deepEqual([...last], [AOI_MSG.requestUpdate, 5, 0, 0, AOI_MSG.requestUpdate, 5, 9, 2, 3, 4]);
   const w2 = new ByteWriter();
-  writeCreate(w2, 5, type.id, 0, 0, 0, 0, 0, 0, 1, c.values, all, 0);
+  writeCreate(w2, 5, type.id, makePose(0, 0, 0, 0, 0, 0), 1, c.values, all, 0);
   let fromCache = false;
   world.on("enter", (ev) => fromCache = ev.fromCache);
   world.receive(w2.toBytes());
@@ -129,18 +130,18 @@ Deno.test("a cached copy of another life of the entity is dropped, not offered: 
   c.set("label", "old");
   const all = type.propertiesFor("otherClients").filter((p) => p.detailLevel === 1);
   writeEnter(w, 5, 0, 9);
-  writeCreate(w, 5, type.id, 0, 0, 0, 0, 0, 0, 1, c.values, all, all.length);
+  writeCreate(w, 5, type.id, makePose(0, 0, 0, 0, 0, 0), 1, c.values, all, all.length);
   writeLeave(w, 5, [3, 4], 2);
   // The entity was made again (a relog): its numbering restarted under another life.
   writeEnter(w, 5, 1, 10);
   world.receive(w.toBytes());
   const last = sent[sent.length - 1];
-  assert.deepEqual([...last].slice(-4), [AOI_MSG.REQUEST_UPDATE, 5, 0, 0], "no stamps of the old life");
+  assert.deepEqual([...last].slice(-4), [AOI_MSG.requestUpdate, 5, 0, 0], "no stamps of the old life");
   assert.ok(!world.cache.has(5));
   const c2 = new PropertyContainer(type, "otherClients");
   c2.set("label", "new");
   const w2 = new ByteWriter();
-  writeCreate(w2, 5, type.id, 0, 0, 0, 0, 0, 0, 1, c2.values, all, all.length);
+  writeCreate(w2, 5, type.id, makePose(0, 0, 0, 0, 0, 0), 1, c2.values, all, all.length);
   let fromCache = true;
   world.on("enter", (ev) => fromCache = ev.fromCache);
   world.receive(w2.toBytes());

@@ -10,7 +10,7 @@ import { type Client, connect } from "../../client/mod.ts";
 import { baseScripts, registry } from "../../entities/mod.ts";
 import { BaseApp } from "../../base/mod.ts";
 import { backupTarget } from "../../core/wire/mod.ts";
-import { ErrorCode } from "../../core/def/client_protocol.ts";
+import { ErrorCode } from "../../core/proto/mod.ts";
 import { api, Procs } from "../../testing/procs.ts";
 import type { ClusterView } from "../../core/views.ts";
 import { baseConfig, cellReady, startBaseProcess, startCluster } from "../helpers/players.ts";

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { type Client, connect } from "../../client/mod.ts";
 import { registry } from "../../entities/mod.ts";
-import { ErrorCode } from "../../core/def/client_protocol.ts";
+import { ErrorCode } from "../../core/proto/mod.ts";
 import type { ClusterView, PlayersView } from "../../core/views.ts";
 import { api, type Proc, Procs } from "../../testing/procs.ts";
 import {

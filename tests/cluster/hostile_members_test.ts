@@ -20,6 +20,7 @@ import {
   writeMove,
 } from "../../core/wire/mod.ts";
 import type { ClusterView, SpaceSummaryView } from "../../core/views.ts";
+import { poseOf } from "../../core/geo/mod.ts";
 import { login, startBase } from "../base/fixtures.ts";
 import { cellReady, entityAt } from "../helpers/players.ts";
 import { api, Procs } from "../../testing/procs.ts";
@@ -140,7 +141,7 @@ Deno.test("without a secret, a process that joins acts only within its role and 
   assert.equal((await entityAt(b.admin, ada.player.id))!.position[0], 0);
   // Moving another baseapp's player in a batch of move records; a batch that is not whole records gets its sender dropped too.
   const batcher = await fake.dial(cellapp.address);
-  writeMove(batcher.record(CellMsg.clientMoves, 0)!, ada.player.id, [400, 0, 0], [0, 0, 0]);
+  writeMove(batcher.record(CellMsg.clientMoves, 0)!, ada.player.id, poseOf([400, 0, 0], [0, 0, 0]));
   assert.match(await batcher.closed, /clientPosition for Avatar \d+, whose base is at/);
   const garbler = await fake.dial(cellapp.address);
   garbler.record(CellMsg.clientMoves, 0)!.raw(new Uint8Array(MOVE_RECORD - 1));

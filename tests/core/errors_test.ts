@@ -1,7 +1,7 @@
 /** errorText: the text of any thrown value, the same text as before for an Error. */
 import assert from "node:assert/strict";
 import { errorText } from "../../core/errors.ts";
-import { DefError } from "../../core/def/errors.ts";
+import { DefError } from "../../core/def/mod.ts";
 
 Deno.test("errorText gives a thrown non-Error's own text", () => {
   assert.equal(errorText("the link went down"), "the link went down");

@@ -18,7 +18,7 @@ import {
   readChange,
   writeChange,
 } from "../../core/def/mod.ts";
-import { DynamicType } from "../../core/def/compound.ts";
+import { DynamicType } from "../../core/def/mod.ts";
 import { AvatarProps, registry } from "../../entities/mod.ts";
 
 const avatar = registry.get("Avatar");

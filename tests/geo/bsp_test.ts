@@ -8,8 +8,8 @@ import {
   neighbours,
   removeCell,
   totalArea,
-} from "../../core/geo/bsp.ts";
-import { rectArea, rectsTouch } from "../../core/geo/rect.ts";
+} from "../../core/geo/mod.ts";
+import { rectArea, rectsTouch } from "../../core/geo/mod.ts";
 
 const bounds = { minX: 0, minZ: 0, maxX: 100, maxZ: 100 };
 

@@ -1,13 +1,5 @@
 import assert from "node:assert/strict";
-import {
-  packAngle,
-  PACKED_XZ_LIMIT,
-  packXYZ,
-  packXZ,
-  unpackAngle,
-  unpackXYZ,
-  unpackXZ,
-} from "../../core/geo/packed.ts";
+import { packAngle, PACKED_XZ_LIMIT, packXYZ, packXZ, unpackAngle, unpackXYZ, unpackXZ } from "../../core/geo/mod.ts";
 
 Deno.test("PackedXZ: zero is exact, signs kept, error within half a mantissa step of |v|+2", () => {
   assert.deepEqual(unpackXZ(packXZ(0, 0)), [0, 0]);

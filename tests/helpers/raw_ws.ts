@@ -8,8 +8,8 @@
 import net from "node:net";
 import { createHash, randomBytes } from "node:crypto";
 import { Buffer } from "node:buffer";
-import { ByteReader } from "../../core/def/bytes.ts";
-import { C2S, encodeClientMessage, readServerMessage, type ServerMessage } from "../../core/def/client_protocol.ts";
+import { ByteReader } from "../../core/bytes/mod.ts";
+import { C2S, encodeClientMessage, readServerMessage, type ServerMessage } from "../../core/proto/mod.ts";
 
 const WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { Registry } from "../../mgr/registry.ts";
 import { Spaces } from "../../mgr/spaces.ts";
-import { buildBsp } from "../../core/geo/bsp.ts";
+import { buildBsp } from "../../core/geo/mod.ts";
 import type { SpaceGeometry } from "../../core/wire/mod.ts";
 import { memoryLogger } from "../../testing/log.ts";
 

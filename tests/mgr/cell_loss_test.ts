@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { Registry } from "../../mgr/registry.ts";
 import { Spaces } from "../../mgr/spaces.ts";
-import { type BspNode, buildBsp, cellRects } from "../../core/geo/bsp.ts";
+import { type BspNode, buildBsp, cellRects } from "../../core/geo/mod.ts";
 import { memoryLogger } from "../../testing/log.ts";
 
 const bounds = { minX: 0, minZ: 0, maxX: 100, maxZ: 100 };

@@ -1,7 +1,7 @@
 import { openDenoKv } from "../../core/db/mod.ts";
 import assert from "node:assert/strict";
 import { IdAllocator, OBSERVE_SLACK } from "../../mgr/ids.ts";
-import { MAX_ENTITY_ID } from "../../core/def/ids.ts";
+import { MAX_ENTITY_ID } from "../../core/bytes/mod.ts";
 
 Deno.test("entity id ranges never repeat, across a reopen of the database", async () => {
   const dir = await Deno.makeTempDir();

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import type { ClusterView } from "../../core/views.ts";
-import { makeProof } from "../../core/wire/secret.ts";
+import { makeProof } from "../../core/wire/mod.ts";
 import { haveOpenssl, makeTestCerts } from "../helpers/certs.ts";
 import { fakeListener } from "../helpers/fake_port.ts";
 import { api, type Proc, Procs } from "../../testing/procs.ts";

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { dial, WireServer, type WireTls } from "../../core/wire/mod.ts";
-import { makeProof } from "../../core/wire/secret.ts";
+import { makeProof } from "../../core/wire/mod.ts";
 import { fakeListener, type Welcome } from "../helpers/fake_port.ts";
 import { memoryLogger } from "../../testing/log.ts";
 import { within } from "../../testing/wait.ts";

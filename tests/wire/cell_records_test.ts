@@ -11,7 +11,7 @@ import {
   writeGhostSync,
   writeNpcBackup,
 } from "../../core/wire/mod.ts";
-import { ByteWriter } from "../../core/def/bytes.ts";
+import { ByteWriter } from "../../core/bytes/mod.ts";
 
 const ops: GhostOp[] = [
   [0, 1.5, -2.25, 3, 0.5, 0, -0.25, true],

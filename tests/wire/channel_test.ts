@@ -12,10 +12,12 @@ import {
   tick,
   WireServer,
 } from "../../core/wire/mod.ts";
-import { int, str, tuple } from "../../core/wire/check.ts";
+import { check } from "../../core/wire/mod.ts";
 import { PROTOCOL_VERSION } from "../../core/version.ts";
 import { memoryLogger } from "../../testing/log.ts";
 import { waitFor } from "../../testing/wait.ts";
+
+const { int, str, tuple } = check;
 
 // Test-only messages, in a kind range the product catalog leaves free.
 const tool = ["tool"] as const;

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { DEFAULT_MSGPACK_LIMITS, FrameError, FrameReader, FrameWriter, NONE } from "../../core/wire/frame.ts";
+import { DEFAULT_MSGPACK_LIMITS, FrameError, FrameReader, FrameWriter, NONE } from "../../core/wire/mod.ts";
 
 function drain(r: FrameReader): unknown[] {
   const out: unknown[] = [];

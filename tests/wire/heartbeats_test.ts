@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { HeartbeatClock } from "../../core/wire/heartbeats.ts";
+import { HeartbeatClock } from "../../core/wire/mod.ts";
 import { waitFor } from "../../testing/wait.ts";
 
 Deno.test("channels of one heartbeat period beat together, on the period's wall-clock multiples", async () => {

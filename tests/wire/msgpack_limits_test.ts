@@ -1,13 +1,7 @@
 import assert from "node:assert/strict";
 import { Decoder, Encoder } from "@msgpack/msgpack";
-import { FrameError, FrameReader, FrameWriter, wireCodec } from "../../core/wire/frame.ts";
-import {
-  COST,
-  DEFAULT_MSGPACK_LIMITS,
-  lastScanCost,
-  type MsgpackLimits,
-  scanMsgpack,
-} from "../../core/wire/msgpack_limits.ts";
+import { FrameError, FrameReader, FrameWriter, wireCodec } from "../../core/wire/mod.ts";
+import { COST, DEFAULT_MSGPACK_LIMITS, lastScanCost, type MsgpackLimits, scanMsgpack } from "../../core/bytes/mod.ts";
 import { HOSTILE, LEGIT } from "../../bench/lib/decode_bodies.ts";
 
 const MiB = 1024 * 1024;

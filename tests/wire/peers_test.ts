@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
 import { type Channel, dial, Handlers, message, WireServer } from "../../core/wire/mod.ts";
-import { Peers } from "../../core/wire/peers.ts";
-import { int, tuple } from "../../core/wire/check.ts";
+import { Peers } from "../../core/wire/mod.ts";
+import { check } from "../../core/wire/mod.ts";
 import { silentLogger } from "../../core/log.ts";
 import { waitFor } from "../../testing/wait.ts";
+
+const { int, tuple } = check;
 
 // A kind of its own (the catalog is global), sent between cellapps as members send.
 const Note = message<[number]>(1010, "test.peers.note", tuple(int()), ["cellapp"]);

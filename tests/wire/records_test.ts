@@ -14,10 +14,12 @@ import {
   writeFrame,
   writeMove,
 } from "../../core/wire/mod.ts";
-import { bytes, int, tuple } from "../../core/wire/check.ts";
-import { ByteWriter } from "../../core/def/bytes.ts";
-import { MAX_COORD } from "../../core/geo/rect.ts";
+import { check } from "../../core/wire/mod.ts";
+import { ByteWriter } from "../../core/bytes/mod.ts";
+import { MAX_COORD, type Pose, poseOf } from "../../core/geo/mod.ts";
 import { waitFor } from "../../testing/wait.ts";
+
+const { bytes, int, tuple } = check;
 
 // Test-only messages, in a kind range the product catalog leaves free.
 const tool = ["tool"] as const;
@@ -89,11 +91,12 @@ Deno.test("a batch past the flush threshold leaves before the tick ends; a close
 
 Deno.test("move records: written and read back exactly; a batch with one bad record is refused whole", () => {
   const w = new ByteWriter(16);
-  writeMove(w, 1, [1.5, -2, 3e3], [0.1, 0.2, -Math.PI]);
-  writeMove(w, 2 ** 48, [MAX_COORD, 0, -MAX_COORD], [0, 0, 0]);
+  writeMove(w, 1, poseOf([1.5, -2, 3e3], [0.1, 0.2, -Math.PI]));
+  writeMove(w, 2 ** 48, poseOf([MAX_COORD, 0, -MAX_COORD], [0, 0, 0]));
   assert.equal(w.pos, 2 * MOVE_RECORD);
   const got: number[][] = [];
-  assert.equal(readMoves(w.bytes(), (...m) => got.push(m) > 0), null);
+  const flat = (id: number, p: Pose) => [id, p.x, p.y, p.z, p.yaw, p.pitch, p.roll];
+  assert.equal(readMoves(w.bytes(), (id, p) => got.push(flat(id, p)) > 0), null);
   assert.deepEqual(got, [[1, 1.5, -2, 3e3, 0.1, 0.2, -Math.PI], [2 ** 48, MAX_COORD, 0, -MAX_COORD, 0, 0, 0]]);
   // Stopping early.
   let n = 0;

@@ -5,17 +5,18 @@
  * with alreadyLoggedIn), so the inputs counted are the ones the baseapp is
  * known to have handled.
  */
-import { ByteWriter } from "../../core/def/bytes.ts";
+import { ByteReader, ByteWriter } from "../../core/bytes/mod.ts";
+import { makePose } from "../../core/geo/mod.ts";
 import {
+  AOI_MSG,
   C2S,
   type ClientMessage,
   encodeClientMessage,
   ErrorCode,
   readServerMessage,
   S2C,
-} from "../../core/def/client_protocol.ts";
-import { AOI_MSG, writeRequestUpdate } from "../../core/def/aoi_protocol.ts";
-import { ByteReader } from "../../core/def/bytes.ts";
+  writeRequestUpdate,
+} from "../../core/proto/mod.ts";
 import { intIn, mutateBytes, NASTY_NUMBERS, pick, randomBytes, type Rng, rng } from "./random.ts";
 import { type Client, connect } from "../../client/mod.ts";
 import { registry } from "../../entities/mod.ts";
@@ -53,7 +54,7 @@ function message(r: Rng, self: number): Uint8Array {
   const roll = r();
   let m: ClientMessage;
   if (roll < 0.3) {
-    m = { id: C2S.position, position: [num(r), num(r), num(r)], direction: [num(r), 0, 0] };
+    m = { id: C2S.position, pose: makePose(num(r), num(r), num(r), num(r)) };
   } else if (roll < 0.5) {
     m = {
       id: C2S.callCell,
@@ -88,7 +89,7 @@ function message(r: Rng, self: number): Uint8Array {
   } else {
     const bytes = randomBytes(r, intIn(r, 1, 24));
     // Not a logout: that ends the session the fuzzer works through (one is sent on purpose now and then).
-    if (bytes[0] === C2S.logout) bytes[0] = AOI_MSG.REQUEST_UPDATE + 1;
+    if (bytes[0] === C2S.logout) bytes[0] = AOI_MSG.requestUpdate + 1;
     return bytes;
   }
   return encodeClientMessage(m);
