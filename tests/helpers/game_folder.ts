@@ -52,10 +52,15 @@ export interface GameRun {
 
 /** Runs `deno ARGS` in `dir` (the game's folder, or `deno` names the game's Deno from elsewhere), colour off. */
 export function runInGame(dir: string, args: string[], deno: string = join(dir, GAME_DENO)): GameRun {
+  // As from a user's shell, which has no INIT_CWD: this test may run under `deno task test`, which sets it, and a
+  // `deno task` inside keeps an INIT_CWD it inherits (as npm does) instead of naming the folder it was run from.
+  const env = Deno.env.toObject();
+  delete env.INIT_CWD;
   const child = new Deno.Command(deno, {
     args,
     cwd: dir,
-    env: { NO_COLOR: "1" },
+    clearEnv: true,
+    env: { ...env, NO_COLOR: "1" },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
