@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { ConfigError, parseCommand, USAGE } from "../core/config/mod.ts";
 import { refusedByLocalCluster, runLocalCluster } from "./local_cluster.ts";
 import { PARENT_WATCH_ENV } from "../core/process.ts";
-import { formatWarning } from "../core/def/errors.ts";
+import { formatWarning } from "../core/def/mod.ts";
 import { runRole, StartError } from "./roles.ts";
 import { GameLoadError, gamePath, loadGame } from "./game.ts";
 

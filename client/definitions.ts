@@ -18,7 +18,7 @@ import {
   type RegistryJson,
   TypeTable,
 } from "../core/def/mod.ts";
-import type { VolatileSpec } from "../core/def/schema.ts";
+import type { VolatileSpec } from "../core/def/mod.ts";
 
 /**
  * Builds the registry `json` describes, with value types taken from `current` by name (or the built-ins), and has

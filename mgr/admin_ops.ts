@@ -7,8 +7,7 @@
 import { errorText } from "../core/errors.ts";
 import { CellMsg } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
-import type { Rect } from "../core/geo/rect.ts";
-import { rectFromArray } from "../core/geo/rect.ts";
+import { type Rect, rectFromArray } from "../core/geo/mod.ts";
 import type { SpaceEntities } from "../core/game.ts";
 import { VERSION } from "../core/version.ts";
 import {

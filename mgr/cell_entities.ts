@@ -6,8 +6,7 @@ import { type CellEntitySpec, CellMsg, type CellPlaced, type CellPlaceRequest } 
 import { errorText } from "../core/errors.ts";
 import { newSpaceBounds, newSpaceError } from "../core/new_space.ts";
 import { RequestError } from "../core/views.ts";
-import { cellIndexAt } from "../core/geo/bsp.ts";
-import type { Rect } from "../core/geo/rect.ts";
+import { cellIndexAt, type Rect } from "../core/geo/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { SpaceEntities } from "../core/game.ts";
 import type { Registry } from "./registry.ts";

@@ -6,7 +6,7 @@
 import { type CellEntitySpec, type CellPlaceRequest, WireServer, type WireTls } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { Db } from "../core/db/mod.ts";
-import type { Rect } from "../core/geo/rect.ts";
+import type { Rect } from "../core/geo/mod.ts";
 import type {
   CellAppView,
   CellEntityView,

@@ -1,6 +1,6 @@
 /** The default space (BigWorld's useDefaultSpace): made once a cellapp is there, and made again when it is lost. */
 import { errorText } from "../core/errors.ts";
-import type { Rect } from "../core/geo/rect.ts";
+import type { Rect } from "../core/geo/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { SpaceEntities } from "../core/game.ts";
 import type { Registry } from "./registry.ts";

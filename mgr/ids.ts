@@ -4,7 +4,7 @@
  * processes report the highest id they hold when they register, so a
  * restarted cellappmgr never hands out an id already in use.
  */
-import { MAX_ENTITY_ID } from "../core/wire/check.ts";
+import { MAX_ENTITY_ID } from "../core/bytes/mod.ts";
 import { type Db, withDbRetry } from "../core/db/mod.ts";
 
 const KEY = ["cellappmgr", "entityIdHighWater"];

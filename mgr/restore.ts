@@ -5,7 +5,7 @@
  */
 import { errorText } from "../core/errors.ts";
 import { type CellBackup, CellMsg, type Channel, type RestoredAt, RestoreMsg } from "../core/wire/mod.ts";
-import { cellIndexAt } from "../core/geo/bsp.ts";
+import { cellIndexAt } from "../core/geo/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { Member, Registry } from "./registry.ts";
 import type { Spaces } from "./spaces.ts";

@@ -1,6 +1,5 @@
 /** A space as the cellappmgr knows it: its bounds, its BSP tree of cells and what its cellapps are sent. */
-import { type BspNode, type CellRect, cellRects } from "../core/geo/bsp.ts";
-import { type Rect, rectToArray } from "../core/geo/rect.ts";
+import { type BspNode, type CellRect, cellRects, type Rect, rectToArray } from "../core/geo/mod.ts";
 import type { SpaceGeometry } from "../core/wire/mod.ts";
 import type { SpaceSettings } from "../core/space_settings.ts";
 

@@ -4,8 +4,16 @@
  * their cells report. Tree changes are tree_changes.ts; the space itself is space.ts.
  */
 import { errorText } from "../core/errors.ts";
-import { type BspNode, buildBsp, cellIndexAt, cellRects } from "../core/geo/bsp.ts";
-import { type Rect, rectArea, rectFromArray, rectToArray } from "../core/geo/rect.ts";
+import {
+  type BspNode,
+  buildBsp,
+  cellIndexAt,
+  cellRects,
+  type Rect,
+  rectArea,
+  rectFromArray,
+  rectToArray,
+} from "../core/geo/mod.ts";
 import { CellMsg, type CellReport, type SpaceGeometry, type SpawnRequest } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { Member, Registry } from "./registry.ts";

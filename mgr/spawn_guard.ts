@@ -6,7 +6,7 @@
  */
 import { errorText } from "../core/errors.ts";
 import { type EntityRegistry, PropertyContainer } from "../core/def/mod.ts";
-import type { Rect } from "../core/geo/rect.ts";
+import type { Rect } from "../core/geo/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { SpaceCreatedHook, SpaceEntities } from "../core/game.ts";
 import { RequestError } from "../core/views.ts";

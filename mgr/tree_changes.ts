@@ -4,7 +4,7 @@
  * only cell gets a new one on a live cellapp (docs/faults.md, "Backups").
  */
 import { errorText } from "../core/errors.ts";
-import { type BspNode, removeCell } from "../core/geo/bsp.ts";
+import { type BspNode, removeCell } from "../core/geo/mod.ts";
 import { CellMsg, type SpaceGeometry } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { Member } from "./registry.ts";

@@ -1,5 +1,5 @@
 /** Builds the admin API's views of spaces and cells from the cellappmgr's state. */
-import { rectToArray } from "../core/geo/rect.ts";
+import { rectToArray } from "../core/geo/mod.ts";
 import type { CellReport } from "../core/wire/mod.ts";
 import type { CellView, SpaceSummaryView } from "../core/views.ts";
 import type { Space } from "./space.ts";

@@ -4,7 +4,7 @@
  * requests and load reports), each checked against who asks.
  */
 import { type CellEntitySpec, type Channel, Handlers, MgrMsg, RestoreMsg, sameAddress } from "../core/wire/mod.ts";
-import { cellIndexAt } from "../core/geo/bsp.ts";
+import { cellIndexAt } from "../core/geo/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { Member, Registry } from "./registry.ts";
 import type { IdAllocator } from "./ids.ts";

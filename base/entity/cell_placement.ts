@@ -6,7 +6,7 @@
 import { errorText } from "../../core/errors.ts";
 import type { CellEntityPlace, CellEntityPlaced, NewSpaceOptions } from "../../core/base_script.ts";
 import type { Vec3 } from "../../core/geo/vec3.ts";
-import { MAX_COORD, withinWorld } from "../../core/geo/rect.ts";
+import { MAX_COORD, withinWorld } from "../../core/geo/mod.ts";
 import { newSpaceError, type NewSpaceRequest } from "../../core/new_space.ts";
 import { BaseScriptMsg, NOT_TELEPORTED, RemoteError } from "../../core/wire/mod.ts";
 import type { ScriptedBase, Tuple3 } from "./scripted_base.ts";

@@ -3,3 +3,4 @@ export * from "./rect.ts";
 export * from "./bsp.ts";
 export * from "./packed.ts";
 export * from "./pose.ts";
+export * from "./vec3.ts";

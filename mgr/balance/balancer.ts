@@ -7,7 +7,7 @@
  * partitions and loads for the admin API.
  */
 import { errorText } from "../../core/errors.ts";
-import { type BspNode, isCell, removeCell } from "../../core/geo/bsp.ts";
+import { type BspNode, isCell, removeCell } from "../../core/geo/mod.ts";
 import type { Logger } from "../../core/log.ts";
 import type { CellReport } from "../../core/wire/mod.ts";
 import type { BalanceSampleView, BalanceView, PartitionView } from "../../core/views.ts";

@@ -4,8 +4,7 @@
  * retiring cell may leave the tree. Pure decisions; the cellappmgr's balancer
  * acts on them.
  */
-import { type BspNode, cellRects, hasCell, isCell, splitRect } from "../../core/geo/bsp.ts";
-import type { Rect } from "../../core/geo/rect.ts";
+import { type BspNode, cellRects, hasCell, isCell, type Rect, splitRect } from "../../core/geo/mod.ts";
 import { WIDTH_EPSILON } from "./partition.ts";
 import type { CellLoad } from "./types.ts";
 

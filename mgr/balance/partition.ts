@@ -7,8 +7,15 @@
  * that no cell gets too narrow or leaves the space. A partition next to a
  * retiring cell instead closes that cell, whatever the load.
  */
-import { type BspNode, type BspSplit, type CellRect, cellRects, isCell, splitRect } from "../../core/geo/bsp.ts";
-import type { Rect } from "../../core/geo/rect.ts";
+import {
+  type BspNode,
+  type BspSplit,
+  type CellRect,
+  cellRects,
+  isCell,
+  type Rect,
+  splitRect,
+} from "../../core/geo/mod.ts";
 import type { EntityBounds } from "../../core/wire/mod.ts";
 import { AggressionTable, partitionKey, type PartitionState } from "./aggression.ts";
 import { type EdgeCell, shiftDepth } from "./levels.ts";
