@@ -5,14 +5,19 @@
 
 /** Where a definition came from: a file and a 1-based line. */
 export interface SourcePos {
+  /** The file. */
   readonly file: string;
+  /** The line, from 1. */
   readonly line: number;
 }
 
 /** Context that locates a definition problem. */
 export interface DefContext {
+  /** Where in a file. */
   readonly source?: SourcePos;
+  /** The entity type. */
   readonly entity?: string;
+  /** The property or method. */
   readonly member?: string;
 }
 
@@ -46,6 +51,7 @@ export class DefError extends Error {
 
 /** Something in a definition that has no meaning here and was kept as metadata or ignored. */
 export interface DefWarning extends DefContext {
+  /** What is wrong. */
   readonly message: string;
 }
 
