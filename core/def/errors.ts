@@ -34,11 +34,16 @@ function where(ctx: DefContext): string {
 
 /** A definition that cannot be loaded: bad XML, unknown type or flag, bad default, ... */
 export class DefError extends Error {
+  /** Where in a file, when known. */
   readonly source?: SourcePos;
+  /** The entity type, when known. */
   readonly entity?: string;
+  /** The property or method, when known. */
   readonly member?: string;
+  /** What is wrong, without where. */
   readonly reason: string;
 
+  /** `reason` with where it is (`file:line: Entity.member: `) in front. */
   constructor(reason: string, ctx: DefContext = {}, options?: ErrorOptions) {
     super(where(ctx) + reason, options);
     this.name = "DefError";
