@@ -9,7 +9,9 @@ import type { Vec3 } from "./geo/vec3.ts";
 
 /** Where a base entity lives: its id, and the baseapp holding it (a hint: it may have moved since). */
 export interface BaseRef {
+  /** The base entity's id. */
   readonly id: number;
+  /** The baseapp that held it when the ref was made, HOST:PORT. */
   readonly address: string;
 }
 
@@ -51,12 +53,15 @@ export interface NewSpaceOptions {
   geometry?: string;
   /** Where the cell entity goes in it (default the centre, y 0). */
   position?: Vec3;
+  /** Where it faces: x yaw, y pitch, z roll, in radians (default 0). */
   direction?: Vec3;
 }
 
 /** Where a cell entity was made. */
 export interface CellEntityPlaced {
+  /** The space it is in. */
   spaceId: number;
+  /** Where in that space. */
   position: Vec3;
 }
 
@@ -91,7 +96,9 @@ export const MAX_GLOBAL_KEY = 200;
 
 /** A base entity as its script sees it. */
 export interface BaseEntityApi<P = Record<string, unknown>> {
+  /** The entity's id, unique in the cluster; its cell entity has the same. */
   readonly id: number;
+  /** The name of its entity type. */
   readonly typeName: string;
   /** The base properties; setting one is checked, and BASE_AND_CLIENT ones reach the own client. */
   readonly props: P;
@@ -145,7 +152,11 @@ export interface BaseEntityApi<P = Record<string, unknown>> {
  * the declared arguments (no hidden caller). Every callback is optional; an exception in one is logged.
  */
 export abstract class BaseScript<P = Record<string, unknown>> {
-  constructor(readonly self: BaseEntityApi<P>) {}
+  /** The baseapp makes one per base entity; a subclass's constructor takes the same argument. */
+  constructor(
+    /** Its entity: properties, client, cell part, other bases, the global store and the database. */
+    readonly self: BaseEntityApi<P>,
+  ) {}
   /** The entity was created, loaded for a login, or restored from its backup. */
   onCreated?(): void;
   /** A client attached (a login, a resume, or a takeover). */

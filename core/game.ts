@@ -15,7 +15,9 @@ import type { Rect } from "./geo/mod.ts";
 
 /** One login attempt as a game's login check sees it. */
 export interface LoginAttemptInfo {
+  /** The account name the client gave. */
   name: string;
+  /** The password it gave, not yet checked. */
   password: string;
   /** The client's address, HOST:PORT. */
   remote: string;
@@ -26,6 +28,7 @@ export type LoginHook = (attempt: LoginAttemptInfo) => string | null | Promise<s
 
 /** A space the cellappmgr has just made (not one re-made from backups). */
 export interface SpaceCreatedInfo {
+  /** The space's area on the ground (X and Z, metres). */
   bounds: Rect;
   /** The default space, made when the first cellapp joins. */
   isDefault: boolean;
@@ -35,8 +38,11 @@ export interface SpaceCreatedInfo {
 
 /** Entities to create in a new space, spread over its area. */
 export interface SpaceEntities {
+  /** The entity type's name. */
   type: string;
+  /** How many. */
   count: number;
+  /** Property values each starts with (the type's defaults otherwise). */
   props?: Record<string, unknown>;
 }
 
@@ -45,6 +51,7 @@ export type SpaceCreatedHook = (space: SpaceCreatedInfo) => SpaceEntities[];
 
 /** A space about to be made, as the game's spaceGeometry hook sees it. */
 export interface SpaceGeometryInfo {
+  /** The space's area on the ground (X and Z, metres). */
   bounds: Rect;
   /** The default space, made when the first cellapp joins. */
   isDefault: boolean;
@@ -81,6 +88,7 @@ export interface Game<B = unknown> {
 
 /** A game that cannot be used; the message says what is wrong with it. */
 export class GameError extends Error {
+  /** "GameError". */
   override name = "GameError";
 }
 

@@ -8,42 +8,47 @@
  */
 import { errorText } from "./errors.ts";
 import { withinWorld } from "./geo/mod.ts";
-import type { Vec3Tuple } from "./proto/mod.ts";
 
 /** A space for a new space: a placement hook returns it only when the game lets that player make one. */
 export const NEW_SPACE = 0;
+
+/** A position as a placement names it: [x, y, z] in metres. */
+export type PlacementPosition = [x: number, y: number, z: number];
 
 /** A space and a position in it. */
 export interface Placement {
   /** An existing space, or NEW_SPACE. */
   spaceId: number;
-  position: Vec3Tuple;
+  /** Where in that space. */
+  position: PlacementPosition;
 }
 
 /** What a placement hook is told about one login. */
 export interface PlacementRequest {
+  /** The account's name. */
   account: string;
+  /** The id of the entity it plays. */
   entityId: number;
   /** False for an entity never saved (a new account's). */
   saved: boolean;
   /** Where the server puts the player: where it was saved, else the default space's spawn point. */
   server: Placement;
   /** What the client asked for; null where it named nothing. */
-  asked: { spaceId: number | null; position: Vec3Tuple | null };
+  asked: { spaceId: number | null; position: PlacementPosition | null };
 }
 
 /** A game's rule for where a login goes; return `req.server` to leave it to the server. */
 export type PlacementHook = (req: PlacementRequest) => Placement | Promise<Placement>;
 
 /** The server decides, whatever the client asked for. */
-export const serverPlacement: PlacementHook = (req) => req.server;
+export const serverPlacement: PlacementHook = (req: PlacementRequest): Placement => req.server;
 
 /**
  * The client chooses any existing space and any position in it (what it
  * leaves out is the server's), never a new space: for tests and load
  * generators, as `--client-spawn`.
  */
-export const clientPlacement: PlacementHook = ({ server, asked }) => ({
+export const clientPlacement: PlacementHook = ({ server, asked }: PlacementRequest): Placement => ({
   spaceId: asked.spaceId === null || asked.spaceId === NEW_SPACE ? server.spaceId : asked.spaceId,
   position: asked.position ?? server.position,
 });

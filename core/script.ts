@@ -13,6 +13,7 @@ import type { SpaceSettings, SpaceSettingsView } from "./space_settings.ts";
 
 /** A cell entity's base part as its cell script calls it. */
 export interface BasePart {
+  /** Runs base method `method` with the declared arguments; resolves with what it returns. */
   call(method: string, ...args: unknown[]): Promise<unknown>;
 }
 
@@ -24,10 +25,15 @@ export type { SpaceSettings, SpaceSettingsView } from "./space_settings.ts";
  * weighting ticks' worth of priority; a tick goes no further than maxPriorityDelta past the first one queued).
  */
 export interface WitnessSettings {
+  /** How far the entity's client sees (m). */
   aoiRadius: number;
+  /** The most bytes of entity updates its client is sent per tick. */
   bytesPerTick: number;
+  /** How much farther entities' updates are spaced out by distance. */
   distanceWeighting: number;
+  /** How much every entity's updates are spaced out. */
   weighting: number;
+  /** How far past the first queued update one tick may send. */
   maxPriorityDelta: number;
 }
 
@@ -35,15 +41,21 @@ export type { Vec3 } from "./geo/vec3.ts";
 
 /** Yaw, pitch and roll in radians. */
 export interface Direction {
+  /** Turn about the vertical axis. */
   yaw: number;
+  /** Tilt up or down. */
   pitch: number;
+  /** Tilt sideways. */
   roll: number;
 }
 
 /** Another entity as a script sees it through entitiesInRange or a trigger. */
 export interface EntityRef {
+  /** The entity's id, unique in the cluster. */
   readonly id: number;
+  /** The name of its entity type. */
   readonly typeName: string;
+  /** Where it is. */
   readonly position: Readonly<Vec3>;
   /** False for a ghost: its real lives in another cell. */
   readonly isReal: boolean;
@@ -51,9 +63,13 @@ export interface EntityRef {
 
 /** A rectangle on the ground (X and Z), in metres. */
 export interface Area {
+  /** West edge. */
   readonly minX: number;
+  /** South edge. */
   readonly minZ: number;
+  /** East edge. */
   readonly maxX: number;
+  /** North edge. */
   readonly maxZ: number;
 }
 
@@ -73,7 +89,9 @@ export interface CellInfo {
  * it again rather than keep it).
  */
 export interface SpaceInfo {
+  /** The space's id (1: the default space). */
   readonly id: number;
+  /** The whole space's area. */
   readonly bounds: Area;
   /** The default space (it never shuts down). */
   readonly isDefault: boolean;
@@ -97,13 +115,17 @@ export interface MoveOptions {
 
 /** What a cell script can do with its entity (BigWorld's built-ins). */
 export interface CellEntityApi<P = Record<string, unknown>> extends EntityRef {
+  /** The id of the space it is in. */
   readonly spaceID: number;
   /** The entity's space: its bounds, this entity's cell and the cells around it. */
   readonly space: SpaceInfo;
   /** The entity's declared properties; setting one is checked and recorded. */
   readonly props: P;
+  /** Where it is; setting it moves the entity (no movement controller). */
   position: Vec3;
+  /** Where it faces; setting it turns the entity. */
   direction: Direction;
+  /** Whether it stands on the ground (BigWorld's isOnGround). */
   isOnGround: boolean;
   /** Destroys the entity at the end of the current callback. */
   destroy(): void;
@@ -214,7 +236,11 @@ export interface CellEntityApi<P = Record<string, unknown>> extends EntityRef {
  * id and type and does not stop the tick.
  */
 export abstract class CellScript<P = Record<string, unknown>> {
-  constructor(readonly self: CellEntityApi<P>) {}
+  /** The cell makes one per entity; a subclass's constructor takes the same argument. */
+  constructor(
+    /** Its entity: BigWorld's built-ins, its properties and its space. */
+    readonly self: CellEntityApi<P>,
+  ) {}
   /** The entity was created (not called again when it moves to another cell). */
   onCreated?(): void;
   /** The entity is moving to another cell (its real leaves this cellapp). */
@@ -230,11 +256,15 @@ export abstract class CellScript<P = Record<string, unknown>> {
   onRestore?(): void;
   /** The entity is about to be destroyed. */
   onDestroy?(): void;
+  /** A timer of addTimer fired. */
   onTimer?(controllerId: number, userArg: number): void;
+  /** A movement (moveToPoint, moveToEntity, navigate) arrived. */
   onMove?(controllerId: number, userArg: number): void;
   /** A navigate found no path (the target is off the mesh or not connected to this entity's place): `reason` says. */
   onMoveFailed?(controllerId: number, reason: string, userArg: number): void;
+  /** An entity came within a range trigger's radius (addRangeTrigger). */
   onEnteredRange?(controllerId: number, other: EntityRef, userArg: number): void;
+  /** An entity left a range trigger's radius. */
   onLeftRange?(controllerId: number, other: EntityRef, userArg: number): void;
   /** The space is shutting down; the entity is destroyed afterwards unless it already was. */
   onSpaceGone?(): void;

@@ -17,7 +17,9 @@ export interface SpaceSettings {
 
 /** A space's settings in force. */
 export interface SpaceSettingsView {
+  /** Default AoI radius of the witnesses in the space (m). */
   aoiRadius: number;
+  /** How far beyond its rect each cell of the space holds ghosts (m). */
   ghostRadius: number;
 }
 

@@ -12,10 +12,14 @@ const TWO32 = 4294967296;
 
 /** Writes values into a growing buffer; `bytes()` returns what was written. */
 export class ByteWriter {
+  /** The buffer written into (replaced by a larger one as it fills). */
   buf: Uint8Array;
+  /** A view of `buf`. */
   view: DataView;
+  /** How many bytes are written. */
   pos = 0;
 
+  /** A writer whose buffer starts at `initialSize` bytes. */
   constructor(initialSize = 256) {
     this.buf = new Uint8Array(initialSize);
     this.view = new DataView(this.buf.buffer);
@@ -49,29 +53,35 @@ export class ByteWriter {
     return this.buf.slice(0, this.pos);
   }
 
+  /** An unsigned 8-bit integer. */
   u8(v: number): void {
     this.ensure(1);
     this.buf[this.pos++] = v;
   }
+  /** A signed 8-bit integer. */
   i8(v: number): void {
     this.ensure(1);
     this.view.setInt8(this.pos++, v);
   }
+  /** An unsigned 16-bit integer. */
   u16(v: number): void {
     this.ensure(2);
     this.view.setUint16(this.pos, v, true);
     this.pos += 2;
   }
+  /** A signed 16-bit integer. */
   i16(v: number): void {
     this.ensure(2);
     this.view.setInt16(this.pos, v, true);
     this.pos += 2;
   }
+  /** An unsigned 32-bit integer. */
   u32(v: number): void {
     this.ensure(4);
     this.view.setUint32(this.pos, v, true);
     this.pos += 4;
   }
+  /** A signed 32-bit integer. */
   i32(v: number): void {
     this.ensure(4);
     this.view.setInt32(this.pos, v, true);
@@ -94,11 +104,13 @@ export class ByteWriter {
     this.view.setUint32(this.pos + 4, (v - lo) / TWO32, true);
     this.pos += 8;
   }
+  /** A 32-bit float. */
   f32(v: number): void {
     this.ensure(4);
     this.view.setFloat32(this.pos, v, true);
     this.pos += 4;
   }
+  /** A 64-bit float. */
   f64(v: number): void {
     this.ensure(8);
     this.view.setFloat64(this.pos, v, true);
@@ -145,11 +157,16 @@ export class ByteWriter {
 
 /** Reads what a ByteWriter wrote; every read checks the bounds. */
 export class ByteReader {
+  /** The bytes read from. */
   readonly buf: Uint8Array;
+  /** A view of `buf`. */
   readonly view: DataView;
+  /** Where the next read starts. */
   pos: number;
+  /** Where reading stops. */
   readonly end: number;
 
+  /** A reader of `buf` from `offset` up to `end`. */
   constructor(buf: Uint8Array, offset = 0, end = buf.length) {
     this.buf = buf;
     this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
@@ -171,38 +188,45 @@ export class ByteReader {
     }
   }
 
+  /** An unsigned 8-bit integer. */
   u8(): number {
     this.need(1);
     return this.buf[this.pos++];
   }
+  /** A signed 8-bit integer. */
   i8(): number {
     this.need(1);
     return this.view.getInt8(this.pos++);
   }
+  /** An unsigned 16-bit integer. */
   u16(): number {
     this.need(2);
     const v = this.view.getUint16(this.pos, true);
     this.pos += 2;
     return v;
   }
+  /** A signed 16-bit integer. */
   i16(): number {
     this.need(2);
     const v = this.view.getInt16(this.pos, true);
     this.pos += 2;
     return v;
   }
+  /** An unsigned 32-bit integer. */
   u32(): number {
     this.need(4);
     const v = this.view.getUint32(this.pos, true);
     this.pos += 4;
     return v;
   }
+  /** A signed 32-bit integer. */
   i32(): number {
     this.need(4);
     const v = this.view.getInt32(this.pos, true);
     this.pos += 4;
     return v;
   }
+  /** A signed 64-bit integer; throws outside the safe-integer range. */
   i64(): number {
     this.need(8);
     const lo = this.view.getUint32(this.pos, true);
@@ -216,6 +240,7 @@ export class ByteReader {
     }
     return v;
   }
+  /** An unsigned 64-bit integer; throws outside the safe-integer range. */
   u64(): number {
     this.need(8);
     const lo = this.view.getUint32(this.pos, true);
@@ -229,18 +254,21 @@ export class ByteReader {
     }
     return v;
   }
+  /** A 32-bit float. */
   f32(): number {
     this.need(4);
     const v = this.view.getFloat32(this.pos, true);
     this.pos += 4;
     return v;
   }
+  /** A 64-bit float. */
   f64(): number {
     this.need(8);
     const v = this.view.getFloat64(this.pos, true);
     this.pos += 8;
     return v;
   }
+  /** An unsigned LEB128 integer; throws when longer than 8 bytes. */
   varint(): number {
     let v = 0;
     let mul = 1;

@@ -203,11 +203,17 @@ export class DictType<
  * Values of user types are opaque: assign a new value to record a change.
  */
 export interface UserTypeImpl<V = unknown> {
+  /** Writes `v`. */
   encode(w: ByteWriter, v: V): void;
+  /** Reads a value that encode wrote. */
   decode(r: ByteReader): V;
+  /** The value a property of this type starts with. */
   defaultValue(): V;
+  /** Checks a value set by a script and returns it; throws an Error saying what is wrong. */
   check?(v: unknown): V;
+  /** Whether two values are the same (default: deep equality). */
   equals?(a: V, b: V): boolean;
+  /** A copy of a value (default: the value itself, as values are assigned whole). */
   clone?(v: V): V;
   /** Parses a default written in a .def file. */
   parseDefault?(text: string): V;

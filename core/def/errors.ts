@@ -5,14 +5,19 @@
 
 /** Where a definition came from: a file and a 1-based line. */
 export interface SourcePos {
+  /** The file. */
   readonly file: string;
+  /** The line, from 1. */
   readonly line: number;
 }
 
 /** Context that locates a definition problem. */
 export interface DefContext {
+  /** Where in a file. */
   readonly source?: SourcePos;
+  /** The entity type. */
   readonly entity?: string;
+  /** The property or method. */
   readonly member?: string;
 }
 
@@ -29,11 +34,16 @@ function where(ctx: DefContext): string {
 
 /** A definition that cannot be loaded: bad XML, unknown type or flag, bad default, ... */
 export class DefError extends Error {
+  /** Where in a file, when known. */
   readonly source?: SourcePos;
+  /** The entity type, when known. */
   readonly entity?: string;
+  /** The property or method, when known. */
   readonly member?: string;
+  /** What is wrong, without where. */
   readonly reason: string;
 
+  /** `reason` with where it is (`file:line: Entity.member: `) in front. */
   constructor(reason: string, ctx: DefContext = {}, options?: ErrorOptions) {
     super(where(ctx) + reason, options);
     this.name = "DefError";
@@ -46,6 +56,7 @@ export class DefError extends Error {
 
 /** Something in a definition that has no meaning here and was kept as metadata or ignored. */
 export interface DefWarning extends DefContext {
+  /** What is wrong. */
   readonly message: string;
 }
 

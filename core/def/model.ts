@@ -10,36 +10,49 @@ import { DataType } from "./types.ts";
 
 /** A resolved property of an entity type. */
 export interface PropertyDef {
+  /** Its name. */
   readonly name: string;
   /** Stable index within the entity type (parents, then interfaces, then own, then components). */
   readonly index: number;
   /** Index among the properties any client may see, or -1 (used by the client protocol). */
   readonly clientIndex: number;
+  /** Its value type. */
   readonly type: DataType;
+  /** Who has and sees it. */
   readonly flags: Flag;
+  /** The parts and clients that have it, from its flags. */
   readonly audiences: readonly Audience[];
   /** The audiences as bits (see AUD). */
   readonly mask: number;
+  /** Saved to the database with its entity. */
   readonly persistent: boolean;
   /** The canonical default value (copy it before mutating). */
   readonly default: unknown;
   /** Index into the type's lodLevels; lodLevels.length means "anywhere in the AoI". */
   readonly detailLevel: number;
+  /** The detail level's label, or null when clients see it anywhere in the AoI. */
   readonly detailLabel: string | null;
+  /** Only the newest change is kept in the history. */
   readonly sendLatestOnly: boolean;
+  /** It names the entity in the database. */
   readonly identifier: boolean;
+  /** Tools may edit it. */
   readonly editable: boolean;
   /** The entity type, interface or component that declared it. */
   readonly declaredIn: string;
   /** The component (named part) it belongs to, or null. */
   readonly component: string | null;
+  /** What the definition said that has no meaning here. */
   readonly metadata: Readonly<Record<string, unknown>>;
+  /** Where it was defined, for messages. */
   readonly source?: SourcePos;
 }
 
 /** A method argument. */
 export interface ArgDef {
+  /** Its name, or null when the definition gave none. */
   readonly name: string | null;
+  /** Its value type. */
   readonly type: DataType;
 }
 
@@ -48,52 +61,80 @@ export type MethodKind = "cell" | "base" | "client";
 
 /** A resolved cell, base or client method. */
 export interface MethodDef {
+  /** Its name. */
   readonly name: string;
+  /** The part it runs on. */
   readonly kind: MethodKind;
   /** Stable index among the type's methods of this kind. */
   readonly index: number;
+  /** Its arguments, in order (cell methods get the caller's id before them in a script). */
   readonly args: readonly ArgDef[];
+  /** A client may call it. */
   readonly exposed: boolean;
   /** Client methods: the call reaches clients within this distance; null = all. */
   readonly detailDistance: number | null;
+  /** The entity type, interface or component that declared it. */
   readonly declaredIn: string;
+  /** The component (named part) it belongs to, or null. */
   readonly component: string | null;
+  /** What the definition said that has no meaning here. */
   readonly metadata: Readonly<Record<string, unknown>>;
+  /** Where it was defined, for messages. */
   readonly source?: SourcePos;
 }
 
 /** A resolved LoD level; levels are sorted by distance, nearest first. */
 export interface LodLevel {
+  /** Its name. */
   readonly label: string;
+  /** Within this distance (m). */
   readonly distance: number;
+  /** How far past `distance` a client leaves it (m). */
   readonly hysteresis: number;
 }
 
 /** A resolved entity type. */
 export class EntityType {
+  /** Its stable id: its place in the registry. */
   readonly id: number;
+  /** Its name. */
   readonly name: string;
+  /** The type it extends, or null. */
   readonly parent: EntityType | null;
+  /** The interfaces it includes. */
   readonly interfaces: readonly string[];
+  /** The names of its components (named parts). */
   readonly components: readonly string[];
+  /** A base entity with a client (a player). */
   readonly proxy: boolean;
+  /** It has a base part. */
   readonly hasBase: boolean;
+  /** It has a cell part. */
   readonly hasCell: boolean;
+  /** It has a client part. */
   readonly hasClient: boolean;
   /**
    * Whether clients ever see entities of this type (BigWorld's canBeOnClient): it has a client part with properties
    * or methods a client knows. Others still take part in the cell's range queries and triggers, never in a witness.
    */
   readonly canBeOnClient: boolean;
+  /** Which of position and direction clients get. */
   readonly volatile: VolatileSpec;
+  /** Its detail levels, nearest first. */
   readonly lodLevels: readonly LodLevel[];
+  /** Every property, by index. */
   readonly properties: readonly PropertyDef[];
   /** Properties by clientIndex. */
   readonly clientProperties: readonly PropertyDef[];
+  /** Cell methods, by index. */
   readonly cellMethods: readonly MethodDef[];
+  /** Base methods, by index. */
   readonly baseMethods: readonly MethodDef[];
+  /** Client methods, by index. */
   readonly clientMethods: readonly MethodDef[];
+  /** What the definition said that has no meaning here. */
   readonly metadata: Readonly<Record<string, unknown>>;
+  /** Where it was defined, for messages. */
   readonly source?: SourcePos;
   private readonly byName: ReadonlyMap<string, PropertyDef>;
   private readonly methodsByName: Readonly<
@@ -103,6 +144,7 @@ export class EntityType {
     Record<Audience, readonly PropertyDef[]>
   >;
 
+  /** Built by createRegistry; games do not make these themselves. */
   constructor(init: {
     id: number;
     name: string;
@@ -228,10 +270,13 @@ export class EntityType {
 
 /** Every entity type, by stable id and by name, and the warnings from building them. */
 export class EntityRegistry {
+  /** Every type, by id. */
   readonly types: readonly EntityType[];
+  /** What building the types warned of (kept as metadata or ignored). */
   readonly warnings: readonly DefWarning[];
   private readonly byName: ReadonlyMap<string, EntityType>;
 
+  /** Built by createRegistry or loadDefs. */
   constructor(types: EntityType[], warnings: DefWarning[]) {
     this.types = types;
     this.warnings = warnings;

@@ -11,19 +11,25 @@ export type TypeRef = DataType | string;
 
 /** One property of an entity type. */
 export interface PropertySpec<T extends TypeRef = TypeRef> {
+  /** The value type: a DataType from `T`, or a type's name. */
   readonly type: T;
+  /** Who has and sees it: `CELL_PRIVATE`, `ALL_CLIENTS`, `BASE_AND_CLIENT`, ... (see Flag). */
   readonly flags: Flag;
   /** Start value; checked against the type when the registry is built. */
   readonly default?: unknown;
+  /** Saved to the database with its entity. */
   readonly persistent?: boolean;
   /** LoD label (from lodLevels) within which other clients see this property. */
   readonly detailLevel?: string;
   /** Keep only the newest change in the history; nested changes become whole-property changes. */
   readonly sendLatestOnly?: boolean;
+  /** The property that names the entity in the database (BigWorld's Identifier); at most one per type. */
   readonly identifier?: boolean;
+  /** Tools may edit it (BigWorld's Editable); kept, not used by the server. */
   readonly editable?: boolean;
   /** What the definition said that has no meaning here (Utype, DatabaseLength, ...). */
   readonly metadata?: Readonly<Record<string, unknown>>;
+  /** Where it was defined, for messages. */
   readonly source?: SourcePos;
 }
 
@@ -35,12 +41,15 @@ export type ArgSpec = TypeRef | {
 
 /** A cell, base or client method. */
 export interface MethodSpec {
+  /** Its arguments, in order; none when left out. */
   readonly args?: readonly ArgSpec[];
   /** A client may call it (cell and base methods). */
   readonly exposed?: boolean;
   /** Client methods: only clients within this distance receive the call. */
   readonly detailDistance?: number;
+  /** What the definition said that has no meaning here. */
   readonly metadata?: Readonly<Record<string, unknown>>;
+  /** Where it was defined, for messages. */
   readonly source?: SourcePos;
 }
 
@@ -49,9 +58,13 @@ export type VolatileLod = true | number;
 
 /** Which volatile data (position and direction) is sent to clients. */
 export interface VolatileSpec {
+  /** Send the position. */
   readonly position?: VolatileLod;
+  /** Send the yaw. */
   readonly yaw?: VolatileLod;
+  /** Send the pitch. */
   readonly pitch?: VolatileLod;
+  /** Send the roll. */
   readonly roll?: VolatileLod;
   /** KBEngine's `<optimized>` (don't send Y on the ground); kept as metadata. */
   readonly optimized?: boolean;
@@ -59,9 +72,13 @@ export interface VolatileSpec {
 
 /** One level of detail: properties labelled with it are sent within `distance`. */
 export interface LodLevelSpec {
+  /** Its name, which properties' `detailLevel` names. */
   readonly label: string;
+  /** Properties of this level are sent to clients within this distance (m). */
   readonly distance: number;
+  /** How far past `distance` a client must go before it leaves this level (m). */
   readonly hysteresis?: number;
+  /** Where it was defined, for messages. */
   readonly source?: SourcePos;
 }
 
@@ -69,30 +86,47 @@ export interface LodLevelSpec {
 export interface ComponentSpec {
   /** The interface/component definition that describes the part. */
   readonly type: string;
+  /** Whether the part's properties are saved with the entity. */
   readonly persistent?: boolean;
+  /** Where it was defined, for messages. */
   readonly source?: SourcePos;
 }
 
 /** An entity type, or an interface/component that entity types include. */
 export interface EntitySpec {
+  /** The type's name, unique in its registry; scripts are bound to it. */
   readonly name: string;
+  /** A type (or interface) this one extends: it gets its properties and methods first. */
   readonly parent?: string;
+  /** Where `parent` was named, for messages. */
   readonly parentSource?: SourcePos;
   /** Interfaces whose properties and methods this type includes (BigWorld Implements). */
   readonly interfaces?: readonly string[];
+  /** Named parts of this type (KBEngine components), by name. */
   readonly components?: Readonly<Record<string, ComponentSpec>>;
   /** A base entity with a client (BigWorld Proxy). */
   readonly proxy?: boolean;
+  /** It has a base part, on a baseapp (a proxy always has). */
   readonly hasBase?: boolean;
+  /** It has a cell part, in a space. */
   readonly hasCell?: boolean;
+  /** Clients may see it (a proxy always has a client). */
   readonly hasClient?: boolean;
+  /** Which of position and direction clients get as it moves. */
   readonly volatile?: VolatileSpec;
+  /** Detail levels, by distance: properties of a farther level reach farther clients. */
   readonly lodLevels?: readonly LodLevelSpec[];
+  /** Its properties, by name. */
   readonly properties?: Readonly<Record<string, PropertySpec>>;
+  /** Methods of its cell part, by name (the caller's id comes first in a script). */
   readonly cellMethods?: Readonly<Record<string, MethodSpec>>;
+  /** Methods of its base part, by name. */
   readonly baseMethods?: Readonly<Record<string, MethodSpec>>;
+  /** Methods its clients have, by name (the server calls them). */
   readonly clientMethods?: Readonly<Record<string, MethodSpec>>;
+  /** What the definition said that has no meaning here. */
   readonly metadata?: Readonly<Record<string, unknown>>;
+  /** Where it was defined, for messages. */
   readonly source?: SourcePos;
 }
 

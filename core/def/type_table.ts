@@ -11,8 +11,10 @@ import { DataType } from "./types.ts";
 /** Named types visible to definitions, plus the warnings resolving them produced. */
 export class TypeTable {
   private readonly named = new Map<string, DataType>();
+  /** What resolving the types warned of. */
   readonly warnings: DefWarning[] = [];
 
+  /** The table of built-in types, `userTypes` and `aliases`. */
   constructor(
     userTypes: Readonly<Record<string, UserTypeImpl | DataType>> = {},
     aliases: Readonly<Record<string, DataType>> = {},

@@ -46,6 +46,7 @@ export interface Vector3 {
 export abstract class DataType<V = unknown> {
   /** Phantom member carrying the value type for inference; never set. */
   declare readonly _value: V;
+  /** Which kind of type it is (INT32, ARRAY, FIXED_DICT, ...). */
   abstract readonly kind: TypeKind;
   /** True for ARRAY and FIXED_DICT, whose insides are tracked for change paths. */
   readonly nested: boolean = false;

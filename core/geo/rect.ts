@@ -2,9 +2,13 @@
 
 /** A rectangle [minX, maxX) x [minZ, maxZ); Infinity marks an unbounded side. */
 export interface Rect {
+  /** West edge (m). */
   minX: number;
+  /** South edge (m). */
   minZ: number;
+  /** East edge (m). */
   maxX: number;
+  /** North edge (m). */
   maxZ: number;
 }
 

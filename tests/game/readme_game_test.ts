@@ -14,10 +14,10 @@ import { findChromium } from "../helpers/chromium.ts";
 import {
   freePort,
   GAME_DENO,
-  type GameRun,
   makeArena,
   readmeBlocks,
   runInGame,
+  startGameCluster,
   TEST_CLUSTER_FLAGS,
 } from "../helpers/game_folder.ts";
 
@@ -49,16 +49,6 @@ async function readmeGame(): Promise<Record<string, string>> {
   };
 }
 
-/** Starts the game's cluster (`deno task start`) with its baseapp's clients on `clientPort`; its pids go to `procs`. */
-async function startGame(game: string, clientPort: number, procs: Procs): Promise<GameRun> {
-  const run = runInGame(game, ["task", "start", `--client-port=${clientPort}`, ...TEST_CLUSTER_FLAGS]);
-  const ready = await run.ready;
-  assert.ok(ready, `the game's cluster did not start:\n${run.stderr.join("\n")}`);
-  procs.adopt(ready.pid);
-  for (const c of (ready.children ?? []) as { pid: number }[]) procs.adopt(c.pid);
-  return run;
-}
-
 const warnings = (lines: string[]) => lines.filter((l) => /warn/i.test(l));
 
 Deno.test(
@@ -69,7 +59,7 @@ Deno.test(
     await using procs = new Procs();
     try {
       const port = freePort();
-      const cluster = await startGame(game, port, procs);
+      const cluster = await startGameCluster(game, port, procs);
       const client = runInGame(game, ["run", "-A", "client.ts", `ws://127.0.0.1:${port}/`]);
       // Its props print as their values; then it sees a beacon's steps change.
       const entered = await waitFor("the client to see a beacon", () => {
@@ -167,7 +157,7 @@ Deno.test({
     try {
       const port = freePort();
       const [cluster] = await Promise.all([
-        startGame(game, port, procs),
+        startGameCluster(game, port, procs),
         (async () => {
           // Paths relative to where the task is run: the game's web/ folder, not the framework's.
           const build = runInGame(web, ["task", "browser", "page.ts", "--out=page.js"], join(game, GAME_DENO));

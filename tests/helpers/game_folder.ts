@@ -8,17 +8,32 @@ import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { parseReady, splitLines } from "../../cli/local_cluster.ts";
 import type { ReadyInfo } from "../../core/process.ts";
+import type { Procs } from "../../testing/procs.ts";
 
 /** This repository's root. */
 export const REPO: string = fileURLToPath(new URL("../../", import.meta.url));
 
+/** A fenced code block of a markdown page: its language and its text. */
+export interface CodeBlock {
+  lang: string;
+  text: string;
+}
+
 /** The code blocks of README.md's section `heading`, in order, with their language. */
-export async function readmeBlocks(heading: string): Promise<{ lang: string; text: string }[]> {
-  const readme = await Deno.readTextFile(join(REPO, "README.md"));
-  const start = readme.indexOf(`\n## ${heading}\n`);
-  assert.ok(start >= 0, `README.md has no section "${heading}"`);
-  const end = readme.indexOf("\n## ", start + 1);
-  const section = readme.slice(start, end < 0 ? undefined : end);
+export function readmeBlocks(heading: string): Promise<CodeBlock[]> {
+  return markdownBlocks("README.md", heading);
+}
+
+/** The code blocks of the markdown page `page` (relative to the repository), or of its `## heading` section. */
+export async function markdownBlocks(page: string, heading?: string): Promise<CodeBlock[]> {
+  const text = await Deno.readTextFile(join(REPO, page));
+  let section = text;
+  if (heading !== undefined) {
+    const start = text.indexOf(`\n## ${heading}\n`);
+    assert.ok(start >= 0, `${page} has no section "${heading}"`);
+    const end = text.indexOf("\n## ", start + 1);
+    section = text.slice(start, end < 0 ? undefined : end);
+  }
   return [...section.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1], text: m[2] }));
 }
 
@@ -50,8 +65,16 @@ export interface GameRun {
   drained: Promise<void>;
 }
 
-/** Runs `deno ARGS` in `dir` (the game's folder, or `deno` names the game's Deno from elsewhere), colour off. */
-export function runInGame(dir: string, args: string[], deno: string = join(dir, GAME_DENO)): GameRun {
+/**
+ * Runs `deno ARGS` in `dir` (the game's folder, or `deno` names the game's Deno from elsewhere), colour off; with
+ * `stdin: "piped"` the test writes to its standard input (`child.stdin`).
+ */
+export function runInGame(
+  dir: string,
+  args: string[],
+  deno: string = join(dir, GAME_DENO),
+  stdin: "null" | "piped" = "null",
+): GameRun {
   // As from a user's shell, which has no INIT_CWD: this test may run under `deno task test`, which sets it, and a
   // `deno task` inside keeps an INIT_CWD it inherits (as npm does) instead of naming the folder it was run from.
   const env = Deno.env.toObject();
@@ -61,7 +84,7 @@ export function runInGame(dir: string, args: string[], deno: string = join(dir, 
     cwd: dir,
     clearEnv: true,
     env: { ...env, NO_COLOR: "1" },
-    stdin: "null",
+    stdin,
     stdout: "piped",
     stderr: "piped",
   }).spawn();
@@ -92,3 +115,13 @@ export function freePort(): number {
 
 /** Flags that keep a test's local cluster on free ports and in memory. */
 export const TEST_CLUSTER_FLAGS: readonly string[] = ["--port=0", "--admin-port=0", "--kv=:memory:"];
+
+/** Starts the game's cluster (`deno task start`) with its baseapp's clients on `clientPort`; its pids go to `procs`. */
+export async function startGameCluster(game: string, clientPort: number, procs: Procs): Promise<GameRun> {
+  const run = runInGame(game, ["task", "start", `--client-port=${clientPort}`, ...TEST_CLUSTER_FLAGS]);
+  const ready = await run.ready;
+  assert.ok(ready, `the game's cluster did not start:\n${run.stderr.join("\n")}`);
+  procs.adopt(ready.pid);
+  for (const c of (ready.children ?? []) as { pid: number }[]) procs.adopt(c.pid);
+  return run;
+}
