@@ -239,6 +239,7 @@ export class ClientTraffic {
     if (from === null || from.peer.role !== "cellapp") return true;
     const address = from.peer.address;
     for (const link of e.ghosting?.links.values() ?? []) if (sameAddress(link.address, address)) return true;
+    if (e.teleportedFrom !== null && sameAddress(e.teleportedFrom, address)) return true;
     const held = this.#logged.take(address);
     if (held !== null) {
       this.host.log.warn(

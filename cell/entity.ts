@@ -156,6 +156,11 @@ export class Entity implements CellEntityApi {
   offloading: Offloading | null = null;
   /** While a real is being handed to another cell by a teleport (teleport.ts). */
   teleporting = false;
+  /**
+   * The cellapp this real left by its last teleport: messages for it that reached that cellapp late are passed on
+   * from there, and are taken (it holds no ghost of the real, as a cellapp it moved away from by offload does).
+   */
+  teleportedFrom: string | null = null;
   /** Cell time before which a failed offload is not tried again. */
   offloadRetryAt = 0;
   /** How many times this real moved cell (its client's frames carry it, so the base orders them). */

@@ -100,7 +100,13 @@ export async function teleport(cell: TeleportCell, e: Entity, pos: Vec3, spaceId
   const history = historyState(historyOf(e));
   e.teleporting = true;
   try {
-    await gh.ask(target.address, gh.config.offloadTimeoutMs, CellMsg.teleportIn, { ...state, hadWitness, history });
+    const answersOwed = witness?.answersOwed() ?? [];
+    await gh.ask(target.address, gh.config.offloadTimeoutMs, CellMsg.teleportIn, {
+      ...state,
+      hadWitness,
+      history,
+      ...(answersOwed.length > 0 ? { answersOwed } : {}),
+    });
   } catch (err) {
     cell.resume(e);
     const held = settleHandOver(cell, e, false);
@@ -144,6 +150,7 @@ export function receiveTeleport(cell: TeleportCell, state: TeleportState): Entit
   e.baseAddress = state.baseAddress;
   e.hasClient = state.hasClient;
   e.epoch = (state.epoch ?? 0) + 1;
+  e.teleportedFrom = state.from[1];
   if (state.history) continueHistory(historyOf(e), state.history);
   // Its batches go on from the old real's number, so that one of the old real's arriving late is known as old.
   const g = ghostingOf(e);
@@ -151,7 +158,10 @@ export function receiveTeleport(cell: TeleportCell, state: TeleportState): Entit
   cell.addTeleported(e, s.controllers as ControllerState[]);
   if (state.hadWitness) {
     const sink = cell.host.clientSink(e);
-    if (sink) cell.enableWitness(e, sink);
+    if (sink) {
+      cell.enableWitness(e, sink);
+      witnessOf(e)?.oweAnswers(state.answersOwed ?? []);
+    }
   }
   return e;
 }

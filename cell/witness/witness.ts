@@ -90,6 +90,11 @@ export class Witness implements SendContext, OwnClientSink, EntityWitness {
   #sent = new Int32Array(64);
   /** Slots waiting for the client's request. */
   readonly #pending = new Set<number>();
+  /**
+   * Answers to enters the client still owes for caches that are gone (the entity left, or another life of it replaced
+   * it, before the answer came), by entity id: such an answer is stale when it comes, not bad input.
+   */
+  readonly #owed = new Map<number, number>();
   /** A record's numbers before a send, to take it back when it overflows the budget. */
   readonly #undo = new Float64Array(F);
   readonly #own = new ByteWriter(256);
@@ -311,7 +316,11 @@ export class Witness implements SendContext, OwnClientSink, EntityWitness {
    */
   requestEntityUpdate(id: number, life: number, stamps: readonly number[]): void {
     const t = this.t, c = this.#caches.get(id);
-    if (c === undefined) return; // It left before the request arrived; its leave is on the way.
+    if (c === undefined) {
+      // It left before the request arrived; its leave is on the way.
+      if (this.#takeOwed(id)) this.stats.staleRequests++;
+      return;
+    }
     const type = t.entity[c]!.type, state = t.f[c * F + STATE];
     if (t.has(c, FLAG_REPLACED)) {
       // About the life that is leaving: the new one enters next and is asked for again.
@@ -319,6 +328,13 @@ export class Witness implements SendContext, OwnClientSink, EntityWitness {
       return;
     }
     if (state !== REQUEST_PENDING) {
+      // An answer to an enter of a cache that is gone, crossing this cache's own enter (not sent yet: ENTER_PENDING),
+      // or coming after its answer was taken from an older one. The client answers enters in order: what is owed
+      // comes first. Anything else is an answer to nothing.
+      if (this.#takeOwed(id) || state === ENTER_PENDING) {
+        this.stats.staleRequests++;
+        return;
+      }
       return this.#bad(`update request for ${type.name} ${id}, which is ${CACHE_STATES[state]}`);
     }
     const h = t.history[c]!, st = t.stamps[c], L = st.length;
@@ -337,6 +353,31 @@ export class Witness implements SendContext, OwnClientSink, EntityWitness {
     this.#pending.delete(c);
     t.f[c * F + STATE] = CREATE_PENDING;
     if (!t.has(c, FLAG_QUEUED)) this.#addToSeen(c);
+  }
+
+  /** Takes one owed answer for `id`; false when none is owed. */
+  #takeOwed(id: number): boolean {
+    const n = this.#owed.get(id);
+    if (n === undefined) return false;
+    if (n <= 1) this.#owed.delete(id);
+    else this.#owed.set(id, n - 1);
+    return true;
+  }
+
+  /** Counts answers the client owes this view (one per id), as a teleport hands them from the old view. */
+  oweAnswers(ids: readonly number[]): void {
+    for (const id of ids) this.#owed.set(id, (this.#owed.get(id) ?? 0) + 1);
+  }
+
+  /**
+   * The answers the client owes this view, one id per answer: of caches waiting for one, and of gone caches whose
+   * answer had not come. A teleport hands them to the new view, where they arrive.
+   */
+  answersOwed(): number[] {
+    const ids: number[] = [];
+    for (const s of this.#pending) ids.push(this.t.entity[s]!.id);
+    for (const [id, n] of this.#owed) for (let i = 0; i < n; i++) ids.push(id);
+    return ids;
   }
 
   #bad(what: string): void {
@@ -458,7 +499,7 @@ export class Witness implements SendContext, OwnClientSink, EntityWitness {
         }
         const alias = t.restart(s);
         if (alias !== NO_ALIAS) this.#freeAliases.push(alias);
-        this.#pending.delete(s);
+        if (this.#pending.delete(s)) this.oweAnswers([t.entity[s]!.id]);
         this.#requeue(s, p0);
       } else if (state === ENTER_PENDING) {
         const alias = hasVolatile(t, s) && this.#freeAliases.length > 0 ? this.#freeAliases.pop()! : NO_ALIAS;
@@ -564,8 +605,9 @@ export class Witness implements SendContext, OwnClientSink, EntityWitness {
   #delete(s: number): void {
     const t = this.t, alias = t.f[s * F + ALIAS];
     if (alias !== NO_ALIAS) this.#freeAliases.push(alias);
-    this.#pending.delete(s);
-    this.#caches.delete(t.entity[s]!.id);
+    const id = t.entity[s]!.id;
+    if (this.#pending.delete(s)) this.oweAnswers([id]);
+    this.#caches.delete(id);
     t.free(s);
   }
 

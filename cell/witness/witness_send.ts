@@ -73,6 +73,8 @@ export interface WitnessStats {
   /** Cache elements sent (creates and updates), per entity id when `perEntity` is on. */
   sends: number;
   badInputs: number;
+  /** Answers to enters that came after their cache was gone or answered: a race of leaves and answers, not bad input. */
+  staleRequests: number;
   timeouts: number;
 }
 
@@ -92,6 +94,7 @@ export function newStats(): WitnessStats {
     fullPositions: 0,
     sends: 0,
     badInputs: 0,
+    staleRequests: 0,
     timeouts: 0,
   };
 }

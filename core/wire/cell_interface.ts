@@ -131,6 +131,11 @@ export interface TeleportState extends OffloadState {
   hadWitness: boolean;
   /** Its event history, so that its numbering goes on there (absent from an older sender: a new life starts). */
   history?: HistoryState;
+  /**
+   * Entities whose enter the old view sent and whose client's answer had not come: answers on their way that the
+   * new view takes for stale (cell/witness/witness.ts, answersOwed), one id per answer.
+   */
+  answersOwed?: number[];
 }
 
 /** One cache of a witness, as plain data. */
@@ -299,7 +304,12 @@ const offloadFields = {
 /** Checks an OffloadState from the wire. */
 const offloadState: Check = obj(offloadFields);
 /** Checks a teleport's state: an OffloadState, whether it had a witness, and its event history. */
-const teleportState: Check = obj({ ...offloadFields, hadWitness: bool, history: optional(historyState) });
+const teleportState: Check = obj({
+  ...offloadFields,
+  hadWitness: bool,
+  history: optional(historyState),
+  answersOwed: optional(arrayOf(entityId, 100_000)),
+});
 
 /** Checks a CellEntitySpec whose spaceId is at least `minSpace` (0 allows "a new space"). */
 export function cellEntitySpec(minSpace: number): (v: unknown) => string | null {

@@ -402,3 +402,51 @@ Deno.test("a witness restored where the entity it showed is another life tells t
   assert.equal(world.entities.get(id)!.props.hp, 7);
   assert.deepEqual(c.bad, []);
 });
+
+Deno.test("answers racing a leave and a new enter are stale, not bad input: the client answers enters in order", () => {
+  const cell = makeCell();
+  const me = cell.createEntity("Hero", at(0));
+  const other = cell.createEntity("Hero", at(10), { name: "bob", hp: 50 });
+  // The client's answers wait here until the test hands them over, as answers in flight do.
+  const answers: Uint8Array[] = [];
+  const bad: string[] = [];
+  const world = new ClientWorld(registry, { send: (b) => void answers.push(b.slice()) });
+  world.setPlayer(me.id, me.type);
+  const witness = new Witness(
+    me,
+    { aoiRadius: 100, hysteresis: 0, onBadInput: (w) => void bad.push(w) },
+    (f) => world.receive(f),
+  );
+  step(cell, 2);
+  assert.equal(witness.stateOf(other), "REQUEST_PENDING");
+  assert.equal(answers.length, 1);
+  // It leaves and comes back before the answer arrives: the answer crosses the new cache before its enter is sent.
+  other.position = at(300);
+  step(cell, 2);
+  assert.ok(!witness.has(other));
+  other.position = at(10);
+  assert.equal(witness.stateOf(other), "ENTER_PENDING");
+  witness.receive(answers.shift()!);
+  assert.equal(witness.stats.staleRequests, 1);
+  // Out and in again: this time the old answer is taken for the new enter, and the new answer comes after it.
+  step(cell, 1);
+  assert.equal(witness.stateOf(other), "REQUEST_PENDING");
+  other.position = at(300);
+  step(cell, 2);
+  other.props.hp = 51;
+  other.position = at(10);
+  step(cell, 1);
+  assert.equal(witness.stateOf(other), "REQUEST_PENDING");
+  assert.equal(answers.length, 2);
+  witness.receive(answers.shift()!);
+  witness.receive(answers.shift()!);
+  assert.equal(witness.stats.staleRequests, 2);
+  step(cell, 2);
+  assert.equal(witness.stateOf(other), "CREATED");
+  assert.equal(world.entities.get(other.id)!.props.hp, 51);
+  assert.deepEqual(bad, []);
+  // Nothing is owed any more: an answer to nothing is bad input again.
+  witness.receive(new Uint8Array([48, other.id, 0, 0]));
+  assert.equal(bad.length, 1);
+  assert.match(bad[0], /which is CREATED/);
+});
