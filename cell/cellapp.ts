@@ -20,10 +20,6 @@ import {
   type MessageDef,
   MgrLease,
   MgrMsg,
-  ProcMsg,
-  readGhostSyncs,
-  readNpcBackups,
-  type Rebased,
   RestoreMsg,
   type SpaceGeometry,
   writeNpcBackup,
@@ -33,7 +29,6 @@ import type { CellScriptClass } from "../core/script.ts";
 import { swapCellGame } from "./game_swap.ts";
 import { Cell } from "./cell.ts";
 import type { CellHost } from "./cell_host.ts";
-import type { Entity } from "./entity.ts";
 import { configureSpaceAoI, type WitnessOptions } from "./witness/mod.ts";
 import { GHOST_DEFAULTS } from "./borders/mod.ts";
 import { AOI_HYSTERESIS } from "../core/config/mod.ts";
@@ -41,15 +36,14 @@ import { cellRects } from "../core/geo/mod.ts";
 import { rectFromArray } from "../core/geo/mod.ts";
 import { Loopback } from "./loopback.ts";
 import { ClientTraffic } from "./client_traffic.ts";
-import { cellAt, cellKey, cellOf, cellsOfSpace } from "./cell_table.ts";
-import { spawnInCell } from "./create_entity.ts";
+import { cellKey, cellsOfSpace } from "./cell_table.ts";
 import { Authority, dropAllCells, gateHandlers } from "./fence.ts";
 import { Orphans } from "./orphans.ts";
 import { cellBases, serveBaseCalls } from "./base_calls.ts";
-import { BackupSender, BuddyStore, restoreFromBackup, restoreNpcsOf } from "./backup/mod.ts";
-import { entityProperties } from "./inspect.ts";
+import { BackupSender, BuddyStore } from "./backup/mod.ts";
 import { history } from "../core/history.ts";
 import { NavMeshes } from "./nav/mod.ts";
+import { serveCellApp } from "./cellapp_handlers.ts";
 
 /**
  * A fault injection for tests only (SEAMLESS_FAULT_NO_FENCE=1): the cellapp ticks after a stall without the
@@ -302,158 +296,18 @@ export class CellApp {
   #serve(): void {
     this.#clients.serve(this.member.handlers);
     serveBaseCalls(this.member.handlers, this.cells);
-    this.member.handlers
-      .on(ProcMsg.metrics, () => this.metrics.families())
-      .on(CellMsg.createCell, async (_ch, g) => {
-        // The registration's reply may have come in the same read, its continuation not yet run.
-        if (this.member.link.id === null) await this.member.link.registered;
-        // Its navigation mesh first: a geometry file that cannot be used fails the space's creation, naming the file.
-        if (g.navGeometry) await this.navMeshes.load(g.navGeometry);
-        this.#applyGeometry(g, true);
-        return true;
-      })
-      .on(CellMsg.updateGeometry, (_ch, g) => this.#applyGeometry(g, false))
-      .on(CellMsg.shutDownSpace, (_ch, spaceId) => {
-        for (const cell of cellsOfSpace(this.cells, spaceId)) cell.shutDown();
-      })
-      .on(CellMsg.spawn, (_ch, req) =>
-        spawnInCell(
-          req.cellId
-            ? cellOf(this.cells, req.spaceId, req.cellId)
-            : cellAt(this.cells, req.spaceId, req.position?.[0], req.position?.[2]),
-          req,
-        ))
-      .on(CellMsg.createCellEntity, async (_ch, spec) => {
-        // Asked again (the first answer was lost with its cellappmgr, or its baseapp died and restored the base):
-        // the entity here is the one, adopted by that base unless another base that is alive holds it.
-        if (!(await this.orphans.claim(spec))) {
-          cellAt(this.cells, spec.spaceId, spec.position[0], spec.position[2]).createBaseEntity(spec);
-          this.#log.debug(`${spec.type} ${spec.entityId} created in space ${spec.spaceId} for its base`, {
-            entity: spec.entityId,
-            space: spec.spaceId,
-          });
-        }
-        return { spaceId: spec.spaceId, cellapp: this.member.link.id ?? 0 };
-      })
-      .on(
-        CellMsg.entityCall,
-        (_ch, spaceId, cellId, target, caller, method, args) =>
-          cellOf(this.cells, spaceId, cellId, `${method} on entity ${target}`).runEntityCall(
-            target,
-            caller,
-            method,
-            args,
-          ),
-      )
-      .on(CellMsg.createGhost, (_ch, state) => {
-        cellOf(this.cells, state.spaceId, state.cellId).createGhost(state);
-        return true;
-      })
-      .on(
-        CellMsg.ghostSync,
-        (_ch, spaceId, cellId, id, seq, ops) =>
-          this.cells.get(cellKey(spaceId, cellId))?.receiveGhostSync(id, seq, ops),
-      )
-      .on(CellMsg.ghostSyncs, (ch, _unused, records) => {
-        const bad = readGhostSyncs(
-          records,
-          (r) => this.cells.get(cellKey(r.spaceId, r.cellId))?.receiveGhostSync(r.id, r.seq, r.ops),
-        );
-        if (bad) ch.drop(`bad ghostSyncs: ${bad}`);
-      })
-      .on(
-        CellMsg.deleteGhost,
-        (_ch, spaceId, cellId, id, epoch) => this.cells.get(cellKey(spaceId, cellId))?.deleteGhost(id, epoch),
-      )
-      .on(
-        CellMsg.ghostSeq,
-        (_ch, spaceId, cellId, id, epoch, seq) =>
-          this.cells.get(cellKey(spaceId, cellId))?.borders.receiveGhostSeq(id, epoch, seq),
-      )
-      .on(CellMsg.handOverWrites, (_ch, spaceId, cellId, id, writes) => {
-        const cell = this.cells.get(cellKey(spaceId, cellId));
-        if (cell) return cell.borders.receiveHandOverWrites(id, writes);
-        this.#log.warn(
-          `${writes.length} changes made to entity ${id} during its hand-over are dropped: ` +
-            `this cellapp has no cell ${cellId} of space ${spaceId} any more`,
-        );
-      })
-      .on(
-        CellMsg.ghostResync,
-        (_ch, spaceId, cellId, id, ghostCell) => this.cells.get(cellKey(spaceId, cellId))?.resyncGhost(id, ghostCell),
-      )
-      .on(CellMsg.offload, (_ch, state) => {
-        // Answered at once, unless it waits for this cell's own hand-over of the entity to settle (offload.ts).
-        const taken = cellOf(this.cells, state.spaceId, state.cellId).receiveOffload(state);
-        return taken ? taken.then(() => true) : true;
-      })
-      .on(CellMsg.teleportIn, (_ch, state) => {
-        cellOf(this.cells, state.spaceId, state.cellId).receiveTeleport(state);
-        return true;
-      })
-      .on(
-        CellMsg.realMoved,
-        (_ch, spaceId, cellId, id, cellapp, address, cell, epoch) =>
-          this.cells.get(cellKey(spaceId, cellId))?.realMoved(id, { cell, cellapp, address }, epoch),
-      )
-      .on(BackupMsg.setBuddy, (_ch, id, address) => {
-        this.backups.buddy = id !== null && address !== null ? { id, address } : null;
-        this.#log.info(id === null ? "no buddy cellapp: NPCs are not backed up" : `buddy cellapp ${id} at ${address}`);
-      })
-      .on(BackupMsg.npcBackup, (ch, backup) => this.buddyStore.put(ch.peer.address, backup))
-      .on(BackupMsg.npcBackups, (ch, _unused, records) => {
-        const bad = readNpcBackups(records, (r) => this.buddyStore.putRecord(ch.peer.address, r));
-        if (bad) ch.drop(`bad npcBackups: ${bad}`);
-      })
-      .on(RestoreMsg.restoreEntity, (_ch, backup, baseAddress, hasClient) => {
-        const cell = cellAt(this.cells, backup.spaceId, backup.entity.position[0], backup.entity.position[2]);
-        return restoreFromBackup(cell, backup, baseAddress, hasClient);
-      })
-      .on(
-        RestoreMsg.cellAppDied,
-        (_ch, id, address, buddy) =>
-          restoreNpcsOf(this.buddyStore, id, address, buddy === this.member.link.id, this.#log, (backup) => {
-            const ch = this.member.link.channel;
-            if (!ch) return Promise.reject(new Error("the cellappmgr is not reachable"));
-            return ch.request(RestoreMsg.restoreCellEntity, backup, null, false);
-          }),
-      )
-      .on(BaseBackupMsg.baseAppDied, (_ch, _id, address) => this.orphans.baseAppDied(address))
-      .on(BaseBackupMsg.rebase, (_ch, id, baseAddress): Rebased | null => {
-        for (const cell of this.cells.values()) {
-          const e = cell.entities.get(id);
-          if (!e?.isReal || e.destroyed) continue;
-          this.orphans.rebase(e, baseAddress);
-          return { spaceId: cell.spaceId, position: [e.x, e.y, e.z], direction: [e.yaw, e.pitch, e.roll] };
-        }
-        return null;
-      })
-      .on(CellMsg.describeCell, (_ch, spaceId) => {
-        const cells = cellsOfSpace(this.cells, spaceId);
-        return cells.length === 0 ? null : cells.flatMap((c) => c.describe());
-      })
-      .on(CellMsg.entityProperties, (_ch, id) => entityProperties(this.cells.values(), id))
-      .on(CellMsg.findEntity, (_ch, id) => {
-        let found: Entity | undefined;
-        for (const cell of this.cells.values()) {
-          const e = cell.entities.get(id) ?? cell.ghosts.get(id);
-          if (e && (!found || e.isReal)) found = e;
-          if (found?.isReal) break;
-        }
-        if (!found) return null;
-        const e = found;
-        const position: [number, number, number] = [e.x, e.y, e.z];
-        const ghosts = e.ghosting ? [...new Set([...e.ghosting.links.values()].map((l) => l.cellapp))] : [];
-        return {
-          id,
-          type: e.type.name,
-          spaceId: e.cell.spaceId,
-          position,
-          real: e.isReal,
-          ghosts,
-          base: e.baseAddress,
-        };
-      });
+    serveCellApp({
+      handlers: this.member.handlers,
+      link: this.member.link,
+      cells: this.cells,
+      metrics: this.metrics,
+      navMeshes: this.navMeshes,
+      orphans: this.orphans,
+      backups: this.backups,
+      buddyStore: this.buddyStore,
+      log: this.#log,
+      applyGeometry: (g, create) => this.#applyGeometry(g, create),
+    });
   }
 
   /** Creates the cells of `g` this cellapp runs that it does not have yet (when `create`), updates the others. */
