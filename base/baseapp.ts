@@ -8,7 +8,7 @@ import { BusyMeter } from "../core/busy.ts";
 import { BaseBackupMsg, MgrLease } from "../core/wire/mod.ts";
 import type { EntityRegistry } from "../core/def/mod.ts";
 import type { BaseScripts } from "../core/base_script.ts";
-import { swapBaseGame } from "./game_swap.ts";
+import { type BaseGameHooks, swapBaseGame } from "./game_swap.ts";
 import { type C2S, type ClientMessage, ErrorCode } from "../core/proto/mod.ts";
 import type { Placement } from "../core/placement.ts";
 import {
@@ -88,6 +88,8 @@ export class BaseApp implements SessionHost {
   /** Busy share of wall time: client traffic, relaying, storage. */
   readonly #busy = new BusyMeter();
   readonly #opts: ResolvedOptions;
+  /** The game's login check and placement hook in force: a game reload replaces them (swapGame). */
+  #hooks: BaseGameHooks;
   readonly #proxyHost: ProxyHost;
   /** A new proxy of this baseapp (not yet held), its way to its cell entity held back while `authority` doubts. */
   readonly #newProxy: MakeProxy = (id, type, account, cellProps, position, direction) => {
@@ -125,6 +127,7 @@ export class BaseApp implements SessionHost {
     this.registry = opts.registry;
     this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
     this.#opts = resolveOptions(opts);
+    this.#hooks = { checkLogin: opts.checkLogin ?? null, placement: this.#opts.placement };
     const player = this.registry.get(this.#opts.playerType);
     if (!player.proxy) throw new Error(`playerType: ${player.name} is not a proxy (proxy: true in its definition)`);
     this.#endpoint = serveClients(cfg.host, opts.clientPort ?? 0, (ws, remote) => {
@@ -168,7 +171,7 @@ export class BaseApp implements SessionHost {
     this.autosave = new Autosave((opts.autosaveSec ?? DEFAULT_AUTOSAVE_SEC) * 1000, log);
     this.accounts = new Accounts(kv, {
       autoCreate: this.#opts.autoCreateAccounts,
-      check: opts.checkLogin ?? null,
+      check: (attempt) => this.#hooks.checkLogin?.(attempt) ?? null,
       iterations: this.#opts.passwordIterations,
       limits: opts.loginLimits,
       entityType: this.#opts.playerType,
@@ -257,7 +260,7 @@ export class BaseApp implements SessionHost {
       store: this.store,
       proxies: this.proxies,
       sessions: this.sessions,
-      placement: this.#opts.placement,
+      placement: (req) => this.#hooks.placement(req),
       spawn: () => this.#spawn(),
       whereIsBase,
       newProxy: this.#newProxy,
@@ -405,15 +408,16 @@ export class BaseApp implements SessionHost {
     return this.proxies.get(id)?.snapshot() ?? null;
   }
 
-  /** Logs every proxy out (persisting it), stops serving and closes the database. */
   /**
    * A game reload: `registry`'s definitions and `scripts` for every base here, in place, and the new definitions to
-   * every client online (game_swap.ts).
+   * every client online (game_swap.ts); the new login check and placement hook from the next login on.
    */
-  swapGame(registry: EntityRegistry, scripts: BaseScripts, version: string): void {
+  swapGame(registry: EntityRegistry, scripts: BaseScripts, version: string, hooks: BaseGameHooks): void {
     swapBaseGame(this, registry, scripts, version);
+    this.#hooks = hooks;
   }
 
+  /** Logs every proxy out (persisting it), stops serving and closes the database. */
   async close(reason: string): Promise<void> {
     this.autosave.close();
     this.backups.close();

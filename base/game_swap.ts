@@ -8,11 +8,21 @@ import { S2C, type ServerMessage } from "../core/proto/mod.ts";
 import type { BaseScript, BaseScripts } from "../core/base_script.ts";
 import type { PropertyContainer } from "../core/def/mod.ts";
 import type { BaseScriptRuntime, ScriptedBase } from "./entity/scripts.ts";
+import type { PlacementHook } from "../core/placement.ts";
+import type { LoginCheck } from "./login/mod.ts";
 
 /** A base as a reload changes it: its containers and its script. */
 export interface SwappedBase extends ScriptedBase {
   readonly base: PropertyContainer;
   readonly cellProps: PropertyContainer;
+}
+
+/** The game's hooks a baseapp runs at each login: they follow a reload. */
+export interface BaseGameHooks {
+  /** The game's own login check (core/game.ts LoginHook); null: none. */
+  checkLogin: LoginCheck | null;
+  /** Where a login goes (core/placement.ts). */
+  placement: PlacementHook;
 }
 
 /** What a reload changes on a baseapp. */

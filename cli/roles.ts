@@ -77,7 +77,11 @@ export async function runRole(cfg: Config, game: Game): Promise<void> {
       autosaveSec: cfg.autosaveSec,
     }));
   member = app.member;
-  swap = (next) => app.swapGame(next.game.registry, (next.game.baseScripts ?? {}) as BaseScripts, next.version);
+  swap = (next) =>
+    app.swapGame(next.game.registry, (next.game.baseScripts ?? {}) as BaseScripts, next.version, {
+      checkLogin: next.game.checkLogin ?? null,
+      placement: cfg.clientSpawn ? clientPlacement : next.game.placement ?? serverPlacement,
+    });
   serveReloads(app.member, reloader, log);
   // The database it uses: its Deno KV, or its PostgreSQL URL without the password.
   const db = cfg.db !== null ? { db: redactUrl(cfg.db) } : { kv: cfg.kv };

@@ -25,6 +25,8 @@ export interface ReloadableVersion {
   throws?: boolean;
   /** mod.ts takes this many ms to load (a top-level await): a reload that lasts while players move. */
   slowMs?: number;
+  /** The game's login check refuses this account name ("no NAME here"). */
+  refuse?: string;
 }
 
 /** Writes version `v` of the game into `dir` (defs.ts, mod.ts); returns the path of mod.ts. */
@@ -78,7 +80,9 @@ class AvatarBase extends BaseScript<{ greeting: string }> {
 
 export const registry = createRegistry({ entities: [Avatar] });
 export const game = defineGame({ name: "reloadable", registry, cellScripts: { Avatar: AvatarCell },
-  baseScripts: { Avatar: AvatarBase },
+  baseScripts: { Avatar: AvatarBase },${
+    v.refuse ? `\n  checkLogin: (a) => a.name === ${JSON.stringify(v.refuse)} ? "no ${v.refuse} here" : null,` : ""
+  }
 });
 `;
   await Deno.writeTextFile(join(dir, "defs.ts"), defs);

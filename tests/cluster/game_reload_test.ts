@@ -64,8 +64,11 @@ Deno.test("a game reload across the cluster keeps players, entities and connecti
   ann.callBase("greet");
   await waitFor("ann's base greets with 1", () => greetings.includes("hello 1"));
 
-  // A compatible change: poke adds 10, and a new property with a default.
-  await writeReloadable(gameDir, { step: 10, mood: true });
+  // Before the reload the game lets anyone in.
+  const early = await login("carl", border.at - 30);
+  early.close();
+  // A compatible change: poke adds 10, a new property with a default, and a login check that refuses carl.
+  await writeReloadable(gameDir, { step: 10, mood: true, refuse: "carl" });
   let definitions = 0;
   bob.on("definitions", () => definitions++);
   const reload = await api(cluster.admin, "/api/game/reload", POST);
@@ -80,6 +83,8 @@ Deno.test("a game reload across the cluster keeps players, entities and connecti
   const after = await versions(cluster.admin);
   assert.ok(after.every((p) => p.version === done.version && !p.error), JSON.stringify(after));
 
+  // The new login check holds from the next login on.
+  await assert.rejects(login("carl", border.at - 30), (e: Error) => e.message.includes("no carl here"));
   ann.callCell(null, "poke");
   await waitFor("ann's score 11", async () => await scoreOf(cluster.admin, ann.player.id) === 11);
   const inspected = (await api(cluster.admin, `/api/entities/${ann.player.id}`)).body as EntityInspectView;
