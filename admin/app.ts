@@ -64,8 +64,8 @@ export interface AdminBackend {
 export interface AdminOptions {
   /** When set, every request needs `Authorization: Bearer <token>`. */
   token?: string | null;
-  /** Entity type names a space may be spawned with. */
-  entityTypes?: readonly string[];
+  /** Entity type names a space may be spawned with, as the game has them now (a reload may add some). */
+  entityTypes?: () => readonly string[];
   /** Origins (`--admin-origins`) besides the API's own that web pages may call it from, with CORS. */
   origins?: readonly string[];
   /** Host names (`--admin-hosts`) accepted besides the loopback names and the bound address. */

@@ -243,7 +243,7 @@ export interface BodySchemas {
  * The request bodies, whose entity types are checked against `types` (any
  * type when null).
  */
-export function bodySchemas(types: readonly string[] | null): BodySchemas {
+export function bodySchemas(types: (() => readonly string[]) | null): BodySchemas {
   const coord = z.number().finite().min(-1e7).max(1e7);
   const radius = z.number().positive().max(MAX_RADIUS);
   const radii = {
@@ -253,8 +253,12 @@ export function bodySchemas(types: readonly string[] | null): BodySchemas {
     ),
   };
   const spawnEntry = z.strictObject({
-    type: z.string().refine((t) => types === null || types.includes(t), {
-      message: `unknown entity type; known types: ${types?.join(", ")}`,
+    // Read at each request: a game reload may add types.
+    type: z.string().superRefine((t, ctx) => {
+      const known = types?.();
+      if (known && !known.includes(t)) {
+        ctx.addIssue({ code: "custom", message: `unknown entity type; known types: ${known.join(", ")}` });
+      }
     }),
     count: z.number().int().min(1).max(100_000),
     props: z.record(z.string(), z.unknown()).optional().describe("initial property values"),

@@ -136,7 +136,7 @@ async function runMgr(
     try {
       return createAdminApp(mgr, {
         token: cfg.adminToken,
-        entityTypes: registry.types.filter((t) => t.hasCell).map((t) => t.name),
+        entityTypes: () => registry.types.filter((t) => t.hasCell).map((t) => t.name),
         origins: cfg.adminOrigins,
         hosts: cfg.adminHosts,
         boundHost: cfg.host,

@@ -27,6 +27,8 @@ export interface ReloadableVersion {
   slowMs?: number;
   /** The game's login check refuses this account name ("no NAME here"). */
   refuse?: string;
+  /** Adds a second entity type, `Pebble` (a cell part, nothing else), after Avatar. */
+  pebble?: boolean;
 }
 
 /** Writes version `v` of the game into `dir` (defs.ts, mod.ts); returns the path of mod.ts. */
@@ -56,9 +58,9 @@ export const Avatar = defineEntity({
     greet: { args: [], exposed: true },
   },
 });
-`;
+${v.pebble ? `\nexport const Pebble = defineEntity({ name: "Pebble", hasCell: true, properties: {} });\n` : ""}`;
   const mod = `import { BaseScript, CellScript, createRegistry, defineGame } from "${FRAMEWORK}";
-import { Avatar } from "./defs.ts";
+import { Avatar${v.pebble ? ", Pebble" : ""} } from "./defs.ts";
 ${v.throws ? `\nthrow new Error("this version of the game is broken");\n` : ""}${
     v.slowMs ? `await new Promise((r) => setTimeout(r, ${v.slowMs}));\n` : ""
   }
@@ -78,7 +80,7 @@ class AvatarBase extends BaseScript<{ greeting: string }> {
   }
 }
 
-export const registry = createRegistry({ entities: [Avatar] });
+export const registry = createRegistry({ entities: [Avatar${v.pebble ? ", Pebble" : ""}] });
 export const game = defineGame({ name: "reloadable", registry, cellScripts: { Avatar: AvatarCell },
   baseScripts: { Avatar: AvatarBase },${
     v.refuse ? `\n  checkLogin: (a) => a.name === ${JSON.stringify(v.refuse)} ? "no ${v.refuse} here" : null,` : ""

@@ -60,7 +60,7 @@ function refs(v: unknown, out: string[] = []): string[] {
 const METHODS = new Set(["get", "put", "post", "delete", "options", "head", "patch", "trace"]);
 
 Deno.test("the OpenAPI document lists every route the app serves, and only those", async () => {
-  const app = createAdminApp(backend, { entityTypes: ["NPC"] });
+  const app = createAdminApp(backend, { entityTypes: () => ["NPC"] });
   const res = await get(app, "/api/openapi.json");
   assert.equal(res.status, 200);
   const spec = await res.json() as Spec;
@@ -195,7 +195,7 @@ Deno.test("/api/docs is a self-contained page that draws /api/openapi.json, and 
 });
 
 Deno.test("routes declared through the schemas keep the error format and name the bad field", async () => {
-  const app = createAdminApp(backend, { entityTypes: ["NPC"] });
+  const app = createAdminApp(backend, { entityTypes: () => ["NPC"] });
   const bad = await get(app, "/api/spaces/abc");
   assert.equal(bad.status, 400);
   const err = (await bad.json() as { error: { code: string; message: string } }).error;

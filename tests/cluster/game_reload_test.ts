@@ -64,11 +64,18 @@ Deno.test("a game reload across the cluster keeps players, entities and connecti
   ann.callBase("greet");
   await waitFor("ann's base greets with 1", () => greetings.includes("hello 1"));
 
-  // Before the reload the game lets anyone in.
+  // Before the reload the game lets anyone in, and has no Pebble.
   const early = await login("carl", border.at - 30);
   early.close();
+  const pebbles = {
+    ...POST,
+    body: JSON.stringify({ bounds: [0, 0, 100, 100], entities: [{ type: "Pebble", count: 2 }] }),
+  };
+  const unknown = await api(cluster.admin, "/api/spaces", pebbles);
+  assert.equal(unknown.status, 400, JSON.stringify(unknown.body));
+  assert.match(JSON.stringify(unknown.body), /unknown entity type; known types: Avatar/);
   // A compatible change: poke adds 10, a new property with a default, and a login check that refuses carl.
-  await writeReloadable(gameDir, { step: 10, mood: true, refuse: "carl" });
+  await writeReloadable(gameDir, { step: 10, mood: true, refuse: "carl", pebble: true });
   let definitions = 0;
   bob.on("definitions", () => definitions++);
   const reload = await api(cluster.admin, "/api/game/reload", POST);
@@ -83,7 +90,9 @@ Deno.test("a game reload across the cluster keeps players, entities and connecti
   const after = await versions(cluster.admin);
   assert.ok(after.every((p) => p.version === done.version && !p.error), JSON.stringify(after));
 
-  // The new login check holds from the next login on.
+  // The admin API spawns the new type, and the new login check holds from the next login on.
+  const spawned = await api(cluster.admin, "/api/spaces", pebbles);
+  assert.equal(spawned.status, 201, JSON.stringify(spawned.body));
   await assert.rejects(login("carl", border.at - 30), (e: Error) => e.message.includes("no carl here"));
   ann.callCell(null, "poke");
   await waitFor("ann's score 11", async () => await scoreOf(cluster.admin, ann.player.id) === 11);
@@ -107,13 +116,13 @@ Deno.test("a game reload across the cluster keeps players, entities and connecti
   );
 
   // Refused: a retyped persistent property; a module that throws. The game of the last reload runs on everywhere.
-  await writeReloadable(gameDir, { step: 10, mood: true, retype: true });
+  await writeReloadable(gameDir, { step: 10, mood: true, pebble: true, retype: true });
   const retyped = await api(cluster.admin, "/api/game/reload", POST);
   assert.equal(retyped.status, 409, JSON.stringify(retyped.body));
   const retypedWhy = (retyped.body as { error: { message: string } }).error.message;
   assert.match(retypedWhy, /property Avatar\.score \(persistent\) changed type from INT32 to FLOAT32/);
   assert.match(retypedWhy, /cellappmgr: .*cellapp \d+: .*baseapp \d+: /, "every process refused it");
-  await writeReloadable(gameDir, { step: 10, mood: true, throws: true });
+  await writeReloadable(gameDir, { step: 10, mood: true, pebble: true, throws: true });
   const thrown = await api(cluster.admin, "/api/game/reload", POST);
   assert.equal(thrown.status, 409, JSON.stringify(thrown.body));
   const thrownWhy = (thrown.body as { error: { message: string } }).error.message;
@@ -130,7 +139,7 @@ Deno.test("a game reload across the cluster keeps players, entities and connecti
 
   // A reload while ann walks back and forth between the two cellapps' cells: the game takes 1.5 s to load in every
   // process, and ann crosses every 0.6 s, so she changes cellapp while the reload runs.
-  await writeReloadable(gameDir, { step: 100, mood: true, slowMs: 1500 });
+  await writeReloadable(gameDir, { step: 100, mood: true, pebble: true, slowMs: 1500 });
   const holders = new Set<number>();
   let walking = true;
   const walk = (async () => {

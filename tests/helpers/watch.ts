@@ -37,7 +37,7 @@ export async function watchCluster(
   });
   const hub = new WatchHub(mgr, o.watch);
   const token = o.token ?? "t0ken";
-  const app = createAdminApp(mgr, { watch: hub, token, entityTypes: ["NPC", "Avatar"] });
+  const app = createAdminApp(mgr, { watch: hub, token, entityTypes: () => ["NPC", "Avatar"] });
   const http = await serveAdmin(app.fetch, { hostname: "127.0.0.1", port: 0, headerTimeoutMs: 10_000 });
   const procs = new Procs();
   const admin = `http://127.0.0.1:${http.port}`;
