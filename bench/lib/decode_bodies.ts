@@ -2,8 +2,6 @@
 import { type BspNode, buildBsp } from "../../core/geo/bsp.ts";
 import type { EntitySummary, GhostState, OffloadState, SpaceGeometry, WitnessState } from "../../core/wire/mod.ts";
 
-const MiB = 1024 * 1024;
-
 // ---------------------------------------------------------------------------
 // Hostile bodies, written byte by byte.
 
