@@ -26,16 +26,19 @@ export interface Child {
 /**
  * V8 heap settings per role (SEAMLESS_V8_FLAGS replaces them for every child, empty for V8's own; flags in
  * DENO_V8_FLAGS come after them and win): semi-spaces of at most 8 MB (V8 lets the young generation grow to
- * ~50 MB) and an old generation that may grow by 30 % over what the last full collection kept (V8 allows up to 4
- * times). Peer benchmark, 500 clients, peak RSS: cellapp 123 -> 112 MB at S = 2000 m, 193 -> 148 MB at S = 400 m,
- * for CPU within the noise. The baseapp keeps V8's: the same flags take it from ~165 to ~122 MB but cost about
- * 6 % of a core at 500 clients (three times as many scavenges; bench/peer.ts with SEAMLESS_V8_FLAGS to compare).
+ * ~50 MB) and, for the cellapp and cellappmgr, an old generation that may grow by 30 % over what the last full
+ * collection kept (V8 allows up to 4 times). Peer benchmark, 500 clients, peak RSS: cellapp 123 -> 112 MB at
+ * S = 2000 m, 193 -> 148 MB at S = 400 m, for CPU within the noise. The baseapp takes the 8 MB semi-spaces only:
+ * 161 -> 113 MB at S = 2000 m, 155 -> 128 MB at S = 400 m, for 14.9 -> 15.9 % and 17.4 -> 17.4 % of a core (medians
+ * of alternating runs, spread 13-18 %). Smaller semi-spaces cost it more: 4 MB (113 MB) about 3 % of a core, 2 MB
+ * (146 MB: more objects promoted) about 5 %; adding --heap-growing-percent=30 cost about 6 % of a core.
  * The cellappmgr allocates little: 1 MB semi-spaces take it from 93 to 83 MB for the same 1.3-1.4 % of a core.
+ * bench/peer.ts with SEAMLESS_V8_FLAGS to compare; docs/benchmarks.md#memory.
  */
 export const CHILD_V8_FLAGS: Readonly<Record<string, string>> = {
   cellappmgr: "--max-semi-space-size=1,--heap-growing-percent=30",
   cellapp: "--max-semi-space-size=8,--heap-growing-percent=30",
-  baseapp: "",
+  baseapp: "--max-semi-space-size=8",
 };
 
 /** How long a child may take to print its ready line. */

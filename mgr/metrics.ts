@@ -5,7 +5,6 @@
  * it came from (role, id) and renders them all with prom-client.
  */
 import { errorText } from "../core/errors.ts";
-import client from "prom-client";
 import { checkMetricFamilies, type MetricFamily, ProcMsg } from "../core/wire/mod.ts";
 import type { ProcessMetrics } from "../core/metrics.ts";
 import { type Logger, Throttle } from "../core/log.ts";
@@ -54,6 +53,9 @@ export class MetricsGatherer {
         values: answers.map((a) => ({ labels: { role: a.role, process: a.id }, value: a.seconds })),
       },
     ]);
+    // prom-client is loaded at the first scrape, not at start: a cluster nobody scrapes does not hold it
+    // (docs/benchmarks.md#memory).
+    const { default: client } = await import("prom-client");
     return await client.AggregatorRegistry.aggregate(this.#consistent(labelled)).metrics();
   }
 

@@ -68,7 +68,9 @@ function lodDistance(lod: true | number | undefined): number {
 
 /** The slots of one witness. */
 export class CacheTable {
-  f: Float64Array = new Float64Array(64 * F);
+  // Room for 8 slots at first, doubled as the AoI fills: at 500 clients in a sparse scene most witnesses see a few
+  // entities, and 64 slots each cost ~5 MB of the cellapp for nothing (docs/benchmarks.md#memory).
+  f: Float64Array = new Float64Array(8 * F);
   /** By slot: the entity (null when free), its event history and its per-level stamps. */
   readonly entity: (Entity | null)[] = [];
   readonly history: (EventHistory | null)[] = [];

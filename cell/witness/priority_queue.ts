@@ -7,8 +7,8 @@
 
 /** A min-heap of non-negative integers (slots), each pushed with its priority. */
 export class SlotHeap {
-  #items = new Int32Array(64);
-  #prio = new Float64Array(64);
+  #items = new Int32Array(8);
+  #prio = new Float64Array(8);
   size = 0;
 
   /** The slot with the smallest priority, or -1 when empty. */

@@ -8,6 +8,6 @@
 export type { Db, DbAtomic, DbCheck, DbCommit, DbEntry, DbKey, DbKeyPart, DbSetOptions } from "./types.ts";
 export { DbUnavailableError, isDbUnavailable } from "./types.ts";
 export { DenoKvDb, openDenoKv } from "./deno_kv.ts";
-export { PostgresDb } from "./postgres.ts";
+// PostgresDb is not re-exported: its driver is loaded only when a --db URL is given (open.ts imports it then).
 export { type DbChoice, openDb, type OpenDbOptions, redactUrl } from "./open.ts";
 export { type DbRetryOptions, withDbRetry } from "./retry.ts";

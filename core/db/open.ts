@@ -2,7 +2,6 @@
 import { errorText } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { openDenoKv } from "./deno_kv.ts";
-import { PostgresDb } from "./postgres.ts";
 import { type Db, DbUnavailableError } from "./types.ts";
 
 /** Which database: `db` (a postgres:// URL) when set, else Deno KV at `kv`. */
@@ -43,6 +42,8 @@ export function redactUrl(url: string): string {
 export async function openDb(choice: DbChoice, opts: OpenDbOptions = {}): Promise<Db> {
   if (choice.db === null) return await openDenoKv(choice.kv);
   const where = `PostgreSQL at ${redactUrl(choice.db)}`;
+  // Loaded only for a PostgreSQL URL: the driver stays out of the processes that use Deno KV (docs/benchmarks.md#memory).
+  const { PostgresDb } = await import("./postgres.ts");
   let delay = opts.firstDelayMs ?? 500;
   for (let attempt = 1;; attempt++) {
     opts.signal?.throwIfAborted();
