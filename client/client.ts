@@ -28,7 +28,9 @@ const MAX_LOGIN_REDIRECTS = 4;
 
 /** A logged-in client. */
 export class Client extends Emitter<ClientEvents> {
+  /** The player's own entity, set once the login succeeded (connect resolves with it set). */
   player!: PlayerEntity;
+  /** Counters of the frames, messages and bytes this client received and sent. */
   readonly stats: ClientStats = newClientStats();
   /** The AOI model (client/world.ts); null before login or with `decodeAoi: false`. */
   world: ClientWorld | null = null;
@@ -137,7 +139,11 @@ export class Client extends Emitter<ClientEvents> {
     return this.#closed;
   }
 
-  /** Sends one session message (batched with others of this turn). */
+  /**
+   * Sends one session message (batched with others of this turn); the methods above make the ones a game needs.
+   *
+   * @internal The message form is the wire protocol's (core/proto), not part of the SDK's API: for tools and tests.
+   */
   sendMessage(m: ClientMessage): void {
     this.#transport.message(m);
   }

@@ -1,22 +1,31 @@
 /** The events a client raises, the entity objects they carry, and a small typed emitter. */
 import type { EntityType } from "../core/def/mod.ts";
 
-/** A position. */
+/** A position in a space, in metres (y is up). */
 export interface Vec3 {
+  /** East-west, metres. */
   x: number;
+  /** Height, metres. */
   y: number;
+  /** North-south, metres. */
   z: number;
 }
 
 /** An entity as the client knows it: the player or one in its AOI. */
 export interface EntityView {
+  /** The entity's id, the same on every process and client. */
   readonly id: number;
+  /** Its entity type, from the registry given to `connect`. */
   readonly type: EntityType;
   /** Property values by name (what this client is allowed to see). */
   readonly props: Record<string, unknown>;
+  /** Where it is, as last received (metres; packed positions are approximate: Client.positionErrorBound). */
   readonly position: Vec3;
+  /** Heading, radians about the vertical axis. */
   readonly yaw: number;
+  /** Pitch, radians. */
   readonly pitch: number;
+  /** Roll, radians. */
   readonly roll: number;
   /** The LoD level it is seen at (0 = nearest). */
   readonly detailLevel: number;
@@ -30,7 +39,9 @@ export interface PropertyUpdate {
   readonly indices: readonly number[];
   /** "set" replaces the value at the path; "slice" replaces `[start, end)` of the array at the path. */
   readonly kind: "set" | "slice";
+  /** A slice's first replaced element; -1 for a set. */
   readonly start: number;
+  /** A slice's end (exclusive) of the replaced elements; -1 for a set. */
   readonly end: number;
   /** Whether the server named the entity by its alias (a byte) rather than its full id. */
   readonly byAlias: boolean;

@@ -9,7 +9,9 @@ import type { ResumeOptions } from "./resume.ts";
 
 /** Account name, password, and where the player would like to appear. */
 export interface Credentials {
+  /** The account name. */
   name: string;
+  /** The account's password. */
   password: string;
   /**
    * A space to enter and a position in it: a request the server grants only
@@ -18,6 +20,7 @@ export interface Credentials {
    * else the default space's spawn point). `cellReady` says where it was.
    */
   spaceId?: number;
+  /** The position (metres) asked for in `spaceId`; see `spaceId`. */
   position?: Vec3;
 }
 
@@ -53,6 +56,7 @@ export interface ConnectOptions {
 
 /** The login was refused; `reason` is the server's. */
 export class LoginError extends Error {
+  /** Always "LoginError". */
   override name = "LoginError";
 }
 

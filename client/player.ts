@@ -9,15 +9,29 @@ import type { ConnectOptions } from "./login.ts";
 
 /** The player's own entity. */
 export class PlayerEntity implements EntityView {
+  /** Where the player is (metres): set by the client's moves and by the server (cellReady, forcedPosition). */
   position: Vec3 = { x: 0, y: 0, z: 0 };
+  /** Heading, radians about the vertical axis. */
   yaw = 0;
+  /** Pitch, radians. */
   pitch = 0;
+  /** Roll, radians. */
   roll = 0;
+  /** Always 0: a client sees its own player at the nearest level. */
   detailLevel = 0;
+  /** The space its cell entity is in; 0 until the first cellReady. */
   spaceId = 0;
 
+  /**
+   * Made by the client from the server's answer to a login (not by a game).
+   *
+   * @param id The player entity's id.
+   * @param type Its entity type.
+   * @param container Its own-client properties (base and cell parts), as the server sent them.
+   */
   constructor(readonly id: number, readonly type: EntityType, readonly container: PropertyContainer) {}
 
+  /** The player's own-client property values by name (read them; the server changes them). */
   get props(): Record<string, unknown> {
     return this.container.view;
   }

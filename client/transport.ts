@@ -7,12 +7,17 @@ import { type ClientMessage, writeClientMessage } from "../core/proto/mod.ts";
 
 /** Counters of what a client received and sent. */
 export interface ClientStats {
+  /** WebSocket frames received. */
   framesIn: number;
   /** WebSocket payload bytes received. */
   bytesIn: number;
+  /** Messages received, of every kind (AOI messages included). */
   messagesIn: number;
+  /** Of those, AOI messages (about the entities around the player), decoded or not. */
   aoiMessages: number;
+  /** WebSocket frames sent (a turn's messages go out batched in one). */
   framesOut: number;
+  /** WebSocket payload bytes sent. */
   bytesOut: number;
   /** Frames whose AOI part could not be read (not decoding, or a decode error). */
   undecoded: number;

@@ -29,17 +29,25 @@ import {
 
 /** An entity the client sees. */
 export interface ClientEntity {
+  /** The entity's id, the same on every process and client. */
   readonly id: number;
+  /** Its entity type, from the client's registry. */
   readonly type: EntityType;
   /** Its other-client properties. */
   readonly container: PropertyContainer;
   /** The properties by name (read them; the server changes them). */
   readonly props: Record<string, unknown>;
+  /** Where it is, as last received (metres; packed positions are approximate: ClientWorld.positionErrorBound). */
   readonly position: { x: number; y: number; z: number };
+  /** Heading, radians about the vertical axis. */
   yaw: number;
+  /** Pitch, radians. */
   pitch: number;
+  /** Roll, radians. */
   roll: number;
+  /** The LoD level it is seen at (0 = nearest). */
   detailLevel: number;
+  /** The one-byte alias the server names it by in updates; NO_ALIAS (255) when it has none. */
   alias: number;
   /** The life (epoch) of the entity's event numbering this copy follows. */
   life: number;
@@ -49,6 +57,7 @@ export interface ClientEntity {
 export interface WorldEvents {
   /** An entity was created; `fromCache` when a cached copy was reused; `sent`: the properties that came with it. */
   enter: { entity: ClientEntity; fromCache: boolean; sent: string[] };
+  /** An entity left the AOI; `stamps`: its per-level event stamps, kept in the cache when not empty. */
   leave: { entity: ClientEntity; stamps: readonly number[] };
   /**
    * A property changed: `path` says where inside it (e.g. `inventory[2].count`, just the name for the whole
@@ -64,25 +73,30 @@ export interface WorldEvents {
   };
   /** The entity is seen at another detail level; `names`: the properties that came with the change. */
   detailLevel: { entity: ClientEntity; level: number; names: string[]; byAlias: boolean };
+  /** A client method was called on an entity in the AOI, with its decoded arguments. */
   method: { entity: ClientEntity; name: string; args: unknown[]; byAlias: boolean };
+  /** An entity's position or direction changed; `full` when the position came unpacked (far from the reference). */
   move: { entity: ClientEntity; full: boolean; byAlias: boolean };
+  /** A property of the player (own-client, from its cell) changed. */
   ownProperty: { name: string; value: unknown; change: ChangeRecord };
+  /** A client method was called on the player by its cell. */
   ownMethod: { name: string; args: unknown[] };
 }
 
-type Listener<T> = (ev: T) => void;
+/** A listener of the world's events of one kind. */
+export type WorldListener<T> = (ev: T) => void;
 
-/** A small typed event emitter. */
-export class Emitter<M> {
-  readonly #on = new Map<keyof M, Listener<never>[]>();
+/** A small typed event emitter: one event object per kind (the world's events). */
+export class WorldEmitter<M> {
+  readonly #on = new Map<keyof M, WorldListener<never>[]>();
 
   /** Adds a listener; returns its remover. */
-  on<K extends keyof M>(kind: K, fn: Listener<M[K]>): () => void {
+  on<K extends keyof M>(kind: K, fn: WorldListener<M[K]>): () => void {
     const list = this.#on.get(kind) ?? [];
-    list.push(fn as Listener<never>);
+    list.push(fn as WorldListener<never>);
     this.#on.set(kind, list);
     return () => {
-      const i = list.indexOf(fn as Listener<never>);
+      const i = list.indexOf(fn as WorldListener<never>);
       if (i >= 0) list.splice(i, 1);
     };
   }
@@ -95,15 +109,19 @@ export class Emitter<M> {
   /** Calls the listeners of a kind. */
   emit<K extends keyof M>(kind: K, ev: M[K]): void {
     const list = this.#on.get(kind);
-    if (list) { for (const fn of list) (fn as Listener<M[K]>)(ev); }
+    if (list) { for (const fn of list) (fn as WorldListener<M[K]>)(ev); }
   }
 }
 
 /** A left entity kept with its stamps, and the life they belong to. */
-interface Cached {
+export interface CachedEntity {
+  /** Its entity type. */
   type: EntityType;
+  /** Its other-client properties as they were when it left. */
   container: PropertyContainer;
+  /** The server's event stamp per detail level when it left (what the client had of each level). */
   stamps: number[];
+  /** The life (epoch) of the entity's event numbering the stamps belong to. */
   life: number;
 }
 
@@ -116,13 +134,18 @@ export interface ClientWorldOptions {
 }
 
 /** The client-side AOI model. */
-export class ClientWorld extends Emitter<WorldEvents> implements AoiDecodeContext {
+export class ClientWorld extends WorldEmitter<WorldEvents> implements AoiDecodeContext {
+  /** The entities in the AOI (created, not left), by id. */
   readonly entities: Map<number, ClientEntity> = new Map();
   /** Entities that were announced and not created yet: id → alias and life. */
   readonly pending: Map<number, { alias: number; life: number }> = new Map();
-  readonly cache: Map<number, Cached> = new Map();
-  readonly reference = { x: 0, y: 0, z: 0 };
+  /** Entities that left, kept so that their re-entry costs only what changed since, by id (oldest first). */
+  readonly cache: Map<number, CachedEntity> = new Map();
+  /** The reference position (metres) that packed positions are offsets from, from the last reference message. */
+  readonly reference: { x: number; y: number; z: number } = { x: 0, y: 0, z: 0 };
+  /** The scale of packed positions, from the last reference message (larger: coarser). */
   scale = 1;
+  /** The player's own entity, for own-client messages; null until setPlayer. */
   player: { id: number; type: EntityType; container: PropertyContainer } | null = null;
   /** Messages applied, by kind. */
   readonly counts: Record<string, number> = {};
@@ -131,6 +154,12 @@ export class ClientWorld extends Emitter<WorldEvents> implements AoiDecodeContex
   readonly #out = new ByteWriter(64);
   readonly #cacheSize: number;
 
+  /**
+   * A world with no entities; a Client makes its own (Client.world).
+   *
+   * @param registry The game's entity definitions, to decode what the server sends.
+   * @param opts Where replies go, and how many left entities to cache (default 256).
+   */
   constructor(readonly registry: EntityRegistry, readonly opts: ClientWorldOptions = {}) {
     super();
     this.#cacheSize = opts.cacheSize ?? 256;
@@ -142,6 +171,7 @@ export class ClientWorld extends Emitter<WorldEvents> implements AoiDecodeContex
     this.player = { id, type: t, container: new PropertyContainer(t, "ownClient", { entityId: id }) };
   }
 
+  /** AoiDecodeContext: the player's entity type; null until setPlayer. */
   get ownType(): EntityType | null {
     return this.player?.type ?? null;
   }
@@ -205,7 +235,11 @@ export class ClientWorld extends Emitter<WorldEvents> implements AoiDecodeContex
     this.opts.send?.(bytes);
   }
 
-  /** Applies one decoded message. */
+  /**
+   * Applies one decoded message (receive and handle decode for it).
+   *
+   * @internal The decoded form is the wire protocol's (core/proto), not part of the SDK's API.
+   */
   apply(m: AoiMessage): void {
     this.counts[m.kind] = (this.counts[m.kind] ?? 0) + 1;
     switch (m.kind) {

@@ -16,6 +16,7 @@ import { detach, nodeOf, renumber, rootView, TrackOwner } from "./tracked.ts";
  * elements in `value`. `path` and `value` are live: copy them to keep them.
  */
 export interface ChangeSink {
+  /** Called once per change, after it is applied: a set of `value` at `path` (start -1) or a slice. */
   onChange(
     prop: PropertyDef,
     path: readonly number[],
@@ -27,6 +28,7 @@ export interface ChangeSink {
 
 /** A change as data: what a sink saw, or what a decoder read. */
 export interface ChangeRecord {
+  /** "set" replaces the value at `path`; "slice" replaces `[start, end)` of the array at `path`. */
   readonly kind: "set" | "slice";
   /** The property index. */
   readonly index: number;
@@ -36,6 +38,7 @@ export interface ChangeRecord {
   readonly value: unknown;
   /** Slice only: the replaced range [start, end) of the array at `path`; -1 for a set. */
   readonly start: number;
+  /** Slice only: the end (exclusive) of the replaced range; -1 for a set. */
   readonly end: number;
 }
 
@@ -88,7 +91,9 @@ function viewProto(type: EntityType): object {
 
 /** Options for a new container. */
 export interface ContainerOptions {
+  /** The entity the properties belong to, named in errors (default 0). */
   readonly entityId?: number;
+  /** Receives every change (default none). */
   readonly sink?: ChangeSink | null;
   /** Ghost mode: every set throws; replayed changes still apply. */
   readonly readOnly?: boolean;
@@ -96,18 +101,24 @@ export interface ContainerOptions {
 
 /** The property values of one entity part, by property index. */
 export class PropertyContainer<V = Record<string, unknown>> implements TrackOwner {
+  /** The entity type whose properties these are. */
   readonly type: EntityType;
+  /** Whose properties it holds: one audience's (a client holds "otherClients" or "ownClient"), or "all". */
   readonly scope: Scope;
   /** Bits of the audiences whose properties this container holds. */
   readonly scopeMask: number;
   /** Stored values by property index (undefined outside the scope). Plain data: read, don't write. */
   readonly values: unknown[];
+  /** The entity the properties belong to (named in errors). */
   entityId: number;
+  /** Ghost mode: every set throws; replayed changes (apply) still apply. */
   readOnly: boolean;
+  /** Receives every change; null: none. */
   sink: ChangeSink | null;
   /** Property accessors by name: `c.view.hp = 3`, `c.view.inventory.push(...)`. */
   readonly view: V;
 
+  /** A container of `type`'s properties in `scope`, each at its default. */
   constructor(type: EntityType, scope: Scope, opts: ContainerOptions = {}) {
     this.type = type;
     this.scope = scope;
@@ -145,6 +156,7 @@ export class PropertyContainer<V = Record<string, unknown>> implements TrackOwne
     return (prop.mask & this.scopeMask) !== 0;
   }
 
+  /** The property at index `i`; throws PropertyError when the type has none or this container does not hold it. */
   private prop(i: number): PropertyDef {
     const p = this.type.properties[i];
     if (!p) {
@@ -274,6 +286,7 @@ export class PropertyContainer<V = Record<string, unknown>> implements TrackOwne
     }
   }
 
+  /** `v` coerced to type `t`; throws an error naming the entity, property and path when it does not fit. */
   private check(
     p: PropertyDef,
     path: readonly number[],

@@ -16,6 +16,7 @@ export * from "./build.ts";
 export * from "./loader.ts";
 export * from "./paths.ts";
 export * from "./container.ts";
+export type { TrackOwner } from "./tracked.ts";
 export * from "./history.ts";
 export * from "./codec.ts";
 export { parseXml } from "./xml.ts";

@@ -65,6 +65,7 @@ export interface PropValue {
 
 /** What decoding needs to know on the client side. */
 export interface AoiDecodeContext {
+  /** The game's entity definitions, to decode properties and method arguments. */
   readonly registry: EntityRegistry;
   /** The entity an alias stands for; throws or returns -1 when unknown. */
   aliasId(alias: number): number;
