@@ -46,6 +46,7 @@ export class GameSource {
     const where = `--game: ${this.entry}`;
     const version = await this.version();
     const copy = join(dirname(this.folder), `.${basename(this.folder)}.reload-${Deno.pid}-v${++this.#loads}`);
+    await this.#sweep();
     let mod: Record<string, unknown>;
     try {
       await copyFolder(this.folder, copy);
@@ -79,6 +80,26 @@ export class GameSource {
     return place && !message.includes(own(place)) ? `${message} (at ${own(place)})` : message;
   }
 
+  /**
+   * Removes the copies that processes no longer running left beside the game folder (a process killed, or killed in
+   * the middle of a copy, cannot remove its own). Where a process's liveness cannot be read (no /proc), none is.
+   */
+  async #sweep(): Promise<void> {
+    const prefix = `.${basename(this.folder)}.reload-`;
+    const parent = dirname(this.folder);
+    try {
+      for await (const e of Deno.readDir(parent)) {
+        const pid = e.isDirectory && e.name.startsWith(prefix)
+          ? /^(\d+)-v\d+$/.exec(e.name.slice(prefix.length))?.[1]
+          : null;
+        if (!pid || Number(pid) === Deno.pid || processAlive(Number(pid))) continue;
+        this.#drop(join(parent, e.name));
+      }
+    } catch {
+      // The parent folder cannot be listed: nothing to sweep that this process could reach.
+    }
+  }
+
   #drop(copy: string | null): void {
     if (copy === null) return;
     try {
@@ -95,6 +116,17 @@ const SKIPPED = new Set(["deno.json", "deno.jsonc", "node_modules", ".git"]);
 
 /** Most files a game folder may hold: one with more is likely not a game's own folder (a project root). */
 export const MAX_GAME_FILES = 2000;
+
+/** Whether process `pid` runs, read from /proc; true where that cannot be told, so that nothing of it is removed. */
+function processAlive(pid: number): boolean {
+  if (Deno.build.os !== "linux") return true;
+  try {
+    Deno.statSync(`/proc/${pid}`);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 async function copyFolder(from: string, to: string, count = { files: 0 }): Promise<void> {
   await Deno.mkdir(to, { recursive: true });

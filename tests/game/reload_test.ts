@@ -31,6 +31,34 @@ Deno.test("a reload loads the game's own files again, not only its entry, and le
   });
 });
 
+Deno.test({
+  name: "copies left by processes that are gone (killed, or killed mid-copy) are swept at the next load",
+  ignore: Deno.build.os !== "linux",
+  fn: async () => {
+    await withGame(async (dir, source) => {
+      // A pid no process has now, and one that runs (this test's parent): only the first one's copy goes.
+      const alive = (pid: number) => {
+        try {
+          return Deno.statSync(`/proc/${pid}`).isDirectory;
+        } catch {
+          return false;
+        }
+      };
+      let gone = 4_000_000;
+      while (alive(gone)) gone++;
+      const parent = join(dir, "..");
+      const stale = join(parent, `.game.reload-${gone}-v3`), live = join(parent, `.game.reload-${Deno.ppid}-v1`);
+      for (const d of [stale, live]) {
+        await Deno.mkdir(d);
+        await Deno.writeTextFile(join(d, "mod.ts"), "half a fil");
+      }
+      await source.load();
+      const names = [...Deno.readDirSync(parent)].map((e) => e.name).filter((n) => n.includes(".reload-")).sort();
+      assert.deepEqual(names, [`.game.reload-${Deno.pid}-v1`, `.game.reload-${Deno.ppid}-v1`].sort());
+    });
+  },
+});
+
 Deno.test("a module that throws on load is refused naming its own file and line", async () => {
   await withGame(async (dir, source) => {
     await writeReloadable(dir, { throws: true });
