@@ -4,7 +4,7 @@ import { moveTrace } from "../core/trace.ts";
 import { type Logger, Throttle } from "../core/log.ts";
 import { type MemberProcess, startMember } from "../core/member_process.ts";
 import { EntityIdPool } from "../core/id_pool.ts";
-import { BusyMeter } from "../core/busy.ts";
+import { BusyMeter, processCpuUs } from "../core/busy.ts";
 import type { ProcessMetrics } from "../core/metrics.ts";
 import { cellAppMetrics } from "./metrics.ts";
 import {
@@ -412,6 +412,7 @@ export class CellApp {
     if (!holds) return this.#scheduleTick();
     if (moveTrace.on) moveTrace.tick(performance.timeOrigin + start);
     beginTick();
+    const cpu0 = processCpuUs();
     try {
       for (const cell of this.cells.values()) {
         const t0 = performance.now();
@@ -432,6 +433,11 @@ export class CellApp {
       }
     } finally {
       endTick();
+      // What the entities were charged in the tick, as CPU: a process that waited for a core meanwhile charged them
+      // that wait too, and a busy machine would make idle cells look loaded.
+      const wallMs = performance.now() - start;
+      const share = wallMs > 1 ? (processCpuUs() - cpu0) / 1000 / wallMs : 1;
+      for (const cell of this.cells.values()) cell.loadMeter.settle(share);
     }
     this.#scheduleTick();
   }

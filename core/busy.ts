@@ -35,7 +35,8 @@ export class BusyMeter {
   }
 }
 
-function processCpuUs(): number {
+/** CPU time this process has used so far (user and system, every thread), in µs. */
+export function processCpuUs(): number {
   const u = process.cpuUsage();
   return u.user + u.system;
 }

@@ -40,6 +40,12 @@ export interface EntityLoadFigures {
 export class CellLoadMeter {
   /** CPU time (ms) charged since the last fold, by the slot of the real's range-list node. */
   #cpu = new Float64Array(64);
+  /**
+   * Time (ms) charged since the last settle: wall time of the sections, which counts the time the process waited for
+   * a core in them. `settle` moves it into #cpu scaled by the CPU share of the tick (docs/architecture.md,
+   * "Balancing").
+   */
+  #charged = new Float64Array(64);
   #lastFold: number;
   #figures: EntityLoadFigures = { entityLoad: 0, entityBounds: emptyBounds() };
 
@@ -56,12 +62,32 @@ export class CellLoadMeter {
    * it grows charges the old array: a sliver of time lost, once per doubling).
    */
   cpuArray(slot: number): Float64Array {
-    if (slot >= this.#cpu.length) {
-      const grown = new Float64Array(Math.max(slot + 1, this.#cpu.length * 2));
-      grown.set(this.#cpu);
-      this.#cpu = grown;
+    if (slot >= this.#charged.length) {
+      const size = Math.max(slot + 1, this.#charged.length * 2);
+      const grown = new Float64Array(size);
+      grown.set(this.#charged);
+      this.#charged = grown;
+      const cpu = new Float64Array(size);
+      cpu.set(this.#cpu);
+      this.#cpu = cpu;
     }
-    return this.#cpu;
+    return this.#charged;
+  }
+
+  /**
+   * Takes what was charged since the last settle as CPU time, times `cpuShare`: the process's CPU time over the wall
+   * time of the tick that charged it (1 when it had a core throughout; less when it waited for one, which the
+   * sections' clock counted as the entities' time).
+   */
+  settle(cpuShare = 1): void {
+    const charged = this.#charged, cpu = this.#cpu, f = cpuShare < 1 ? Math.max(0, cpuShare) : 1;
+    for (let i = 0; i < charged.length; i++) {
+      const ms = charged[i];
+      if (ms !== 0) {
+        cpu[i] += ms * f;
+        charged[i] = 0;
+      }
+    }
   }
 
   /**
@@ -70,13 +96,13 @@ export class CellLoadMeter {
    */
   clear(e: LoadedEntity): void {
     const slot = e.rangeNode?.idx ?? -1;
-    if (slot >= 0 && slot < this.#cpu.length) this.#cpu[slot] = 0;
+    if (slot >= 0 && slot < this.#cpu.length) this.#cpu[slot] = this.#charged[slot] = 0;
   }
 
   /** The CPU time (ms) `e` was charged since the last fold. */
   cpuMsOf(e: LoadedEntity): number {
     const slot = e.rangeNode?.idx ?? -1;
-    return slot >= 0 && slot < this.#cpu.length ? this.#cpu[slot] : 0;
+    return slot >= 0 && slot < this.#cpu.length ? this.#cpu[slot] + this.#charged[slot] : 0;
   }
 
   /** The figures now: freshly folded when the last fold is old enough, else the last ones. */
@@ -84,6 +110,7 @@ export class CellLoadMeter {
     const dt = now - this.#lastFold;
     if (dt < MIN_FOLD_MS) return this.#figures;
     this.#lastFold = now;
+    this.settle();
     const entityLoad = foldLoads(this.reals.values(), (e) => this.cpuMsOf(e), dt);
     // What ghosts and departed reals were charged (a real handed over this second) starts again from nothing.
     this.#cpu.fill(0);

@@ -150,3 +150,18 @@ Deno.test("a real's load: its first two folds set it, later ones smooth it over 
   // An idle real still weighs the floor.
   assert.equal(foldLoads([{ ...e, cpuLoad: 0 }], charged(0), 1000), ENTITY_LOAD_FLOOR);
 });
+
+Deno.test("time charged while the process waited for a core is taken at the tick's CPU share", () => {
+  const cell = loneCell({ registry }).cell;
+  const e = cell.createEntity("Npc", { x: 0, y: 0, z: 0 });
+  const slot = e.rangeNode!.idx;
+  cell.loadMeter.cpuArray(slot)[slot] += 10;
+  assert.equal(cell.loadMeter.cpuMsOf(e), 10, "unsettled charges count as they are");
+  cell.loadMeter.settle(0.25); // the tick had a core a quarter of its wall time
+  assert.equal(cell.loadMeter.cpuMsOf(e), 2.5);
+  cell.loadMeter.cpuArray(slot)[slot] += 4;
+  cell.loadMeter.settle(1.6); // other threads' CPU too: never more than what was charged
+  assert.equal(cell.loadMeter.cpuMsOf(e), 6.5);
+  cell.loadMeter.clear(e);
+  assert.equal(cell.loadMeter.cpuMsOf(e), 0);
+});

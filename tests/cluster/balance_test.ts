@@ -384,15 +384,20 @@ Deno.test(
     const added = grown.cells.find((c) => c.id === 3)!;
     assert.ok(added, JSON.stringify(grown.cells));
     assert.equal(new Set(grown.cells.map((c) => c.cellapp)).size, 3, "one cell per cellapp");
+    // On a timeout, the loads the cellappmgr last saw say why: what the idle cells still weighed against --idle-load.
+    let last: SpaceView | null = null;
     const shrunk = await waitFor(
       "the idle space to retire a cell",
       async () => {
-        const s = await watch();
+        const s = last = await watch();
         return s.cells.length === 2 ? s : null;
       },
       30_000,
       300,
-    );
+    ).catch((e) => {
+      const loads = last?.cells.map((c) => `cell ${c.id}: load ${c.load}, reals ${c.reals}`).join("; ");
+      throw new Error(`${(e as Error).message}; last seen: ${loads}`, { cause: e });
+    });
     const r = await waitFor(
       "every entity real exactly once",
       async () => {
