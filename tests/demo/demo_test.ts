@@ -248,9 +248,18 @@ Deno.test({
         () => lines.get("bob")!.includes("ada: hi there") && lines.get("ada")!.includes("ada: hi there"),
         10_000,
       );
-      // far sees ada (so it would hear a line within reach) but is beyond onChat's detailDistance: a line bob heard
-      // would have reached far in the same ticks; a second is ample.
-      await new Promise((r) => setTimeout(r, 1000));
+      // far sees ada (so it would hear a line within reach) but is beyond onChat's detailDistance. Ada moves after
+      // speaking: a witness sends an entity's events before any later position of it, so once far sees ada where she
+      // went, a line to far would have come already.
+      ada.move({ x: 21, y: 0, z: 60 });
+      await waitFor(
+        "far to see ada where she moved after speaking",
+        () => {
+          const seen = [...far.entities.values()].find((e) => e.props.playerName === "ada");
+          return seen !== undefined && Math.abs(seen.position.x - 21) < 0.1;
+        },
+        10_000,
+      );
       assert.deepEqual(lines.get("far"), []);
       // A blank line is dropped by the script; names are the accounts'.
       ada.callCell(null, "chat", "   ");
