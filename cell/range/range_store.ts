@@ -184,12 +184,18 @@ function shuffleOn(s: RangeStore, K: Float64Array, P: Int32Array, N: Int32Array,
 
 /** Moves slot `i` along the X list to where its key belongs, reporting crossings. */
 export function shuffleX(s: RangeStore, i: number): void {
-  shuffleOn(s, s.kx, s.px, s.nx, s.kz, i);
+  // Most moves pass no node: when the neighbours still bracket the key strictly, nothing changes. Small enough to
+  // be inlined where it is called, so such a move costs no call of shuffleOn.
+  const K = s.kx, k = K[i];
+  if (k > K[s.px[i]] && k < K[s.nx[i]]) return;
+  shuffleOn(s, K, s.px, s.nx, s.kz, i);
 }
 
 /** Moves slot `i` along the Z list to where its key belongs, reporting crossings. */
 export function shuffleZ(s: RangeStore, i: number): void {
-  shuffleOn(s, s.kz, s.pz, s.nz, s.kx, i);
+  const K = s.kz, k = K[i];
+  if (k > K[s.pz[i]] && k < K[s.nz[i]]) return;
+  shuffleOn(s, K, s.pz, s.nz, s.kx, i);
 }
 
 /** Links slot `i` into one axis (X when `onX`) where it belongs, searching from linked slot `start`; no crossings. */

@@ -25,7 +25,9 @@ import {
   writeMethod,
   writeProperty,
   writeVolatile,
+  writeVolatilePacked,
 } from "../../core/proto/mod.ts";
+import { packAngle, packXZ, packY } from "../../core/geo/mod.ts";
 import {
   ALIAS,
   type CacheTable,
@@ -250,12 +252,24 @@ export function sendVolatile(ctx: SendContext, s: number, dist: number): void {
   const moved = dist <= f[o + POS_DIST] && (x !== f[o + VX] || y !== f[o + VY] || z !== f[o + VZ]);
   if (!moved && dirType === DIR_NONE) return;
   const onGround = ((R[r + R_STATE] - rows.gen4) & R_ON_GROUND) !== 0;
-  let posType = moved ? (onGround ? POS_XZ : POS_XYZ) : POS_NONE;
+  const posType = moved ? (onGround ? POS_XZ : POS_XYZ) : POS_NONE;
   const w = ctx.w, alias = f[o + ALIAS], id = alias === NO_ALIAS ? t.entity[s]!.id : 0;
-  if (!writeVolatile(w, alias, id, posType, x - ctx.rx, y - ctx.ry, z - ctx.rz, dirType, yaw, pitch, roll, ctx.scale)) {
-    posType = POS_FULL;
+  // Packed here and written with integers only: numbers passed to a call that is not inlined are boxed, one
+  // allocation each, and this runs for most entities of every AoI every tick.
+  let xz = 0, py = 0;
+  if (moved) {
+    const scale = ctx.scale;
+    xz = packXZ(x - ctx.rx, z - ctx.rz, scale);
+    if (xz >= 0 && posType === POS_XYZ) py = packY(y - ctx.ry, scale);
+  }
+  if (xz < 0 || py < 0) {
+    // Beyond the packed range around the reference position: the full position.
     writeVolatile(w, alias, id, POS_FULL, x, y, z, dirType, yaw, pitch, roll, 1);
     ctx.stats.fullPositions++;
+  } else {
+    const yi = dirType !== DIR_NONE ? packAngle(yaw) : 0;
+    const pi = dirType === DIR_YP || dirType === DIR_YPR ? packAngle(pitch) : 0;
+    writeVolatilePacked(w, alias, id, posType, xz, py, dirType, yi, pi, dirType === DIR_YPR ? packAngle(roll) : 0);
   }
   if (moved) {
     f[o + VX] = x;

@@ -7,7 +7,8 @@
 
 const EXP_MAX = 8;
 const f32 = new Float32Array(1);
-const u32 = new Uint32Array(f32.buffer);
+// Signed: the bits of a float in [2, 512) are below 2^31, and int32 arithmetic on them stays in a register.
+const i32 = new Int32Array(f32.buffer);
 /** Mantissa bits of a PackedXZ axis (and of X and Z in PackedXYZ). */
 export const XZ_MANTISSA_BITS = 8;
 /** Mantissa bits of PackedXYZ's Y, which gets the rest of its 16 bits. */
@@ -25,11 +26,11 @@ export const PACKED_XYZ_BYTES = 5;
  */
 export function packFloat(v: number, scale: number, bits: number): number {
   const s = v < 0 ? 1 : 0;
-  const a = (s ? -v : v) / scale + 2;
+  const a = Math.abs(v) / scale + 2;
   if (!(a < 512)) return -1; // also rejects NaN
   // The float32 bits hold exponent and mantissa already; adding half a step rounds, carrying into the exponent.
   f32[0] = a;
-  const b = u32[0] + (1 << (22 - bits));
+  const b = (i32[0] + (1 << (22 - bits))) | 0;
   const e = (b >>> 23) - 127;
   if (e > EXP_MAX) return -1;
   return (s << (bits + 3)) | ((e - 1) << bits) | ((b >>> (23 - bits)) & ((1 << bits) - 1));

@@ -431,7 +431,33 @@ export function writeVolatile(
       py = packY(y, scale);
       if (py < 0) return false;
     }
+  } else if (posType === POS_FULL) {
+    writeVolatileFull(w, alias, id, x, y, z, dirType, yaw, pitch, roll);
+    return true;
   }
+  const yi = dirType !== DIR_NONE ? packAngle(yaw) : 0;
+  const pi = dirType === DIR_YP || dirType === DIR_YPR ? packAngle(pitch) : 0;
+  writeVolatilePacked(w, alias, id, posType, xz, py, dirType, yi, pi, dirType === DIR_YPR ? packAngle(roll) : 0);
+  return true;
+}
+
+/**
+ * writeVolatile for a position already packed (`xz` from packXZ, `py` from packY for POS_XYZ) or none, and angles
+ * already packed by packAngle (those the direction type leaves out are ignored). Only integers: a caller that is not
+ * inlined with it boxes no numbers to call it.
+ */
+export function writeVolatilePacked(
+  w: ByteWriter,
+  alias: number,
+  id: number,
+  posType: number,
+  xz: number,
+  py: number,
+  dirType: number,
+  yaw: number,
+  pitch: number,
+  roll: number,
+): void {
   const hasAlias = alias !== NO_ALIAS;
   // One ensure, then straight into the buffer: this runs for most entities of every AoI every tick.
   w.ensure(2 + PACKED_XYZ_BYTES + 12 + 8);
@@ -452,22 +478,44 @@ export function writeVolatile(
       b[at++] = py & 0xff;
       b[at++] = py >>> 8;
     }
-  } else if (posType === POS_FULL) {
-    w.pos = at;
-    w.f32(x);
-    w.f32(y);
-    w.f32(z);
-    at = w.pos;
   }
   if (dirType !== DIR_NONE) {
-    b[at++] = packAngle(yaw) & 0xff;
+    b[at++] = yaw & 0xff;
     if (dirType !== DIR_Y) {
-      b[at++] = packAngle(pitch) & 0xff;
-      if (dirType === DIR_YPR) b[at++] = packAngle(roll) & 0xff;
+      b[at++] = pitch & 0xff;
+      if (dirType === DIR_YPR) b[at++] = roll & 0xff;
     }
   }
   w.pos = at;
-  return true;
+}
+
+/** writeVolatile for POS_FULL: absolute f32 x y z. */
+function writeVolatileFull(
+  w: ByteWriter,
+  alias: number,
+  id: number,
+  x: number,
+  y: number,
+  z: number,
+  dirType: number,
+  yaw: number,
+  pitch: number,
+  roll: number,
+): void {
+  const hasAlias = alias !== NO_ALIAS;
+  w.u8(VOLATILE + (hasAlias ? 16 : 0) + POS_FULL * 4 + dirType);
+  if (hasAlias) w.u8(alias);
+  else w.varint(id);
+  w.f32(x);
+  w.f32(y);
+  w.f32(z);
+  if (dirType !== DIR_NONE) {
+    w.u8(packAngle(yaw) & 0xff);
+    if (dirType !== DIR_Y) {
+      w.u8(packAngle(pitch) & 0xff);
+      if (dirType === DIR_YPR) w.u8(packAngle(roll) & 0xff);
+    }
+  }
 }
 
 function readVolatile(r: ByteReader, v: number, ctx: AoiDecodeContext): VolatileMessage {
