@@ -18,7 +18,7 @@ import { writeResults } from "./results.ts";
 import { giveUpAfter, numberFlag } from "./lib/run.ts";
 import { AOI, OBSERVERS, runOurs, WARMUP } from "./lib/peer_ours.ts";
 import { passesTable, type Row, type ScenePasses, table } from "./lib/peer_report.ts";
-import { describeRule, PEER_RULE, spread } from "./lib/passes.ts";
+import { describeRule, nearestMedian, PEER_RULE } from "./lib/passes.ts";
 import { baseappFloor } from "./floor.ts";
 
 /** Bytes of one client move on the wire, about: what the socket floor's clients send 10 times a second. */
@@ -97,8 +97,7 @@ export async function run(args: string[]): Promise<void> {
     }
     // One pass per scene in detail: the one whose CPU figure of ours is the median.
     const rows: Row[] = scenes.map((s) => {
-      const med = spread(s.ours.map((p) => p.figures.cpuMsPerClientSec)).median;
-      const i = Math.max(0, s.ours.findIndex((p) => p.figures.cpuMsPerClientSec >= (med ?? 0)));
+      const i = Math.max(0, nearestMedian(s.ours.map((p) => p.figures.cpuMsPerClientSec)));
       const at = s.peer.find((p) => p.index === s.ours[i].index);
       return { side: s.side, ours: s.ours[i].figures, peer: at?.figures ?? null, peerOther: at?.other ?? null };
     });

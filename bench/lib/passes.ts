@@ -20,6 +20,18 @@ export function spread(values: readonly (number | null | undefined)[]): Spread {
   return { median, min: v[0], max: v[v.length - 1], n: v.length };
 }
 
+/** The position in `values` of the one nearest their median (the first of equals); -1 for none. */
+export function nearestMedian(values: readonly number[]): number {
+  const m = spread(values).median;
+  if (m === null) return -1;
+  let best = -1;
+  for (let i = 0; i < values.length; i++) {
+    if (!Number.isFinite(values[i])) continue;
+    if (best < 0 || Math.abs(values[i] - m) < Math.abs(values[best] - m)) best = i;
+  }
+  return best;
+}
+
 /** The ratio of two medians, or null when either is missing or the divisor is zero. */
 export function medianRatio(a: Spread, b: Spread): number | null {
   return a.median === null || b.median === null || b.median === 0 ? null : a.median / b.median;

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { applyRule, medianRatio, type Pass, PEER_RULE, spread } from "../../bench/lib/passes.ts";
+import { applyRule, medianRatio, nearestMedian, type Pass, PEER_RULE, spread } from "../../bench/lib/passes.ts";
 
 const passes = (values: number[], others: (number | null)[]): Pass<number>[] =>
   values.map((v, i) => ({ index: i + 1, figures: v, other: others[i] }));
@@ -79,4 +79,11 @@ Deno.test("the passes table reports medians, ranges and ratios, and names the pa
   );
   // baseapp 0.65 / 20 cores over 100 clients = 0.325 ms per client-s against a floor of 0.31.
   assert.ok(md.includes("| 0.325 (0.300–0.350) | floor 0.310 (0.300–0.350) | 1.05 | ≤ 1.2 |"), md);
+});
+
+Deno.test("the pass shown in detail is the one nearest the median, not the first at or above it", () => {
+  // The passes of a quiet run, in the order run: the median is 0.465 (pass 5), and pass 2 is the first above it.
+  assert.equal(nearestMedian([0.458, 0.481, 0.447, 0.547, 0.465]), 4);
+  assert.equal(nearestMedian([1, 2]), 0);
+  assert.equal(nearestMedian([]), -1);
 });
