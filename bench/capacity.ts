@@ -17,6 +17,7 @@ import { json, startBenchCluster } from "./lib/cluster.ts";
 import { cpuSeconds, machineBusySeconds, ProcessWindow } from "./lib/procs.ts";
 import { readTickBuckets, type TickBuckets, type TickWindow, tickWindow } from "./lib/tick_window.ts";
 import { writeResults } from "./results.ts";
+import { PEER_WALK } from "./lib/peer_ours.ts";
 import { figure as f, giveUpAfter, numberFlag } from "./lib/run.ts";
 
 const WARMUP = 5, AOI = 100, TICK_HZ = 10, BUDGET_MS = 1000 / TICK_HZ;
@@ -114,11 +115,8 @@ async function runStep(
       warmup: WARMUP,
       space: id,
       side,
-      speed: 5,
-      moveHz: 10,
-      propEvery: 5,
+      ...PEER_WALK,
       observers,
-      walk: "peer",
       registry,
       log: (l) => log(`${clients} clients: ${l}`),
       onMeasure: async (phase) => {

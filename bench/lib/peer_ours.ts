@@ -10,6 +10,9 @@ import { type Breakdown, breakDown, type Sighting } from "./trace.ts";
 /** The peer's fixed parameters (README "Scenario"). */
 export const WARMUP = 5, OBSERVERS = 25, AOI = 100;
 
+/** How the peer scenario's clients walk (README "Scenario"): 5 m/s, 10 moves a second, a counter raised every 5 s. */
+export const PEER_WALK = { speed: 5, moveHz: 10, propEvery: 5, walk: "peer" } as const;
+
 /** Our figures for one scene. */
 export interface Ours {
   connected: number;
@@ -90,11 +93,8 @@ export async function runOurs(
       warmup: WARMUP,
       space: id,
       side,
-      speed: 5,
-      moveHz: 10,
-      propEvery: 5,
+      ...PEER_WALK,
       observers: OBSERVERS,
-      walk: "peer",
       registry,
       log: (l) => console.error(`peer bench (ours, S=${side}): ${l}`),
       onSighting: (id, x, sentAt, seenAt) => {
