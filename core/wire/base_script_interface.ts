@@ -4,8 +4,7 @@
  * cellappmgr orders.
  */
 import { message } from "./catalog.ts";
-import { any, arrayOf, entityId, int, optional, spaceId, str, tuple, vec3 } from "./check.ts";
-import type { Check } from "./check.ts";
+import { any, arrayOf, type Check, entityId, int, optional, spaceId, str, tuple, vec3 } from "./check.ts";
 
 /** Where a base is. */
 export interface BaseLocation {

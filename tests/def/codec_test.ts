@@ -8,6 +8,7 @@ import {
   decodeClientState,
   decodeGhostState,
   decodePersistentState,
+  DynamicType,
   encodeCellBackup,
   encodeChange,
   encodeGhostState,
@@ -18,7 +19,6 @@ import {
   readChange,
   writeChange,
 } from "../../core/def/mod.ts";
-import { DynamicType } from "../../core/def/mod.ts";
 import { AvatarProps, registry } from "../../entities/mod.ts";
 
 const avatar = registry.get("Avatar");
