@@ -6,9 +6,10 @@
  * back on the socket as plain HTTP before it is closed.
  */
 import { errorText } from "../core/errors.ts";
-import { type IncomingMessage, STATUS_CODES } from "node:http";
+import type { IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import type { Buffer } from "node:buffer";
+import { STATUS_CODES } from "node:http";
 import type { NodeUpgrade } from "./watch.ts";
 
 /** A fetch-style handler that takes an environment, such as a Hono app's `fetch`. */

@@ -5,7 +5,8 @@
  * store, base backups and the admin's player list and kick go to their parts of the baseapp.
  */
 import { errorText } from "../core/errors.ts";
-import { type Logger, Throttle } from "../core/log.ts";
+import { Throttle } from "../core/log.ts";
+import type { Logger } from "../core/log.ts";
 import {
   BackupMsg,
   type BaseBackup,

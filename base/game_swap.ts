@@ -3,9 +3,10 @@
  * place, every base follows them (new properties with their defaults), every base script takes its type's new
  * class with its state kept, and every client online is sent the new definitions (S2C.definitions).
  */
-import { describeRegistry, type EntityRegistry, type PropertyContainer } from "../core/def/mod.ts";
+import { describeRegistry, type EntityRegistry } from "../core/def/mod.ts";
 import { S2C, type ServerMessage } from "../core/proto/mod.ts";
 import type { BaseScript, BaseScripts } from "../core/base_script.ts";
+import type { PropertyContainer } from "../core/def/mod.ts";
 import type { BaseScriptRuntime, ScriptedBase } from "./entity/scripts.ts";
 import type { PlacementHook } from "../core/placement.ts";
 import type { LoginCheck } from "./login/mod.ts";

@@ -5,7 +5,11 @@
  * same run, so that the cost of framing, encoding, decoding and dispatch
  * shows as a ratio. The far process is bench/wire_peer.ts.
  */
-import { type Channel, dial, FrameWriter, type MessageDef, tick } from "../core/wire/mod.ts";
+import { type Channel } from "../core/wire/mod.ts";
+import { type MessageDef } from "../core/wire/mod.ts";
+import { dial } from "../core/wire/mod.ts";
+import { FrameWriter } from "../core/wire/mod.ts";
+import { tick } from "../core/wire/mod.ts";
 import { Blob, Count, Ping, RawMode } from "./wire_peer.ts";
 import { writeResults } from "./results.ts";
 

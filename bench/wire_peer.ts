@@ -7,7 +7,10 @@
  * listen, and exits when its stdin closes (or after ten minutes at most).
  */
 import { errorText } from "../core/errors.ts";
-import { check, Handlers, message, WireServer } from "../core/wire/mod.ts";
+import { message } from "../core/wire/mod.ts";
+import { Handlers } from "../core/wire/mod.ts";
+import { WireServer } from "../core/wire/mod.ts";
+import { check } from "../core/wire/mod.ts";
 
 const { bytes, tuple } = check;
 

@@ -8,7 +8,8 @@ import { decodeCellBackup } from "../core/def/mod.ts";
 import { seededRandom } from "../core/random.ts";
 import type { EntityRef, SpaceInfo, Vec3, WitnessSettings } from "../core/script.ts";
 import type { SpaceSettings, SpaceSettingsView } from "../core/space_settings.ts";
-import { type CellRect, MAX_COORD, type Rect, withinWorld } from "../core/geo/mod.ts";
+import type { CellRect } from "../core/geo/mod.ts";
+import { MAX_COORD, type Rect, withinWorld } from "../core/geo/mod.ts";
 import type {
   CellEntitySpec,
   CellReport,

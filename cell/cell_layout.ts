@@ -2,7 +2,8 @@
  * Where a cell stands in its space's tree: every cell of the space with its rect, its own leaf, and the others'
  * rects grown by the ghost radius. Worked out once per tree, not by the checks that run every tick or every second.
  */
-import { cellIndexAt, type CellRect, cellRects, type Rect, rectFromArray, rectGrow } from "../core/geo/mod.ts";
+import { cellIndexAt, type CellRect, cellRects } from "../core/geo/mod.ts";
+import { type Rect, rectFromArray, rectGrow } from "../core/geo/mod.ts";
 import type { SpaceGeometry } from "../core/wire/mod.ts";
 
 /** Where a cell is: its id within the space, its cellapp and that cellapp's address. */

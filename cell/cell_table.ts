@@ -2,7 +2,8 @@
  * A cellapp's cells, keyed by space and cell id (a cellapp may run several
  * cells of one space), and the lookups its message handlers make.
  */
-import { cellIndexAt, cellRects, rectFromArray } from "../core/geo/mod.ts";
+import { cellIndexAt, cellRects } from "../core/geo/mod.ts";
+import { rectFromArray } from "../core/geo/mod.ts";
 import type { Cell } from "./cell.ts";
 
 /** The key of a cell in a cellapp's table: its space and its id within the space. */

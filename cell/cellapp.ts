@@ -1,5 +1,5 @@
 import { errorText } from "../core/errors.ts";
-import { AOI_HYSTERESIS, type Config } from "../core/config/mod.ts";
+import type { Config } from "../core/config/mod.ts";
 import { moveTrace } from "../core/trace.ts";
 import { type Logger, Throttle } from "../core/log.ts";
 import { type MemberProcess, startMember } from "../core/member_process.ts";
@@ -31,7 +31,9 @@ import { Cell } from "./cell.ts";
 import type { CellHost } from "./cell_host.ts";
 import { configureSpaceAoI, type WitnessOptions } from "./witness/mod.ts";
 import { GHOST_DEFAULTS } from "./borders/mod.ts";
-import { cellRects, rectFromArray } from "../core/geo/mod.ts";
+import { AOI_HYSTERESIS } from "../core/config/mod.ts";
+import { cellRects } from "../core/geo/mod.ts";
+import { rectFromArray } from "../core/geo/mod.ts";
 import { Loopback } from "./loopback.ts";
 import { ClientTraffic } from "./client_traffic.ts";
 import { cellKey, cellsOfSpace } from "./cell_table.ts";

@@ -7,9 +7,11 @@
  */
 import { errorText } from "../core/errors.ts";
 import { PropertyContainer } from "../core/def/mod.ts";
-import { type CellRect, MAX_COORD, type Rect, withinWorld } from "../core/geo/mod.ts";
+import { MAX_COORD, withinWorld } from "../core/geo/mod.ts";
 import type { Vec3 } from "../core/script.ts";
 import { CellMsg, type SpawnRequest } from "../core/wire/mod.ts";
+import type { CellRect } from "../core/geo/mod.ts";
+import type { Rect } from "../core/geo/mod.ts";
 import type { CellHost } from "./cell_host.ts";
 import type { CellAddress } from "./cell_layout.ts";
 import type { Entity } from "./entity.ts";

@@ -4,8 +4,10 @@
  * has now. Made once per geometry and shared by the cell's entities.
  */
 import type { Area, CellInfo, SpaceInfo } from "../core/script.ts";
-import { cellIndexAt, type CellRect, rectFromArray } from "../core/geo/mod.ts";
+import { rectFromArray } from "../core/geo/mod.ts";
+import { cellIndexAt } from "../core/geo/mod.ts";
 import type { SpaceGeometry } from "../core/wire/mod.ts";
+import type { CellRect } from "../core/geo/mod.ts";
 
 /** What a space's view needs of the cell it is made for. */
 export interface SpaceViewCell {

@@ -13,7 +13,7 @@ import { errorText } from "../core/errors.ts";
 import { decodeCellBackup } from "../core/def/mod.ts";
 import type { Vec3 } from "../core/script.ts";
 import { CellMsg, type TeleportState } from "../core/wire/mod.ts";
-import { type CellRect, MAX_COORD, withinWorld } from "../core/geo/mod.ts";
+import type { CellRect } from "../core/geo/mod.ts";
 import type { CellHost } from "./cell_host.ts";
 import type { CellAddress } from "./cell_layout.ts";
 import type { ControllerState } from "./controllers.ts";
@@ -26,7 +26,9 @@ import {
   offloadStateOf,
   settleHandOver,
 } from "./borders/mod.ts";
-import { continueHistory, historyOf, historyState, witnessOf } from "./witness/mod.ts";
+import { MAX_COORD, withinWorld } from "../core/geo/mod.ts";
+import { witnessOf } from "./witness/mod.ts";
+import { continueHistory, historyOf, historyState } from "./witness/mod.ts";
 
 /** What a teleport needs of the cell it leaves or lands in (which is the host of the entities it makes). */
 export interface TeleportCell extends EntityHost, HandOverCell {

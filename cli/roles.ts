@@ -3,7 +3,7 @@ import { errorText } from "../core/errors.ts";
 import { type Config, isLoopbackHost, wireTls } from "../core/config/mod.ts";
 import { createLogger, type Logger } from "../core/log.ts";
 import { announceReady, announceShutdown, onStopSignal, watchParent } from "../core/process.ts";
-import { formatAddress, ProcMsg } from "../core/wire/mod.ts";
+import { formatAddress } from "../core/wire/mod.ts";
 import { openDb, redactUrl } from "../core/db/mod.ts";
 import { clientPlacement, serverPlacement } from "../core/placement.ts";
 import type { Game } from "../core/game.ts";
@@ -12,6 +12,7 @@ import { traceFromEnv } from "../core/trace.ts";
 import { history } from "../core/history.ts";
 import { GameReloader, type VersionedGame } from "../core/game_reload.ts";
 import type { MemberProcess } from "../core/member_process.ts";
+import { ProcMsg } from "../core/wire/mod.ts";
 import { GameSource } from "./game_source.ts";
 
 // Each role imports only its own part (cell/, base/, mgr/ with admin/) when it starts, not the others': every

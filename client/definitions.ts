@@ -17,8 +17,8 @@ import {
   type PropertyDef,
   type RegistryJson,
   TypeTable,
-  type VolatileSpec,
 } from "../core/def/mod.ts";
+import type { VolatileSpec } from "../core/def/mod.ts";
 
 /**
  * Builds the registry `json` describes, with value types taken from `current` by name (or the built-ins), and has

@@ -8,11 +8,11 @@ import {
   ByteReader,
   ByteWriter,
   type ChangeRecord,
-  describePath,
   type EntityRegistry,
   type EntityType,
   PropertyContainer,
 } from "../core/def/mod.ts";
+import { describePath } from "../core/def/mod.ts";
 import { positionErrorBound } from "./position.ts";
 import {
   type AoiDecodeContext,

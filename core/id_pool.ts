@@ -1,4 +1,5 @@
-import { type Channel, ChannelClosedError, MgrMsg } from "./wire/mod.ts";
+import { type Channel, ChannelClosedError } from "./wire/mod.ts";
+import { MgrMsg } from "./wire/mod.ts";
 import type { Logger } from "./log.ts";
 
 /** Raised when an entity id is needed and the pool is empty. */

@@ -7,27 +7,26 @@ import { type CellEntitySpec, type CellPlaceRequest, WireServer, type WireTls } 
 import type { Logger } from "../core/log.ts";
 import type { Db } from "../core/db/mod.ts";
 import type { Rect } from "../core/geo/mod.ts";
-import {
-  type CellAppView,
-  type CellEntityView,
-  type ClusterView,
-  type CreateSpaceBody,
-  type EntityInspectView,
-  type EntityView,
-  type GameReloadView,
-  type HealthView,
-  type KickView,
-  type PatchSpaceBody,
-  type PlayersView,
-  type ProcessChange,
-  type ProcessShutdownView,
-  RequestError,
-  type RetireView,
-  type ShutdownView,
-  type SpaceSummaryView,
-  type SpaceView,
-  type SpawnBody,
+import type {
+  CellAppView,
+  CellEntityView,
+  ClusterView,
+  CreateSpaceBody,
+  EntityInspectView,
+  EntityView,
+  HealthView,
+  KickView,
+  PatchSpaceBody,
+  PlayersView,
+  ProcessChange,
+  ProcessShutdownView,
+  RetireView,
+  ShutdownView,
+  SpaceSummaryView,
+  SpaceView,
+  SpawnBody,
 } from "../core/views.ts";
+import { type GameReloadView, RequestError } from "../core/views.ts";
 import type { GameReloader } from "../core/game_reload.ts";
 import { ClusterReload } from "./game_reload.ts";
 import type { EntityRegistry } from "../core/def/mod.ts";

@@ -7,7 +7,8 @@
 import { errorText } from "../core/errors.ts";
 import type { GameReloader } from "../core/game_reload.ts";
 import type { Logger } from "../core/log.ts";
-import { type GameReloadView, RequestError } from "../core/views.ts";
+import { RequestError } from "../core/views.ts";
+import type { GameReloadView } from "../core/views.ts";
 import { ProcMsg, type ReloadStep } from "../core/wire/mod.ts";
 import type { Member, Registry } from "./registry.ts";
 

@@ -1,11 +1,5 @@
-import {
-  type Channel,
-  checkHeartbeatReport,
-  ProcMsg,
-  reachableAddress,
-  reachableUrl,
-  type RegisterInfo,
-} from "../core/wire/mod.ts";
+import type { Channel, RegisterInfo } from "../core/wire/mod.ts";
+import { checkHeartbeatReport, ProcMsg, reachableAddress, reachableUrl } from "../core/wire/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { GameVersionView, ProcessView } from "../core/views.ts";
 

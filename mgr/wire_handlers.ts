@@ -3,16 +3,7 @@
  * it (registration, entity ids, cells for cell entities, restores, space
  * requests and load reports), each checked against who asks.
  */
-import {
-  type CellEntitySpec,
-  type CellPlaced,
-  type CellPlaceRequest,
-  type Channel,
-  Handlers,
-  MgrMsg,
-  RestoreMsg,
-  sameAddress,
-} from "../core/wire/mod.ts";
+import { type CellEntitySpec, type Channel, Handlers, MgrMsg, RestoreMsg, sameAddress } from "../core/wire/mod.ts";
 import { cellIndexAt } from "../core/geo/mod.ts";
 import type { Logger } from "../core/log.ts";
 import type { Member, Registry } from "./registry.ts";
@@ -22,6 +13,7 @@ import { DEFAULT_SPACE_ID } from "./space.ts";
 import { restoreCellEntity } from "./restore.ts";
 import { adoptClaims } from "./rejoin.ts";
 import type { CellEntityPlace } from "./cell_entities.ts";
+import type { CellPlaced, CellPlaceRequest } from "../core/wire/mod.ts";
 
 /** What the handlers need of the cellappmgr. */
 export interface WireHost {

@@ -5,7 +5,8 @@
  */
 import { errorText } from "../core/errors.ts";
 import { fileURLToPath } from "node:url";
-import { PARENT_WATCH_ENV, type ReadyInfo } from "../core/process.ts";
+import type { ReadyInfo } from "../core/process.ts";
+import { PARENT_WATCH_ENV } from "../core/process.ts";
 import { parseReady, splitLines } from "../cli/local_cluster.ts";
 
 const MAIN = fileURLToPath(new URL("../main.ts", import.meta.url));

@@ -9,7 +9,8 @@ import type { CellHost } from "../cell/cell_host.ts";
 import type { Entity } from "../cell/entity.ts";
 import { GHOST_DEFAULTS, type GhostConfig } from "../cell/borders/ghosts.ts";
 import type { EntityRegistry } from "../core/def/mod.ts";
-import { type BspNode, cellRects, rectFromArray } from "../core/geo/mod.ts";
+import { type BspNode, cellRects } from "../core/geo/mod.ts";
+import { rectFromArray } from "../core/geo/mod.ts";
 import type { CellScriptClass } from "../core/script.ts";
 import {
   CellMsg,

@@ -8,7 +8,8 @@
  * (any one of its own if it was backed up before it had one).
  */
 import { errorText } from "../../core/errors.ts";
-import { type Logger, Throttle } from "../../core/log.ts";
+import type { Logger } from "../../core/log.ts";
+import { Throttle } from "../../core/log.ts";
 import { backupTarget, type BaseAppInfo, type BaseBackup, sameAddress } from "../../core/wire/mod.ts";
 
 /** Default milliseconds between two backups of a base. */

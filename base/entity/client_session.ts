@@ -9,7 +9,6 @@ import { errorText } from "../../core/errors.ts";
 import { ByteReader } from "../../core/bytes/mod.ts";
 import type { EntityRegistry } from "../../core/def/mod.ts";
 import {
-  AOI_MSG,
   C2S,
   type ClientMessage,
   CloseCode,
@@ -19,10 +18,10 @@ import {
   type ErrorCodeValue,
   ProtocolError,
   readClientMessage,
-  readRequestUpdate,
   S2C,
   type ServerMessage,
 } from "../../core/proto/mod.ts";
+import { AOI_MSG, readRequestUpdate } from "../../core/proto/mod.ts";
 import { type Logger, Throttle } from "../../core/log.ts";
 import type { WsConn } from "../../core/ws/mod.ts";
 import type { ClientLink, Proxy } from "./proxy.ts";

@@ -7,7 +7,8 @@
  */
 import { errorText } from "../../core/errors.ts";
 import { type Client, connect } from "../../client/client.ts";
-import type { CellEntityView, ClusterView, SpaceView } from "../../core/views.ts";
+import type { ClusterView, SpaceView } from "../../core/views.ts";
+import type { CellEntityView } from "../../core/views.ts";
 import { cpuSeconds } from "./procs.ts";
 import { json, startBenchCluster } from "./cluster.ts";
 import type { Placement } from "./placement.ts";

@@ -6,15 +6,14 @@
  * strictly in order, buffering what arrives early.
  */
 import {
-  AUD,
   ByteReader,
   ByteWriter,
   type ChangeSink,
   decodeGhostState,
   encodeGhostState,
   readChange,
-  writeChange,
 } from "../../core/def/mod.ts";
+import { AUD, writeChange } from "../../core/def/mod.ts";
 import { MAX_COORD, rectContains } from "../../core/geo/mod.ts";
 import type { GhostOp, GhostState } from "../../core/wire/mod.ts";
 import type { CellAddress } from "../cell_layout.ts";

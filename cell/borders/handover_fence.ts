@@ -13,12 +13,11 @@ import {
   ByteReader,
   ByteWriter,
   type ChangeSink,
-  type EntityType,
-  type PropertyContainer,
   type PropertyDef,
   readChange,
   writeChange,
 } from "../../core/def/mod.ts";
+import type { EntityType, PropertyContainer } from "../../core/def/mod.ts";
 import type { CellAddress } from "../cell_layout.ts";
 import type { Pose } from "../pose.ts";
 import { scratch as processScratch } from "../../core/scratch.ts";

@@ -7,16 +7,19 @@
  */
 import { errorText } from "../../core/errors.ts";
 import { decodeCellBackup, PropertyContainer } from "../../core/def/mod.ts";
-import { cellIndexAt, type CellRect, type Rect, rectDistanceOutside } from "../../core/geo/mod.ts";
+import { cellIndexAt } from "../../core/geo/mod.ts";
 import { history } from "../../core/history.ts";
+import { rectDistanceOutside } from "../../core/geo/mod.ts";
 import {
   CellMsg,
   ChannelClosedError,
   type OffloadState,
   RequestTimeoutError,
-  type SpaceGeometry,
   type WitnessState,
 } from "../../core/wire/mod.ts";
+import type { CellRect } from "../../core/geo/mod.ts";
+import type { Rect } from "../../core/geo/mod.ts";
+import type { SpaceGeometry } from "../../core/wire/mod.ts";
 import type { CellHost } from "../cell_host.ts";
 import type { CellAddress } from "../cell_layout.ts";
 import type { ControllerState } from "../controllers.ts";
@@ -24,8 +27,9 @@ import type { Entity } from "../entity.ts";
 import type { CellLoadMeter } from "../load/cell_load.ts";
 import type { RangeList } from "../range/mod.ts";
 import { GhostInfo, type GhostLink, installGhosting, RealGhosting } from "./ghosts.ts";
-import { historyOf, Witness, witnessOf } from "../witness/mod.ts";
+import { historyOf } from "../witness/mod.ts";
 import { beginHandOver, type HandOverCell, settleHandOver } from "./handover.ts";
+import { Witness, witnessOf } from "../witness/mod.ts";
 
 export type { Offloading } from "./handover_fence.ts";
 

@@ -5,14 +5,8 @@
  * budget, the caches whose turn has come (enter, create, events, volatile, detail level, leave) and hands the frame to
  * the sink.
  */
-import {
-  AOI_MSG,
-  ErrorCode,
-  NO_ALIAS,
-  writeOwnMethod,
-  writeOwnProperty,
-  writeReference,
-} from "../../core/proto/mod.ts";
+import { AOI_MSG, NO_ALIAS, writeOwnMethod, writeOwnProperty, writeReference } from "../../core/proto/mod.ts";
+import { ErrorCode } from "../../core/proto/mod.ts";
 import { ByteWriter, type PropertyDef } from "../../core/def/mod.ts";
 import type { WitnessCell } from "./host.ts";
 import type { Entity, EntityWitness } from "../entity.ts";
@@ -25,41 +19,18 @@ import {
   DEADLINE,
   ENTER_PENDING,
   F,
-  FLAG_GONE,
-  FLAG_MANUAL,
-  FLAG_QUEUED,
-  FLAG_REPLACED,
-  FLAG_TRIGGER,
-  FLAGS,
-  HSEQ,
-  LAST_DELTA,
-  LAST_EVENT,
-  LIFE,
-  LOD_IN,
-  LOD_OUT,
-  PRIORITY,
-  REQUEST_PENDING,
-  STATE,
 } from "./entity_cache.ts";
+import { FLAG_GONE, FLAG_MANUAL, FLAG_QUEUED, FLAG_TRIGGER, FLAGS, LAST_DELTA, PRIORITY } from "./entity_cache.ts";
+import { FLAG_REPLACED, HSEQ, LAST_EVENT, LIFE, LOD_IN, LOD_OUT, REQUEST_PENDING, STATE } from "./entity_cache.ts";
 import { historyOf, type OwnClientSink } from "./event_history.ts";
 import { SlotHeap } from "./priority_queue.ts";
 import { RANGE_FLAG_AOI, type RangeEntity, type RangeTrigger } from "../range/mod.ts";
-import { MAX_COORD, PACKED_XZ_LIMIT } from "../../core/geo/mod.ts";
+import { PACKED_XZ_LIMIT } from "../../core/geo/mod.ts";
+import { MAX_COORD } from "../../core/geo/mod.ts";
 import { WITNESS_DEFAULTS, type WitnessOptions } from "./witness_options.ts";
 import { callScript } from "./script_callback.ts";
-import {
-  hasVolatile,
-  newStats,
-  readRequestUpdates,
-  type SendContext,
-  sendCreate,
-  sendEnter,
-  sendLeave,
-  sendUpdate,
-  sendVolatile,
-  VOLATILE_MAX_BYTES,
-  type WitnessStats,
-} from "./witness_send.ts";
+import { hasVolatile, newStats, readRequestUpdates, type SendContext, sendCreate, sendEnter } from "./witness_send.ts";
+import { sendLeave, sendUpdate, sendVolatile, VOLATILE_MAX_BYTES, type WitnessStats } from "./witness_send.ts";
 import {
   newGeneration,
   passToken,

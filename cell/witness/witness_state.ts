@@ -15,7 +15,6 @@ import type { ByteWriter } from "../../core/def/mod.ts";
 import type { WitnessCell } from "./host.ts";
 import type { Entity } from "../entity.ts";
 import {
-  ALIAS,
   CacheTable,
   CREATED,
   DEADLINE,
@@ -26,11 +25,9 @@ import {
   FLAGS,
   HSEQ,
   LAST_EVENT,
-  LEVEL,
   LIFE,
-  REQUEST_PENDING,
-  STATE,
 } from "./entity_cache.ts";
+import { ALIAS, LEVEL, REQUEST_PENDING, STATE } from "./entity_cache.ts";
 import { historyOf } from "./event_history.ts";
 
 export type { CacheState, WitnessState } from "../../core/wire/mod.ts";

@@ -4,7 +4,8 @@
  * cellappmgr orders.
  */
 import { message } from "./catalog.ts";
-import { any, arrayOf, type Check, entityId, int, optional, spaceId, str, tuple, vec3 } from "./check.ts";
+import { any, arrayOf, entityId, int, optional, spaceId, str, tuple, vec3 } from "./check.ts";
+import type { Check } from "./check.ts";
 
 /** Where a base is. */
 export interface BaseLocation {

@@ -1,4 +1,5 @@
-import { type Logger, silentLogger } from "../log.ts";
+import type { Logger } from "../log.ts";
+import { silentLogger } from "../log.ts";
 import { DEFAULT_MAX_FRAME } from "./frame.ts";
 import type { HandshakeSide } from "./handshake.ts";
 import type { Role } from "./messages.ts";

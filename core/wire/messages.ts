@@ -4,7 +4,8 @@
  */
 import { message } from "./catalog.ts";
 import { address as addressCheck, any, bytes, int, obj, oneOf, optional, str, tuple } from "./check.ts";
-import { type Role, ROLES } from "./roles.ts";
+import { ROLES } from "./roles.ts";
+import type { Role } from "./roles.ts";
 import type { MetricFamily } from "./metrics.ts";
 import type { GameVersionView } from "../views.ts";
 

@@ -2,8 +2,9 @@
 import { message } from "./catalog.ts";
 import { type CellEntitySpec, cellEntitySpec, type SpaceGeometry, spaceGeometry } from "./cell_interface.ts";
 import type { GameVersionView } from "../views.ts";
-import { MAX_GEOMETRY_PATH, MAX_RADIUS, type SpaceSettings, type SpaceSettingsView } from "../space_settings.ts";
+import { MAX_RADIUS, type SpaceSettings, type SpaceSettingsView } from "../space_settings.ts";
 import { MAX_NEW_SPACE_CELLS, MAX_NEW_SPACE_SIDE, type NewSpaceRequest } from "../new_space.ts";
+import { MAX_GEOMETRY_PATH } from "../space_settings.ts";
 import {
   address,
   arrayOf,

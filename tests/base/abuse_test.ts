@@ -4,7 +4,8 @@
  * toward its abuse limit; the logs say it once; other players notice nothing.
  */
 import assert from "node:assert/strict";
-import { AOI_MSG, C2S, encodeClientMessage, ErrorCode, writeRequestUpdate } from "../../core/proto/mod.ts";
+import { C2S, encodeClientMessage, ErrorCode } from "../../core/proto/mod.ts";
+import { AOI_MSG, writeRequestUpdate } from "../../core/proto/mod.ts";
 import { ByteWriter } from "../../core/bytes/mod.ts";
 import { makePose } from "../../core/geo/mod.ts";
 import type { Client } from "../../client/mod.ts";

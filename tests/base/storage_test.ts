@@ -1,7 +1,8 @@
 /** Persistent entities in Deno KV: saves asked for together share one commit, and still each land whole. */
 import { type DbKey, openDenoKv } from "../../core/db/mod.ts";
 import assert from "node:assert/strict";
-import { CHUNK, EntityStore, MAX_GROUP, type StoredEntity } from "../../base/persist/storage.ts";
+import { EntityStore, type StoredEntity } from "../../base/persist/storage.ts";
+import { CHUNK, MAX_GROUP } from "../../base/persist/storage.ts";
 import { heldIdHighWater } from "../../base/persist/held_ids.ts";
 
 const entity = (x: number, bytes = 16): StoredEntity => ({

@@ -6,10 +6,11 @@
  */
 import assert from "node:assert/strict";
 import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
-import { type BspNode, cellIndexAt, cellRects, rectDistanceOutside, removeCell } from "../../core/geo/mod.ts";
+import { type BspNode, cellIndexAt, cellRects, removeCell } from "../../core/geo/mod.ts";
 import { CellScript } from "../../core/script.ts";
 import type { Cell } from "../../cell/cell.ts";
 import { GHOST_DEFAULTS } from "../../cell/borders/ghosts.ts";
+import { rectDistanceOutside } from "../../core/geo/mod.ts";
 import { cellsOf, type ManyCells } from "../../testing/two_cells.ts";
 
 const Npc = defineEntity({

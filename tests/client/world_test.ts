@@ -1,13 +1,5 @@
 import assert from "node:assert/strict";
-import {
-  ByteReader,
-  ByteWriter,
-  createRegistry,
-  defineEntity,
-  encodeChange,
-  PropertyContainer,
-  T,
-} from "../../core/def/mod.ts";
+import { ByteReader, ByteWriter, createRegistry, defineEntity, PropertyContainer, T } from "../../core/def/mod.ts";
 import {
   AOI_MSG,
   DIR_Y,
@@ -29,6 +21,7 @@ import {
   writeReference,
   writeVolatile,
 } from "../../core/proto/mod.ts";
+import { encodeChange } from "../../core/def/mod.ts";
 import { ClientWorld } from "../../client/world.ts";
 import { makePose } from "../../core/geo/mod.ts";
 

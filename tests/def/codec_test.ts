@@ -8,7 +8,6 @@ import {
   decodeClientState,
   decodeGhostState,
   decodePersistentState,
-  DynamicType,
   encodeCellBackup,
   encodeChange,
   encodeGhostState,
@@ -19,6 +18,7 @@ import {
   readChange,
   writeChange,
 } from "../../core/def/mod.ts";
+import { DynamicType } from "../../core/def/mod.ts";
 import { AvatarProps, registry } from "../../entities/mod.ts";
 
 const avatar = registry.get("Avatar");

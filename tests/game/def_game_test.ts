@@ -7,7 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { connect, type EntityView } from "../../client/mod.ts";
+import { connect } from "../../client/mod.ts";
+import type { EntityView } from "../../client/mod.ts";
 import { loadDefs } from "../../mod.ts";
 import { Procs } from "../../testing/procs.ts";
 import { waitFor } from "../../testing/wait.ts";

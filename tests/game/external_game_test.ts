@@ -31,7 +31,7 @@ const FILES: Record<string, string> = {
     tasks: { start: "deno run -A main.ts" },
   }),
   "game/mod.ts": `
-import { CellScript, createRegistry, defineEntity, defineGame, runServer, T } from "@seamless/server";
+import { CellScript, createRegistry, defineEntity, defineGame, T } from "@seamless/server";
 
 export const Beacon = defineEntity({
   name: "Beacon",
@@ -75,6 +75,7 @@ export const game = defineGame({
 });
 `,
   "game/main.ts": `
+import { runServer } from "@seamless/server";
 
 await runServer({ game: new URL("./mod.ts", import.meta.url) });
 `,

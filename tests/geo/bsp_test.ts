@@ -6,11 +6,10 @@ import {
   cellRects,
   checkBsp,
   neighbours,
-  rectArea,
-  rectsTouch,
   removeCell,
   totalArea,
 } from "../../core/geo/mod.ts";
+import { rectArea, rectsTouch } from "../../core/geo/mod.ts";
 
 const bounds = { minX: 0, minZ: 0, maxX: 100, maxZ: 100 };
 

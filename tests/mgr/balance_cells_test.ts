@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { buildBsp, type Rect } from "../../core/geo/mod.ts";
+import { buildBsp } from "../../core/geo/mod.ts";
+import type { Rect } from "../../core/geo/mod.ts";
 import { addCell, type CellLoad, DEFAULT_CELL_PLAN, planAdd, planRetire } from "../../mgr/balance/mod.ts";
 
 const bounds: Rect = { minX: 0, minZ: 0, maxX: 2000, maxZ: 2000 };

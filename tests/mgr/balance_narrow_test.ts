@@ -5,7 +5,8 @@
  * ghost radius, until the cells carry the same load.
  */
 import assert from "node:assert/strict";
-import { type BspNode, buildBsp, type Rect } from "../../core/geo/mod.ts";
+import { type BspNode, buildBsp } from "../../core/geo/mod.ts";
+import type { Rect } from "../../core/geo/mod.ts";
 import { createLogger } from "../../core/log.ts";
 import type { CellReport } from "../../core/wire/mod.ts";
 import { Balancer, type CellLoad, DEFAULT_MIN_CELL_WIDTH } from "../../mgr/balance/mod.ts";

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { type BspNode, buildBsp, cellRects, type Rect, removeCell, totalArea } from "../../core/geo/mod.ts";
+import { type BspNode, buildBsp, cellRects, removeCell, totalArea } from "../../core/geo/mod.ts";
+import type { Rect } from "../../core/geo/mod.ts";
 import {
   addCell,
   type BalanceOptions,

@@ -5,7 +5,8 @@
  * cellapp would report them.
  */
 import { seededRandom } from "../../core/random.ts";
-import { type BspNode, cellIndexAt, cellRects, isCell, type Rect } from "../../core/geo/mod.ts";
+import { type BspNode, cellIndexAt, cellRects, isCell } from "../../core/geo/mod.ts";
+import type { Rect } from "../../core/geo/mod.ts";
 import { BOUND_LEVELS, type EntityBounds } from "../../core/wire/mod.ts";
 import type { CellLoad } from "../../mgr/balance/mod.ts";
 

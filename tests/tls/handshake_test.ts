@@ -4,7 +4,8 @@
  * CA the ports run over TLS: a peer whose certificate the CA did not sign is refused on both sides and logged.
  */
 import assert from "node:assert/strict";
-import { dial, makeProof, WireServer, type WireTls } from "../../core/wire/mod.ts";
+import { dial, WireServer, type WireTls } from "../../core/wire/mod.ts";
+import { makeProof } from "../../core/wire/mod.ts";
 import { fakeListener, type Welcome } from "../helpers/fake_port.ts";
 import { memoryLogger } from "../../testing/log.ts";
 import { within } from "../../testing/wait.ts";

@@ -3,7 +3,6 @@ import {
   type Channel,
   ChannelClosedError,
   type ChannelOptions,
-  check,
   dial,
   FrameWriter,
   Handlers,
@@ -13,6 +12,7 @@ import {
   tick,
   WireServer,
 } from "../../core/wire/mod.ts";
+import { check } from "../../core/wire/mod.ts";
 import { PROTOCOL_VERSION } from "../../core/version.ts";
 import { memoryLogger } from "../../testing/log.ts";
 import { waitFor } from "../../testing/wait.ts";

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
-import { type Channel, check, dial, Handlers, message, Peers, WireServer } from "../../core/wire/mod.ts";
+import { type Channel, dial, Handlers, message, WireServer } from "../../core/wire/mod.ts";
+import { Peers } from "../../core/wire/mod.ts";
+import { check } from "../../core/wire/mod.ts";
 import { silentLogger } from "../../core/log.ts";
 import { waitFor } from "../../testing/wait.ts";
 

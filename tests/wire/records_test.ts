@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import {
   type Channel,
-  check,
   dial,
   FRAME_RECORD_HEAD,
   Handlers,
@@ -15,6 +14,7 @@ import {
   writeFrame,
   writeMove,
 } from "../../core/wire/mod.ts";
+import { check } from "../../core/wire/mod.ts";
 import { ByteWriter } from "../../core/bytes/mod.ts";
 import { MAX_COORD, type Pose, poseOf } from "../../core/geo/mod.ts";
 import { waitFor } from "../../testing/wait.ts";

@@ -1,5 +1,6 @@
 /** A connection to a process port driven by hand: the handshake, frames, and batches closed by a ping. */
-import { ChannelMsg, FrameReader, makeProof, NONCE_BYTES, NONE, type Role } from "../../core/wire/mod.ts";
+import { ChannelMsg, FrameReader, NONCE_BYTES, NONE, type Role } from "../../core/wire/mod.ts";
+import { makeProof } from "../../core/wire/mod.ts";
 import { PROTOCOL_VERSION } from "../../core/version.ts";
 
 import { encodeFrame } from "./wire_inputs.ts";
