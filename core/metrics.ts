@@ -154,6 +154,15 @@ export class ProcessMetrics {
     this.registry.sampled("seamless_process_heap_used_bytes", "V8 heap in use", "gauge", () => [
       { labels: {}, value: Deno.memoryUsage().heapUsed },
     ]);
+    this.registry.sampled("seamless_process_heap_total_bytes", "V8 heap committed (in use or not)", "gauge", () => [
+      { labels: {}, value: Deno.memoryUsage().heapTotal },
+    ]);
+    this.registry.sampled(
+      "seamless_process_external_memory_bytes",
+      "Memory outside the V8 heap that JS objects hold (ArrayBuffers)",
+      "gauge",
+      () => [{ labels: {}, value: Deno.memoryUsage().external }],
+    );
     this.registry.sampled(
       "seamless_event_loop_delay_seconds",
       `Event-loop delay since the previous scrape (quantile 1 is the maximum), sampled every ${LOOP_DELAY_PERIOD_MS} ms`,

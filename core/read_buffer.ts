@@ -13,9 +13,9 @@ export class ReadBuffer {
 
   constructor(
     /** Size of a fresh buffer, at least. */
-    private readonly minSize: number,
+    private minSize: number,
     /** Free space `space()` asks for unless told. */
-    private readonly readMin: number,
+    private readMin: number,
   ) {
     this.buf = new Uint8Array(minSize);
   }
@@ -41,6 +41,16 @@ export class ReadBuffer {
   /** Records that `n` bytes were read into the last `space()`. */
   commit(n: number): void {
     this.end += n;
+  }
+
+  /**
+   * Doubles the sizes, up to `minSize`/`readMin`, when a read filled all the space it was given (`read` bytes of
+   * `offered`): a peer that sends little keeps a small buffer, a busy one reaches the working size in a few reads.
+   */
+  adapt(read: number, offered: number, minSize: number, readMin: number): void {
+    if (read < offered || this.minSize >= minSize) return;
+    this.minSize = Math.min(minSize, this.minSize * 2);
+    this.readMin = Math.min(readMin, this.readMin * 2);
   }
 
   /** Appends bytes the caller already holds. */

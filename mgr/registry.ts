@@ -3,6 +3,9 @@ import { checkHeartbeatReport, ProcMsg, reachableAddress, reachableUrl } from ".
 import type { Logger } from "../core/log.ts";
 import type { GameVersionView, ProcessView } from "../core/views.ts";
 
+/** Dead cellapp generations kept by name, the latest first given to every member that registers. */
+export const DEAD_KEPT = 1024;
+
 /** A registered cellapp or baseapp. */
 export interface Member {
   id: number;
@@ -41,7 +44,10 @@ export class Registry {
    */
   readonly firstGeneration: number = Date.now();
   #nextGeneration = this.firstGeneration;
-  /** Why each cellapp generation of this run was declared dead. */
+  /**
+   * Why each cellapp generation of this run was declared dead, the latest DEAD_KEPT of them: every registration reply
+   * lists them. One that fell out is still fenced if it comes back (no member holds it: fencedWhy).
+   */
   #dead = new Map<number, string>();
   /**
    * Why each baseapp generation of this run was declared dead while another baseapp lived to restore its bases. Kept
@@ -189,6 +195,7 @@ export class Registry {
   #fence(m: Member, reason: string): void {
     if (m.role === "cellapp") {
       this.#dead.set(m.generation, reason);
+      if (this.#dead.size > DEAD_KEPT) this.#dead.delete(this.#dead.keys().next().value!);
       for (const o of this.members.values()) o.channel.send(ProcMsg.fenced, m.id, m.generation, m.address);
     } else if (this.withRole("baseapp").length > 0) this.#deadBases.set(m.generation, reason);
   }

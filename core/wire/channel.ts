@@ -1,5 +1,5 @@
 import { errorText } from "../errors.ts";
-import { FrameError, FrameReader, FrameWriter, NONE } from "./frame.ts";
+import { FrameError, FrameReader, FrameWriter, NONE, READER_SIZES, type ReaderSizes } from "./frame.ts";
 import { messageByKind, type MessageDef } from "./catalog.ts";
 import { ChannelClosedError } from "./errors.ts";
 import {
@@ -28,6 +28,11 @@ export {
   type ResolvedChannelOptions,
   type WireTls,
 } from "./channel_options.ts";
+
+/** A channel's reader before the handshake: room for the largest handshake frame. */
+const HANDSHAKE_READER: ReaderSizes = { buffer: HANDSHAKE_MAX_FRAME, read: 1024 };
+/** A channel's writer's first buffer: a handshake frame or two; it doubles as more is written. */
+const HANDSHAKE_WRITER_BYTES = 1024;
 
 /**
  * A message whose arguments are `[head, records]`: records appended one by one with `Channel.record` travel as one
@@ -112,8 +117,10 @@ export class Channel {
     this.#log = this.#o.log.child(
       `[${side === "accept" ? "from" : "to"} ${this.remote}]`,
     );
-    this.#reader = new FrameReader(Math.min(HANDSHAKE_MAX_FRAME, this.#o.maxFrame));
-    this.#writer = new FrameWriter(64 * 1024, this.#o.maxFrame);
+    // Small buffers until the handshake is done, and after it until traffic needs more (docs/protocol.md,
+    // "Handshake"): the writer grows with what it is given, the reader as its reads fill the space they had.
+    this.#reader = new FrameReader(Math.min(HANDSHAKE_MAX_FRAME, this.#o.maxFrame), undefined, HANDSHAKE_READER);
+    this.#writer = new FrameWriter(HANDSHAKE_WRITER_BYTES, this.#o.maxFrame);
     this.ready = new Promise<void>((res, rej) => {
       this.#readyResolve = res;
       this.#readyReject = rej;
@@ -401,7 +408,8 @@ export class Channel {
     const reader = this.#reader;
     try {
       while (this.#state !== "closed") {
-        const n = await this.#conn.read(reader.space());
+        const space = reader.space();
+        const n = await this.#conn.read(space);
         if (n === null) {
           this.close("peer closed the connection", false);
           return;
@@ -409,6 +417,7 @@ export class Channel {
         this.lastReceivedAt = performance.now();
         this.stats.bytesIn += n;
         reader.commit(n);
+        if (this.#state === "open") reader.adapt(n, space.length, READER_SIZES.buffer, READER_SIZES.read);
         let frame: unknown;
         while (!this.#isClosed() && (frame = reader.next()) !== NONE) {
           this.stats.framesIn++;

@@ -127,6 +127,15 @@ export class FrameWriter {
   }
 }
 
+/** A FrameReader's buffer size, at least, and the free space it reads into. */
+export interface ReaderSizes {
+  buffer: number;
+  read: number;
+}
+
+/** The working sizes of a reader: a tick's traffic from a busy peer in a few reads. */
+export const READER_SIZES: ReaderSizes = { buffer: 64 * 1024, read: 16 * 1024 };
+
 /**
  * Turns a stream of byte chunks back into decoded frames. A length over the
  * limit, a body that is not msgpack, or one beyond the msgpack limits (too
@@ -141,9 +150,10 @@ export class FrameReader extends ReadBuffer {
   constructor(
     maxFrame: number = DEFAULT_MAX_FRAME,
     readonly limits: MsgpackLimits = DEFAULT_MSGPACK_LIMITS,
+    sizes: ReaderSizes = READER_SIZES,
   ) {
     // Decoded BLOBs are views into the buffer: it keeps what was consumed (ReadBuffer).
-    super(64 * 1024, 16 * 1024);
+    super(sizes.buffer, sizes.read);
     this.maxFrame = maxFrame;
   }
 

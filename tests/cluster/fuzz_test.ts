@@ -120,16 +120,24 @@ Deno.test(
       );
       assert.ok(t.inputs >= COUNT, `${t.name}: only ${t.inputs} of ${COUNT} inputs within the deadline`);
     }
+    // Heap against resident memory, per process: tells a JS heap that holds on from memory outside it.
+    const metrics = (await api(admin, "/metrics")).body as string;
+    console.log(
+      metrics.split("\n").filter((l) =>
+        /^seamless_process_(heap_used|heap_total|external_memory|resident_memory)_bytes/.test(l)
+      ).join("\n"),
+    );
     for (const p of [mgr, cell, base]) {
       const name = p.ready.role;
-      assert.ok(isAlive(p.pid), `${name} survived`);
+      const logs = () => `; its last log lines:\n${p.stderr.slice(-40).join("\n")}`;
+      assert.ok(isAlive(p.pid), `${name} survived${logs()}`);
       const [start, half, end] = run.rss.get(name)!;
       console.log(`${name}: RSS ${[start, half, end].map((b) => Math.round(b / 2 ** 20)).join(" → ")} MiB`);
       assert.ok(
         end - half < MAX_LATE_GROWTH,
-        `${name} grew by ${Math.round((end - half) / 2 ** 20)} MiB in the second half`,
+        `${name} grew by ${Math.round((end - half) / 2 ** 20)} MiB in the second half${logs()}`,
       );
-      assert.ok(end < MAX_RSS, `${name} holds ${Math.round(end / 2 ** 20)} MiB`);
+      assert.ok(end < MAX_RSS, `${name} holds ${Math.round(end / 2 ** 20)} MiB${logs()}`);
       assert.ok(!p.stderr.some((l) => /uncaught|panicked/i.test(l)), `${name} logged no uncaught error`);
     }
     // Still one cluster of the same three processes, and players play as before.

@@ -10,6 +10,7 @@ import { memoryLogger } from "../../testing/log.ts";
 import { startMgr } from "../helpers/mgr.ts";
 import { waitFor, within } from "../../testing/wait.ts";
 import { playAlong } from "../helpers/fake_member.ts";
+import { DEAD_KEPT } from "../../mgr/registry.ts";
 
 /** A member's listening address and the channels it opens to the cellappmgr. */
 class Member implements Disposable {
@@ -179,6 +180,36 @@ Deno.test("a cellapp that drops during a restarted cellappmgr's rejoin window ke
     await waitFor("the window over, b's cell gone", () => mgr.spaces.all.get(5)?.cellapps().join() === "7", 8000);
     await waitFor("c told that b died", () => died.includes(8));
     assert.ok(!died.includes(7), "a, which came back, is not dead");
+  } finally {
+    mgr.close();
+  }
+});
+
+Deno.test("the cellappmgr lists only the latest dead cellapp generations; an older one coming back is still fenced", async () => {
+  const mgr = await startMgr();
+  try {
+    using cell = new Member("cellapp");
+    // DEAD_KEPT + 8 cellapps that register and go, 32 at a time.
+    const generations: number[] = [];
+    for (let i = 0; i < DEAD_KEPT + 8; i += 32) {
+      await Promise.all(Array.from({ length: Math.min(32, DEAD_KEPT + 8 - i) }, async () => {
+        const ch = await cell.dial(mgr.address);
+        const r = await ch.request(MgrMsg.register, cell.info(null));
+        generations.push(r.generation!);
+        ch.close("gone");
+        await ch.closed;
+      }));
+    }
+    generations.sort((a, b) => a - b);
+    await waitFor("every one of them declared dead", () => mgr.registry.members.size === 0);
+    const ch = await cell.dial(mgr.address);
+    const fresh = await ch.request(MgrMsg.register, cell.info(null));
+    assert.equal(fresh.deadGenerations!.length, DEAD_KEPT);
+    assert.deepEqual(fresh.deadGenerations, generations.slice(-DEAD_KEPT));
+    // The oldest fell out of the list, and is fenced all the same.
+    const back = await (await cell.dial(mgr.address)).request(MgrMsg.register, cell.info(generations[0]));
+    assert.match(back.fenced ?? "", new RegExp(`generation ${generations[0]} is not one this cellappmgr knows`));
+    assert.equal(back.id, 0);
   } finally {
     mgr.close();
   }

@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { DEFAULT_MSGPACK_LIMITS, FrameError, FrameReader, FrameWriter, NONE } from "../../core/wire/mod.ts";
+import {
+  DEFAULT_MSGPACK_LIMITS,
+  FrameError,
+  FrameReader,
+  FrameWriter,
+  NONE,
+  READER_SIZES,
+} from "../../core/wire/mod.ts";
 
 function drain(r: FrameReader): unknown[] {
   const out: unknown[] = [];
@@ -112,4 +119,25 @@ Deno.test("a body beyond the msgpack limits raises FrameError naming the limit",
   w.push([1, 2, 3]);
   strict.push(w.take());
   assert.throws(() => strict.next(), /exceeds maxLength \(2\)/);
+});
+
+Deno.test("a reader started small stays small while its reads leave room, and doubles to its working size when they fill it", () => {
+  const r = new FrameReader(undefined, undefined, { buffer: 4096, read: 1024 });
+  // Reads that take less than they are offered: the buffer is never replaced by a bigger one.
+  for (let i = 0; i < 100; i++) {
+    const space = r.space();
+    assert.ok(space.length <= 4096, `read ${i}: offered ${space.length} bytes`);
+    r.commit(10);
+    r.adapt(10, space.length, READER_SIZES.buffer, READER_SIZES.read);
+  }
+  // Reads that fill all they are offered: doubling, up to the working size and no further.
+  const offered: number[] = [];
+  for (let i = 0; i < 12; i++) {
+    const space = r.space();
+    offered.push(space.length);
+    r.commit(space.length);
+    r.adapt(space.length, space.length, READER_SIZES.buffer, READER_SIZES.read);
+  }
+  assert.ok(Math.max(...offered) <= READER_SIZES.buffer, `offered ${offered}`);
+  assert.ok(offered.at(-1)! >= READER_SIZES.read, `offered ${offered}: reached the working read size`);
 });
