@@ -92,9 +92,11 @@ export class Witness implements SendContext, OwnClientSink, EntityWitness {
   readonly #pending = new Set<number>();
   /**
    * Answers to enters the client still owes for caches that are gone (the entity left, or another life of it replaced
-   * it, before the answer came), by entity id: such an answer is stale when it comes, not bad input.
+   * it, before the answer came), by entity id, each as the cell time it is due by: such an answer is stale when it
+   * comes, not bad input. Past that time it is forgotten, as a cache waiting for it would have timed out, so a client
+   * that never answers holds no more of them than a request timeout's worth of enters.
    */
-  readonly #owed = new Map<number, number>();
+  readonly #owed = new Map<number, number[]>();
   /** A record's numbers before a send, to take it back when it overflows the budget. */
   readonly #undo = new Float64Array(F);
   readonly #own = new ByteWriter(256);
@@ -355,18 +357,34 @@ export class Witness implements SendContext, OwnClientSink, EntityWitness {
     if (!t.has(c, FLAG_QUEUED)) this.#addToSeen(c);
   }
 
-  /** Takes one owed answer for `id`; false when none is owed. */
+  /** Takes one owed answer for `id` (the oldest); false when none is owed. */
   #takeOwed(id: number): boolean {
-    const n = this.#owed.get(id);
-    if (n === undefined) return false;
-    if (n <= 1) this.#owed.delete(id);
-    else this.#owed.set(id, n - 1);
+    const due = this.#owed.get(id);
+    if (due === undefined) return false;
+    due.shift();
+    if (due.length === 0) this.#owed.delete(id);
     return true;
+  }
+
+  /** Counts one answer the client owes for `id`, due by cell time `due`. */
+  #owe(id: number, due: number): void {
+    const list = this.#owed.get(id);
+    if (list) list.push(due);
+    else this.#owed.set(id, [due]);
+  }
+
+  /** Forgets the owed answers due before `now`. */
+  #expireOwed(now: number): void {
+    for (const [id, due] of this.#owed) {
+      while (due.length > 0 && due[0] <= now) due.shift();
+      if (due.length === 0) this.#owed.delete(id);
+    }
   }
 
   /** Counts answers the client owes this view (one per id), as a teleport hands them from the old view. */
   oweAnswers(ids: readonly number[]): void {
-    for (const id of ids) this.#owed.set(id, (this.#owed.get(id) ?? 0) + 1);
+    const due = this.entity.cell.time + this.opts.requestTimeoutMs;
+    for (const id of ids) this.#owe(id, due);
   }
 
   /**
@@ -376,7 +394,7 @@ export class Witness implements SendContext, OwnClientSink, EntityWitness {
   answersOwed(): number[] {
     const ids: number[] = [];
     for (const s of this.#pending) ids.push(this.t.entity[s]!.id);
-    for (const [id, n] of this.#owed) for (let i = 0; i < n; i++) ids.push(id);
+    for (const [id, due] of this.#owed) for (let i = 0; i < due.length; i++) ids.push(id);
     return ids;
   }
 
@@ -438,6 +456,7 @@ export class Witness implements SendContext, OwnClientSink, EntityWitness {
       this.#refSent = true;
     }
     if (this.#pending.size > 0) this.#checkTimeouts();
+    if (this.#owed.size > 0) this.#expireOwed(this.entity.cell.time);
     this.#sendQueue();
     if (w.pos > 0) {
       this.stats.frames++;
@@ -497,9 +516,9 @@ export class Witness implements SendContext, OwnClientSink, EntityWitness {
           this.#requeue(s, p0);
           break;
         }
+        if (this.#pending.delete(s)) this.#owe(t.entity[s]!.id, f[o + DEADLINE]);
         const alias = t.restart(s);
         if (alias !== NO_ALIAS) this.#freeAliases.push(alias);
-        if (this.#pending.delete(s)) this.oweAnswers([t.entity[s]!.id]);
         this.#requeue(s, p0);
       } else if (state === ENTER_PENDING) {
         const alias = hasVolatile(t, s) && this.#freeAliases.length > 0 ? this.#freeAliases.pop()! : NO_ALIAS;
@@ -606,7 +625,7 @@ export class Witness implements SendContext, OwnClientSink, EntityWitness {
     const t = this.t, alias = t.f[s * F + ALIAS];
     if (alias !== NO_ALIAS) this.#freeAliases.push(alias);
     const id = t.entity[s]!.id;
-    if (this.#pending.delete(s)) this.oweAnswers([id]);
+    if (this.#pending.delete(s)) this.#owe(id, t.f[s * F + DEADLINE]);
     this.#caches.delete(id);
     t.free(s);
   }

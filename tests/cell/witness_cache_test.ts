@@ -450,3 +450,26 @@ Deno.test("answers racing a leave and a new enter are stale, not bad input: the 
   assert.equal(bad.length, 1);
   assert.match(bad[0], /which is CREATED/);
 });
+
+Deno.test("a client that never answers owes no more than a request timeout's worth of enters", () => {
+  const cell = makeCell();
+  const me = cell.createEntity("Hero", at(0));
+  const other = cell.createEntity("Hero", at(10), { name: "flicker" });
+  const c = attach(me, { aoiRadius: 100, hysteresis: 0, requestTimeoutMs: 500 }, false);
+  // In and out of view every other tick, for 60 s of cell time: each enter is asked about, and gone before its answer.
+  for (let i = 0; i < 300; i++) {
+    other.position = at(10);
+    step(cell, 1);
+    other.position = at(300);
+    step(cell, 1);
+  }
+  const owed = c.witness.answersOwed().length;
+  assert.ok(owed > 0, "enters still within their timeout are owed");
+  assert.ok(owed <= 5, `${owed} answers owed after 300 unanswered enters (500 ms of them at most)`);
+  // One still owed is stale when it comes, not bad input; one past its time is an answer to nothing.
+  c.witness.receive(new Uint8Array([48, other.id, 0, 0]));
+  assert.equal(c.witness.stats.staleRequests, 1);
+  assert.deepEqual(c.bad, []);
+  step(cell, 10);
+  assert.equal(c.witness.answersOwed().length, 0);
+});
