@@ -69,16 +69,21 @@ Deno.test("a histogram's buckets are cumulative, end at +Inf and come with sum a
   assert.equal(checkMetricFamilies(r.collect()), null, "the cellappmgr takes it");
 });
 
-Deno.test("a process's metrics are its resident memory, heap and event-loop delay", () => {
+Deno.test("a process's metrics are its resident memory, heap, memory outside the heap and event-loop delay", () => {
   const m = new ProcessMetrics();
   try {
     const families = m.families();
     assert.deepEqual(families.map((f) => [f.name, f.type, f.values.length]), [
       ["seamless_process_resident_memory_bytes", "gauge", 1],
       ["seamless_process_heap_used_bytes", "gauge", 1],
+      ["seamless_process_heap_total_bytes", "gauge", 1],
+      ["seamless_process_external_memory_bytes", "gauge", 1],
       ["seamless_event_loop_delay_seconds", "gauge", 3],
     ]);
-    assert.ok(families[0].values[0].value > 10e6, "resident memory in bytes");
+    const [rss, used, total, external] = families.map((f) => f.values[0].value);
+    assert.ok(rss > 10e6, "resident memory in bytes");
+    assert.ok(used > 0 && total >= used && rss > total, `heap used ${used} ≤ committed ${total} < RSS ${rss}`);
+    assert.ok(external > 0, "ArrayBuffers outside the heap");
   } finally {
     m.close();
   }
