@@ -1,8 +1,8 @@
 /**
  * One fuzz run against a cluster: every process port and the client endpoint
- * at once, in two halves, with each process's resident memory read before,
- * between and after, so that growth that stops (V8 sizing its heap) can be
- * told from growth that goes on.
+ * at once, in parts, with each process's resident memory read before and after
+ * each part (once settled), so that growth that stops (V8 sizing its heap) can
+ * be told from growth that goes on.
  */
 import { fuzzWirePort, type WireFuzzReport } from "./wire.ts";
 import { type ClientFuzzReport, fuzzClientPort } from "./client.ts";
@@ -24,8 +24,10 @@ export interface FuzzRunOptions {
   seed: number;
   /** Inputs per process port, and client messages. */
   count: number;
-  /** Each half of each fuzzer stops after this long (with fewer inputs). */
+  /** Each part of each fuzzer stops after this long (with fewer inputs). */
   deadlineMs: number;
+  /** Parts the inputs are sent in, memory read after each (default 2). */
+  parts?: number;
 }
 
 /** Totals of one fuzzer over the run. */
@@ -39,11 +41,11 @@ export interface FuzzTotals {
   reasons?: [string, number][];
 }
 
-/** What a run did: totals per fuzzer, and RSS per target [before, between the halves, after]. */
+/** What a run did: totals per fuzzer, and RSS per target: before, then after each part. */
 export interface FuzzRunReport {
   totals: FuzzTotals[];
-  rss: Map<string, [number, number, number]>;
-  /** Whether each half reached its count (false: a deadline cut it short). */
+  rss: Map<string, number[]>;
+  /** Whether each part reached its count (false: a deadline cut it short). */
   complete: boolean;
 }
 
@@ -52,9 +54,24 @@ export function rssOf(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(Deno.readTextFileSync(`/proc/${pid}/status`))![1]) * 1024;
 }
 
-/** Fuzzes every target port and the client endpoint at once, `count` inputs each, in two halves. */
+/**
+ * Resident memory of `pid` once it has settled after a burst of inputs: the least of its readings over `ms`. Read at
+ * one instant, RSS also holds what the process is still working through (connections closing, garbage not yet
+ * collected), which is not memory it keeps.
+ */
+async function settledRss(pid: number, ms = 3000): Promise<number> {
+  let least = rssOf(pid);
+  for (let waited = 0; waited < ms; waited += 250) {
+    await new Promise((r) => setTimeout(r, 250));
+    least = Math.min(least, rssOf(pid));
+  }
+  return least;
+}
+
+/** Fuzzes every target port and the client endpoint at once, `count` inputs each, in `parts` parts. */
 export async function runFuzz(o: FuzzRunOptions): Promise<FuzzRunReport> {
-  const rss = new Map(o.targets.map((t) => [t.name, [rssOf(t.pid), 0, 0] as [number, number, number]]));
+  const parts = o.parts ?? 2;
+  const rss = new Map(o.targets.map((t) => [t.name, [rssOf(t.pid)]]));
   const totals = new Map<string, FuzzTotals>();
   let complete = true;
   const add = (name: string, rep: WireFuzzReport | ClientFuzzReport, want: number) => {
@@ -69,9 +86,9 @@ export async function runFuzz(o: FuzzRunOptions): Promise<FuzzRunReport> {
     totals.set(name, t);
     if (rep.inputs < want) complete = false;
   };
-  for (const half of [1, 2]) {
-    const count = half === 1 ? Math.floor(o.count / 2) : o.count - Math.floor(o.count / 2);
-    const seed = o.seed + 10 * half;
+  for (let part = 1; part <= parts; part++) {
+    const count = Math.floor((o.count * part) / parts) - Math.floor((o.count * (part - 1)) / parts);
+    const seed = o.seed + 10 * part;
     const [wire, client] = await Promise.all([
       Promise.all(
         o.targets.map((t, i) =>
@@ -82,7 +99,9 @@ export async function runFuzz(o: FuzzRunOptions): Promise<FuzzRunReport> {
     ]);
     wire.forEach((rep, i) => add(`${o.targets[i].name} port`, rep, count));
     add("client endpoint", client, count);
-    for (const t of o.targets) rss.get(t.name)![half] = rssOf(t.pid);
+    for (const [t, settled] of await Promise.all(o.targets.map(async (t) => [t, await settledRss(t.pid)] as const))) {
+      rss.get(t.name)!.push(settled);
+    }
   }
   return { totals: [...totals.values()], rss, complete };
 }
