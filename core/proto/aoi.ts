@@ -479,6 +479,11 @@ export function writeVolatilePacked(
       b[at++] = py >>> 8;
     }
   }
+  w.pos = putDirection(b, at, dirType, yaw, pitch, roll);
+}
+
+/** Writes at `at` the packed angles `dirType` keeps (yaw, pitch, roll from packAngle); returns the end. */
+function putDirection(b: Uint8Array, at: number, dirType: number, yaw: number, pitch: number, roll: number): number {
   if (dirType !== DIR_NONE) {
     b[at++] = yaw & 0xff;
     if (dirType !== DIR_Y) {
@@ -486,7 +491,7 @@ export function writeVolatilePacked(
       if (dirType === DIR_YPR) b[at++] = roll & 0xff;
     }
   }
-  w.pos = at;
+  return at;
 }
 
 /** writeVolatile for POS_FULL: absolute f32 x y z. */
@@ -509,13 +514,8 @@ function writeVolatileFull(
   w.f32(x);
   w.f32(y);
   w.f32(z);
-  if (dirType !== DIR_NONE) {
-    w.u8(packAngle(yaw) & 0xff);
-    if (dirType !== DIR_Y) {
-      w.u8(packAngle(pitch) & 0xff);
-      if (dirType === DIR_YPR) w.u8(packAngle(roll) & 0xff);
-    }
-  }
+  w.ensure(3);
+  w.pos = putDirection(w.buf, w.pos, dirType, packAngle(yaw), packAngle(pitch), packAngle(roll));
 }
 
 function readVolatile(r: ByteReader, v: number, ctx: AoiDecodeContext): VolatileMessage {
