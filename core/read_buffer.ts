@@ -16,6 +16,9 @@ export class ReadBuffer {
     private minSize: number,
     /** Free space `space()` asks for unless told. */
     private readMin: number,
+    /** The sizes `adapt` grows them to (none: they stay). */
+    private readonly grownSize: number = minSize,
+    private readonly grownRead: number = readMin,
   ) {
     this.buf = new Uint8Array(minSize);
   }
@@ -44,13 +47,13 @@ export class ReadBuffer {
   }
 
   /**
-   * Doubles the sizes, up to `minSize`/`readMin`, when a read filled all the space it was given (`read` bytes of
+   * Doubles the sizes, up to the grown ones, when a read filled all the space it was given (`read` bytes of
    * `offered`): a peer that sends little keeps a small buffer, a busy one reaches the working size in a few reads.
    */
-  adapt(read: number, offered: number, minSize: number, readMin: number): void {
-    if (read < offered || this.minSize >= minSize) return;
-    this.minSize = Math.min(minSize, this.minSize * 2);
-    this.readMin = Math.min(readMin, this.readMin * 2);
+  adapt(read: number, offered: number): void {
+    if (read < offered || this.minSize >= this.grownSize) return;
+    this.minSize = Math.min(this.grownSize, this.minSize * 2);
+    this.readMin = Math.min(this.grownRead, this.readMin * 2);
   }
 
   /** Appends bytes the caller already holds. */

@@ -1,5 +1,5 @@
 import { errorText } from "../errors.ts";
-import { FrameError, FrameReader, FrameWriter, NONE, READER_SIZES, type ReaderSizes } from "./frame.ts";
+import { FrameError, FrameReader, FrameWriter, NONE, type ReaderSizes } from "./frame.ts";
 import { messageByKind, type MessageDef } from "./catalog.ts";
 import { ChannelClosedError } from "./errors.ts";
 import {
@@ -417,7 +417,7 @@ export class Channel {
         this.lastReceivedAt = performance.now();
         this.stats.bytesIn += n;
         reader.commit(n);
-        if (this.#state === "open") reader.adapt(n, space.length, READER_SIZES.buffer, READER_SIZES.read);
+        if (this.#state === "open") reader.adapt(n, space.length);
         let frame: unknown;
         while (!this.#isClosed() && (frame = reader.next()) !== NONE) {
           this.stats.framesIn++;

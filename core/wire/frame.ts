@@ -150,10 +150,16 @@ export class FrameReader extends ReadBuffer {
   constructor(
     maxFrame: number = DEFAULT_MAX_FRAME,
     readonly limits: MsgpackLimits = DEFAULT_MSGPACK_LIMITS,
+    /** The sizes it starts at; `adapt` grows them to READER_SIZES. */
     sizes: ReaderSizes = READER_SIZES,
   ) {
     // Decoded BLOBs are views into the buffer: it keeps what was consumed (ReadBuffer).
-    super(sizes.buffer, sizes.read);
+    super(
+      sizes.buffer,
+      sizes.read,
+      Math.max(sizes.buffer, READER_SIZES.buffer),
+      Math.max(sizes.read, READER_SIZES.read),
+    );
     this.maxFrame = maxFrame;
   }
 

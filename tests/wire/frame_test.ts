@@ -128,7 +128,7 @@ Deno.test("a reader started small stays small while its reads leave room, and do
     const space = r.space();
     assert.ok(space.length <= 4096, `read ${i}: offered ${space.length} bytes`);
     r.commit(10);
-    r.adapt(10, space.length, READER_SIZES.buffer, READER_SIZES.read);
+    r.adapt(10, space.length);
   }
   // Reads that fill all they are offered: doubling, up to the working size and no further.
   const offered: number[] = [];
@@ -136,7 +136,7 @@ Deno.test("a reader started small stays small while its reads leave room, and do
     const space = r.space();
     offered.push(space.length);
     r.commit(space.length);
-    r.adapt(space.length, space.length, READER_SIZES.buffer, READER_SIZES.read);
+    r.adapt(space.length, space.length);
   }
   assert.ok(Math.max(...offered) <= READER_SIZES.buffer, `offered ${offered}`);
   assert.ok(offered.at(-1)! >= READER_SIZES.read, `offered ${offered}: reached the working read size`);
