@@ -99,9 +99,8 @@ export async function runFuzz(o: FuzzRunOptions): Promise<FuzzRunReport> {
     ]);
     wire.forEach((rep, i) => add(`${o.targets[i].name} port`, rep, count));
     add("client endpoint", client, count);
-    for (const [t, settled] of await Promise.all(o.targets.map(async (t) => [t, await settledRss(t.pid)] as const))) {
-      rss.get(t.name)!.push(settled);
-    }
+    const settled = await Promise.all(o.targets.map((t) => settledRss(t.pid)));
+    o.targets.forEach((t, i) => rss.get(t.name)!.push(settled[i]));
   }
   return { totals: [...totals.values()], rss, complete };
 }
