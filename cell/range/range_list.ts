@@ -18,7 +18,7 @@ import {
   type RangeTriggerOptions,
   type TriggerList,
 } from "./range_node.ts";
-import { HEAD, place, RangeStore, shuffleX, shuffleZ, TAIL } from "./range_store.ts";
+import { HEAD, place, RangeStore, shuffleX, shuffleZ, stepWithin, TAIL } from "./range_store.ts";
 import { checkRangeList } from "./range_check.ts";
 
 /** One anchor every this many nodes: where inserts and point queries start walking. */
@@ -106,6 +106,14 @@ export class RangeList implements TriggerList {
     if (!Number.isFinite(x) || !Number.isFinite(z)) checkPosition(x, z);
     entity.x = x;
     entity.z = z;
+    // Most moves are small steps of an entity that owns no trigger and is in no circle, passing no node: kept
+    // small so that it is inlined into the caller's loop.
+    if (n.owned === null && n.circles === null && stepWithin(this.#s, n.idx, x, z)) return;
+    this.#moveFar(n, x, z);
+  }
+
+  /** The rest of `move`: the entity's triggers' bounds, the shuffles with their crossings, circles and events. */
+  #moveFar(n: RangeNode, x: number, z: number): void {
     const s = this.#s, kx = s.kx, kz = s.kz, i = n.idx;
     const ox = kx[i], oz = kz[i];
     if (x === ox && z === oz) return;

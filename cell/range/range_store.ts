@@ -182,6 +182,20 @@ function shuffleOn(s: RangeStore, K: Float64Array, P: Int32Array, N: Int32Array,
   P[q] = i;
 }
 
+/**
+ * Sets slot `i` to (x, z) and returns true if that passes no node on either list (both keys stay strictly between
+ * the neighbours'); otherwise changes nothing and returns false, and the move must shuffle.
+ */
+export function stepWithin(s: RangeStore, i: number, x: number, z: number): boolean {
+  const kx = s.kx, kz = s.kz;
+  if (x > kx[s.px[i]] && x < kx[s.nx[i]] && z > kz[s.pz[i]] && z < kz[s.nz[i]]) {
+    kx[i] = x;
+    kz[i] = z;
+    return true;
+  }
+  return false;
+}
+
 /** Moves slot `i` along the X list to where its key belongs, reporting crossings. */
 export function shuffleX(s: RangeStore, i: number): void {
   // Most moves pass no node: when the neighbours still bracket the key strictly, nothing changes. Small enough to
