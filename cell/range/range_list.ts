@@ -18,7 +18,7 @@ import {
   type RangeTriggerOptions,
   type TriggerList,
 } from "./range_node.ts";
-import { HEAD, place, RangeStore, shuffleX, shuffleZ, stepWithin, TAIL } from "./range_store.ts";
+import { HEAD, place, RangeStore, shuffleX, shuffleZ, stepAcross, stepWithin, TAIL } from "./range_store.ts";
 import { checkRangeList } from "./range_check.ts";
 
 /** One anchor every this many nodes: where inserts and point queries start walking. */
@@ -108,7 +108,14 @@ export class RangeList implements TriggerList {
     entity.z = z;
     // Most moves are small steps of an entity that owns no trigger and is in no circle, passing no node: kept
     // small so that it is inlined into the caller's loop.
-    if (n.owned === null && n.circles === null && stepWithin(this.#s, n.idx, x, z)) return;
+    if (n.owned === null && n.circles === null) {
+      if (stepWithin(this.#s, n.idx, x, z)) return;
+      stepAcross(this.#s, n.idx, x, z);
+      // The step may have entered a circle's square.
+      this.#recheckCircles(n);
+      if (this.#qTail !== this.#qHead) this.#deliver();
+      return;
+    }
     this.#moveFar(n, x, z);
   }
 
@@ -131,9 +138,14 @@ export class RangeList implements TriggerList {
       this.#moveBounds(owned, x, z, ox, oz, false);
       for (let k = 0; k < owned.length; k++) if (owned[k].inCircle !== null) owned[k].recheckAll();
     }
+    this.#recheckCircles(n);
+    if (this.#qTail !== this.#qHead) this.#deliver();
+  }
+
+  /** Re-checks the circles whose square holds entity node `n`, which moved. */
+  #recheckCircles(n: RangeNode): void {
     const circles = n.circles;
     if (circles !== null) { for (let k = 0; k < circles.length; k++) circles[k].recheck(n); }
-    if (this.#qTail !== this.#qHead) this.#deliver();
   }
 
   /**

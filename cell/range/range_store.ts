@@ -196,6 +196,15 @@ export function stepWithin(s: RangeStore, i: number, x: number, z: number): bool
   return false;
 }
 
+/** Moves entity slot `i` to (x, z) on X, then on Z, reporting crossings: the rest of a step `stepWithin` refused. */
+export function stepAcross(s: RangeStore, i: number, x: number, z: number): void {
+  const kx = s.kx, kz = s.kz;
+  kx[i] = x;
+  if (!(x > kx[s.px[i]] && x < kx[s.nx[i]])) shuffleOn(s, kx, s.px, s.nx, kz, i);
+  kz[i] = z;
+  if (!(z > kz[s.pz[i]] && z < kz[s.nz[i]])) shuffleOn(s, kz, s.pz, s.nz, kx, i);
+}
+
 /** Moves slot `i` along the X list to where its key belongs, reporting crossings. */
 export function shuffleX(s: RangeStore, i: number): void {
   // Most moves pass no node: when the neighbours still bracket the key strictly, nothing changes. Small enough to
