@@ -18,7 +18,8 @@ import {
   type RangeTriggerOptions,
   type TriggerList,
 } from "./range_node.ts";
-import { HEAD, place, RangeStore, shuffleX, shuffleZ, stepAcross, stepWithin, TAIL } from "./range_store.ts";
+import { HEAD, place, RangeStore, TAIL } from "./range_store.ts";
+import { moveOwner, shuffleX, shuffleZ, stepAcross, stepWithin } from "./range_shuffle.ts";
 import { checkRangeList } from "./range_check.ts";
 
 /** One anchor every this many nodes: where inserts and point queries start walking. */
@@ -121,23 +122,13 @@ export class RangeList implements TriggerList {
 
   /** The rest of `move`: the entity's triggers' bounds, the shuffles with their crossings, circles and events. */
   #moveFar(n: RangeNode, x: number, z: number): void {
-    const s = this.#s, kx = s.kx, kz = s.kz, i = n.idx;
-    const ox = kx[i], oz = kz[i];
-    if (x === ox && z === oz) return;
+    const s = this.#s, i = n.idx;
+    if (x === s.kx[i] && z === s.kz[i]) return;
     const owned = n.owned;
-    if (owned !== null) this.#moveBounds(owned, x, z, ox, oz, true);
-    if (x !== ox) {
-      kx[i] = x;
-      shuffleX(s, i);
-    }
-    if (z !== oz) {
-      kz[i] = z;
-      shuffleZ(s, i);
-    }
     if (owned !== null) {
-      this.#moveBounds(owned, x, z, ox, oz, false);
+      moveOwner(s, i, owned, x, z);
       for (let k = 0; k < owned.length; k++) if (owned[k].inCircle !== null) owned[k].recheckAll();
-    }
+    } else stepAcross(s, i, x, z);
     this.#recheckCircles(n);
     if (this.#qTail !== this.#qHead) this.#deliver();
   }
@@ -312,27 +303,6 @@ export class RangeList implements TriggerList {
       if (n !== null && this.squareHas(t, n)) out.push(n);
     }
     return out;
-  }
-
-  /**
-   * Moves the bounds of an entity's triggers from its old position (ox, oz) to (x, z): the `leading` ones (those
-   * ahead of the move on each axis) in trigger order, else the trailing ones in reverse order.
-   */
-  #moveBounds(owned: RangeTrigger[], x: number, z: number, ox: number, oz: number, leading: boolean): void {
-    const s = this.#s, kx = s.kx, kz = s.kz, n = owned.length;
-    for (let j = 0; j < n; j++) {
-      const t = owned[leading ? j : n - 1 - j], r = t.rawRadius, up = t.upperSlot, lo = t.lowerSlot;
-      if (x !== ox) {
-        const b = (x > ox) === leading ? up : lo;
-        kx[b] = b === up ? x + r : x - r;
-        shuffleX(s, b);
-      }
-      if (z !== oz) {
-        const b = (z > oz) === leading ? up : lo;
-        kz[b] = b === up ? z + r : z - r;
-        shuffleZ(s, b);
-      }
-    }
   }
 
   #deliver(): void {

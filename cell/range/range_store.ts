@@ -1,16 +1,11 @@
 /**
- * The range list's storage and hot loops. Coordinates, tie orders, flags and the four links of every node live in
- * typed arrays indexed by slot (0 is the head, 1 the tail), so a shuffle walks contiguous numbers instead of
- * chasing objects and boxed doubles; one function per axis keeps every access monomorphic.
- *
- * A node sorts by (coordinate, order). A crossing flips exactly one of the four relations "after the lower bound"
- * and "before the upper bound" on X and on Z, so the square's inside state flips exactly when the other axis is
- * inside too, which is tested with the coordinates the nodes are sorted by on that axis.
+ * The range list's storage. Coordinates, tie orders, flags and the four links of every node live in typed arrays
+ * indexed by slot (0 is the head, 1 the tail), so a shuffle (range_shuffle.ts) walks contiguous numbers instead of
+ * chasing objects and boxed doubles. A node sorts by (coordinate, order).
  */
 import {
   type NodeStore,
   ORDER_HEAD,
-  ORDER_LOWER,
   ORDER_TAIL,
   type RangeEntity,
   type RangeNode,
@@ -120,105 +115,6 @@ export class RangeStore implements NodeStore {
     this.sibling = grow(this.sibling, (n) => new Int32Array(n));
     this.capacity = capacity;
   }
-}
-
-// Only typed arrays until the crossing turns out to change the inside state: object loads are cache misses.
-// Bound `b` and entity `e` crossed on one axis; `other` holds the keys of the other axis, where the square is tested.
-function cross(s: RangeStore, other: Float64Array, b: number, e: number, entityAfter: boolean): void {
-  if (s.owner[b] === e) return;
-  const v = other[e], lower = s.ord[b] === ORDER_LOWER, c = s.sibling[b];
-  if (lower ? v < other[b] || v > other[c] : v < other[c] || v > other[b]) return;
-  const t = s.triggers[b]!;
-  if (lower === entityAfter) t.enter(s.nodes[e]!, s.entities[e]!);
-  else t.leave(s.nodes[e]!, s.entities[e]!);
-}
-
-// Moves slot `i` along the axis of keys `K` and links `P`/`N` to where its key belongs, reporting crossings;
-// `other` is the other axis's keys.
-function shuffleOn(s: RangeStore, K: Float64Array, P: Int32Array, N: Int32Array, other: Float64Array, i: number): void {
-  const O = s.ord, FL = s.flags;
-  const k = K[i], o = O[i], wi = FL[i] & 0xff, mi = FL[i] >> 8;
-  const p0 = P[i], q0 = N[i];
-  let p = p0, q = q0;
-  // Walk without relinking what is passed (its order does not change), then move i once. An entity (wants
-  // nothing) crosses only bounds that want what it makes, a bound only entities that make what it wants: one
-  // test per node passed.
-  if (k < K[p] || (k === K[p] && o < O[p])) {
-    if (wi === 0) {
-      do {
-        if ((FL[p] & mi) !== 0) cross(s, other, p, i, false);
-        q = p;
-        p = P[p];
-      } while (k < K[p] || (k === K[p] && o < O[p]));
-    } else {
-      do {
-        if ((wi & (FL[p] >> 8)) !== 0) cross(s, other, i, p, true);
-        q = p;
-        p = P[p];
-      } while (k < K[p] || (k === K[p] && o < O[p]));
-    }
-  } else if (k > K[q] || (k === K[q] && o > O[q])) {
-    if (wi === 0) {
-      do {
-        if ((FL[q] & mi) !== 0) cross(s, other, q, i, true);
-        p = q;
-        q = N[q];
-      } while (k > K[q] || (k === K[q] && o > O[q]));
-    } else {
-      do {
-        if ((wi & (FL[q] >> 8)) !== 0) cross(s, other, i, q, false);
-        p = q;
-        q = N[q];
-      } while (k > K[q] || (k === K[q] && o > O[q]));
-    }
-  } else {
-    return;
-  }
-  N[p0] = q0;
-  P[q0] = p0;
-  P[i] = p;
-  N[p] = i;
-  N[i] = q;
-  P[q] = i;
-}
-
-/**
- * Sets slot `i` to (x, z) and returns true if that passes no node on either list (both keys stay strictly between
- * the neighbours'); otherwise changes nothing and returns false, and the move must shuffle.
- */
-export function stepWithin(s: RangeStore, i: number, x: number, z: number): boolean {
-  const kx = s.kx, kz = s.kz;
-  if (x > kx[s.px[i]] && x < kx[s.nx[i]] && z > kz[s.pz[i]] && z < kz[s.nz[i]]) {
-    kx[i] = x;
-    kz[i] = z;
-    return true;
-  }
-  return false;
-}
-
-/** Moves entity slot `i` to (x, z) on X, then on Z, reporting crossings: the rest of a step `stepWithin` refused. */
-export function stepAcross(s: RangeStore, i: number, x: number, z: number): void {
-  const kx = s.kx, kz = s.kz;
-  kx[i] = x;
-  if (!(x > kx[s.px[i]] && x < kx[s.nx[i]])) shuffleOn(s, kx, s.px, s.nx, kz, i);
-  kz[i] = z;
-  if (!(z > kz[s.pz[i]] && z < kz[s.nz[i]])) shuffleOn(s, kz, s.pz, s.nz, kx, i);
-}
-
-/** Moves slot `i` along the X list to where its key belongs, reporting crossings. */
-export function shuffleX(s: RangeStore, i: number): void {
-  // Most moves pass no node: when the neighbours still bracket the key strictly, nothing changes. Small enough to
-  // be inlined where it is called, so such a move costs no call of shuffleOn.
-  const K = s.kx, k = K[i];
-  if (k > K[s.px[i]] && k < K[s.nx[i]]) return;
-  shuffleOn(s, K, s.px, s.nx, s.kz, i);
-}
-
-/** Moves slot `i` along the Z list to where its key belongs, reporting crossings. */
-export function shuffleZ(s: RangeStore, i: number): void {
-  const K = s.kz, k = K[i];
-  if (k > K[s.pz[i]] && k < K[s.nz[i]]) return;
-  shuffleOn(s, K, s.pz, s.nz, s.kx, i);
 }
 
 /** Links slot `i` into one axis (X when `onX`) where it belongs, searching from linked slot `start`; no crossings. */
