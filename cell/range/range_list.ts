@@ -3,7 +3,7 @@
  * sorted on X and on Z, between head and tail terminators at -/+Infinity. Moving a node shuffles it along both lists;
  * crossing a bound that wants the entity's flags toggles one axis of the trigger's square, which fires enter/leave when
  * the other axis is inside. Events are queued while nodes move and delivered once the lists are consistent (the end of
- * each public mutating call), so handlers may move, add and remove entities and triggers.
+ * each public mutating call, range_events.ts), so handlers may move, add and remove entities and triggers.
  */
 import {
   ORDER_ENTITY,
@@ -21,6 +21,7 @@ import {
 import { HEAD, place, RangeStore, TAIL } from "./range_store.ts";
 import { moveOwner, shuffleX, shuffleZ, stepAcross, stepWithin } from "./range_shuffle.ts";
 import { checkRangeList } from "./range_check.ts";
+import { RangeEvents } from "./range_events.ts";
 
 /** One anchor every this many nodes: where inserts and point queries start walking. */
 const ANCHOR_STRIDE = 32;
@@ -36,13 +37,7 @@ export class RangeList implements TriggerList {
   readonly #triggers = new Set<RangeTrigger>();
   #maxRadius = 0;
   #maxRadiusStale = false;
-  // Pending events as parallel arrays used as a FIFO, so that queueing allocates nothing once warm.
-  readonly #qTrigger: (RangeTrigger | null)[] = [];
-  readonly #qEntity: (RangeEntity | null)[] = [];
-  readonly #qEnter: boolean[] = [];
-  #qHead = 0;
-  #qTail = 0;
-  #delivering = false;
+  readonly #events = new RangeEvents();
   // Every ANCHOR_STRIDE-th slot of each list as of the last rebuild. Nodes move and slots are reused, so these are
   // only hints: a search starts from one and walks; the walking is charged and a rebuild (O(n)) follows n steps.
   #anchorsX: number[] = [];
@@ -61,7 +56,7 @@ export class RangeList implements TriggerList {
 
   /** Events found but not yet delivered (non-zero only inside a delivery or after a handler threw). */
   get pendingEvents(): number {
-    return this.#qTail - this.#qHead;
+    return this.#events.pending;
   }
 
   /** Inserts an entity at its `x`/`z`; triggers already containing it get onEnter. `makes`: RANGE_FLAG_* it shows. */
@@ -114,7 +109,7 @@ export class RangeList implements TriggerList {
       stepAcross(this.#s, n.idx, x, z);
       // The step may have entered a circle's square.
       this.#recheckCircles(n);
-      if (this.#qTail !== this.#qHead) this.#deliver();
+      if (this.#events.pending !== 0) this.#deliver();
       return;
     }
     this.#moveFar(n, x, z);
@@ -130,7 +125,7 @@ export class RangeList implements TriggerList {
       for (let k = 0; k < owned.length; k++) if (owned[k].inCircle !== null) owned[k].recheckAll();
     } else stepAcross(s, i, x, z);
     this.#recheckCircles(n);
-    if (this.#qTail !== this.#qHead) this.#deliver();
+    if (this.#events.pending !== 0) this.#deliver();
   }
 
   /** Re-checks the circles whose square holds entity node `n`, which moved. */
@@ -253,38 +248,17 @@ export class RangeList implements TriggerList {
 
   /** @internal Queues an event found while nodes move; returns its index for `cancelEnter`. */
   queueEvent(t: RangeTrigger, e: RangeEntity, enter: boolean): number {
-    if (enter) t.pendingEnters++;
-    const i = this.#qTail++;
-    this.#qTrigger[i] = t;
-    this.#qEntity[i] = e;
-    this.#qEnter[i] = enter;
-    return i;
+    return this.#events.queue(t, e, enter);
   }
 
   /** @internal Cancels the enter queued at `i` if it is still undelivered; false if it was delivered already. */
   cancelEnter(i: number, t: RangeTrigger, e: RangeEntity): boolean {
-    if (i < this.#qHead || i >= this.#qTail || this.#qTrigger[i] !== t || this.#qEntity[i] !== e) return false;
-    if (!this.#qEnter[i]) return false;
-    this.#qTrigger[i] = null;
-    t.pendingEnters--;
-    return true;
+    return this.#events.cancelEnter(i, t, e);
   }
 
-  /**
-   * @internal Cancels the newest undelivered event of `t` about `e` if it is an enter (a leave pairs with it);
-   * false if there is none or it is a leave. Only called while `t` has enters queued, which within one mutating
-   * call are a handful.
-   */
+  /** @internal Cancels the newest undelivered event of `t` about `e` if it is an enter (see RangeEvents). */
   cancelLatestEnter(t: RangeTrigger, e: RangeEntity): boolean {
-    const qt = this.#qTrigger, qe = this.#qEntity;
-    for (let i = this.#qTail - 1; i >= this.#qHead; i--) {
-      if (qt[i] !== t || qe[i] !== e) continue;
-      if (!this.#qEnter[i]) return false;
-      qt[i] = null;
-      t.pendingEnters--;
-      return true;
-    }
-    return false;
+    return this.#events.cancelLatestEnter(t, e);
   }
 
   /** @internal Whether node `n` lies in the square of `t` as the lists have it (for an implicit trigger). */
@@ -306,24 +280,7 @@ export class RangeList implements TriggerList {
   }
 
   #deliver(): void {
-    if (this.#delivering || this.#qHead === this.#qTail) return;
-    this.#delivering = true;
-    try {
-      // A handler's own mutations queue behind; this loop delivers them too, in order.
-      while (this.#qHead < this.#qTail) {
-        const i = this.#qHead++;
-        const t = this.#qTrigger[i], e = this.#qEntity[i]!;
-        this.#qTrigger[i] = null;
-        this.#qEntity[i] = null;
-        if (t !== null && this.#qEnter[i]) t.pendingEnters--;
-        if (t === null || t.list !== this) continue;
-        if (this.#qEnter[i]) t.handler.onEnter(e, t);
-        else t.handler.onLeave(e, t);
-      }
-      this.#qHead = this.#qTail = 0;
-    } finally {
-      this.#delivering = false;
-    }
+    this.#events.deliver(this);
   }
 
   #nodeOf(entity: RangeEntity): RangeNode {
