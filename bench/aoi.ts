@@ -4,7 +4,8 @@
  * N entities random-walk 0.5 m per tick over 2 km x 2 km (reflecting at the edges); every tenth owns a square
  * trigger of half-side 100 m. Per tick each method turns the tick's positions into the tick's enter/leave pairs:
  * the range list by moving every entity (its triggers fire), the grid (100 m cells) and brute force by recomputing
- * each trigger's contents and diffing with the last tick's. The first ticks check that all three agree.
+ * each trigger's contents and diffing with the last tick's. The first ticks check that all three agree; the figures
+ * are medians of the timed ticks.
  */
 import {
   type RangeEntity,
@@ -186,6 +187,15 @@ function moveAll(list: RangeList, ents: Ent[], nx: Float64Array, nz: Float64Arra
 
 const rng = seededRandom;
 
+/**
+ * The median of a method's tick times: on a machine shared with other work a tick that another process interrupts
+ * costs many times the rest, and a mean over a few milliseconds of ticks is mostly those.
+ */
+function median(ms: number[]): number {
+  const s = [...ms].sort((p, q) => p - q), m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
 interface Figures {
   entities: number;
   triggers: number;
@@ -222,7 +232,8 @@ function measure(n: number, ticks: number, bruteTicks: number): Figures {
   brute.tick(x, z, brutePairs);
 
   const nx = new Float64Array(n), nz = new Float64Array(n);
-  let rlMs = 0, gridMs = 0, bruteMs = 0, events = 0, bruteRuns = 0;
+  const rlMs: number[] = [], gridMs: number[] = [], bruteMs: number[] = [];
+  let events = 0;
   const warm = Math.ceil(WARM_MOVES / n), first = VERIFY_TICKS + warm;
   for (let tick = 0; tick < first + ticks; tick++) {
     for (let i = 0; i < n; i++) {
@@ -243,14 +254,14 @@ function measure(n: number, ticks: number, bruteTicks: number): Figures {
 
     let s = performance.now();
     moveAll(list, ents, nx, nz);
-    if (measured) (rlMs += performance.now() - s), (events += rlPairs.count);
+    if (measured) rlMs.push(performance.now() - s), (events += rlPairs.count);
     s = performance.now();
     grid.tick(nx, nz, gridPairs);
-    if (measured) gridMs += performance.now() - s;
+    if (measured) gridMs.push(performance.now() - s);
     if (runBrute) {
       s = performance.now();
       brute.tick(nx, nz, brutePairs);
-      if (measured) (bruteMs += performance.now() - s), bruteRuns++;
+      if (measured) bruteMs.push(performance.now() - s);
     }
     if (verify) {
       const a = rlPairs.net(), b = gridPairs.net(), c = brutePairs.net();
@@ -272,21 +283,20 @@ function measure(n: number, ticks: number, bruteTicks: number): Figures {
     const got = [...triggers[t].entities()].map((e) => e.id).sort((p, q) => p - q).join();
     if (got !== want) throw new Error(`N=${n} after the timed ticks: trigger ${t} holds a different set`);
   }
-  if (bruteRuns === 0) {
+  if (bruteMs.length === 0) {
     // Brute force was only run on the verification ticks: time one more tick alone.
     const s = performance.now();
     brute.tick(x, z, brutePairs);
-    bruteMs = performance.now() - s;
-    bruteRuns = 1;
+    bruteMs.push(performance.now() - s);
   }
   return {
     entities: n,
     triggers: owners.length,
-    msPerTick: rlMs / ticks,
-    gridMsPerTick: gridMs / ticks,
-    bruteMsPerTick: bruteMs / bruteRuns,
+    msPerTick: median(rlMs),
+    gridMsPerTick: median(gridMs),
+    bruteMsPerTick: median(bruteMs),
     ticks,
-    bruteTicks: bruteRuns,
+    bruteTicks: bruteMs.length,
     eventsPerTick: events / ticks,
     setupMs,
   };
@@ -337,7 +347,8 @@ export async function run(args: string[]): Promise<void> {
       `the same net enter/leave pairs and that every trigger holds the brute-force set; then ` +
       `${WARM_MOVES.toLocaleString("en")} / N untimed ticks let the JIT settle, as it has in a running cellapp. The ` +
       `entities keep their positions in a Float64Array, as the grid does (a number written into an object field is ` +
-      `a heap allocation). Brute force at 50,000 is timed on a single tick.\n\n` +
+      `a heap allocation). Each figure is the median of the timed ticks (the machine is shared; an interrupted tick ` +
+      `costs many times the rest). Brute force at 50,000 is timed on a single tick.\n\n` +
       `| entities | triggers | range list ms/tick | grid ms/tick | brute ms/tick | grid / range list | ` +
       `brute / range list | events/tick | ticks timed (list, grid / brute) | list setup ms |\n` +
       `|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n${table}`,
