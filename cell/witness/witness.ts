@@ -30,7 +30,14 @@ import { MAX_COORD } from "../../core/geo/mod.ts";
 import { WITNESS_DEFAULTS, type WitnessOptions } from "./witness_options.ts";
 import { callScript } from "./script_callback.ts";
 import { hasVolatile, newStats, readRequestUpdates, type SendContext, sendCreate, sendEnter } from "./witness_send.ts";
-import { sendLeave, sendUpdate, sendVolatile, VOLATILE_MAX_BYTES, volatileDetail, type WitnessStats } from "./witness_send.ts";
+import {
+  sendLeave,
+  sendUpdate,
+  sendVolatile,
+  VOLATILE_MAX_BYTES,
+  volatileDetail,
+  type WitnessStats,
+} from "./witness_send.ts";
 import {
   newGeneration,
   passToken,
