@@ -45,10 +45,25 @@ export class SlotHeap {
 
   /** Removes and returns the slot with the smallest priority; the heap must not be empty. */
   pop(): number {
-    const a = this.#items;
+    const a = this.#items, pr = this.#prio;
     const top = a[0];
     const n = --this.size;
-    if (n > 0) this.#siftDown(a[n], this.#prio[n], n);
+    if (n === 0) return top;
+    // Sift the last item down from the root. The vacated end holds Infinity, so that a last child without a sibling
+    // needs no bounds check, and the smaller child is picked by arithmetic: which one it is is a coin toss, and a
+    // branch on it would be mispredicted half the time.
+    const x = a[n], p = pr[n];
+    pr[n] = Infinity;
+    let i = 0;
+    for (let c = 1; c < n; c = 2 * i + 1) {
+      c += +(pr[c + 1] < pr[c]);
+      if (pr[c] >= p) break;
+      a[i] = a[c];
+      pr[i] = pr[c];
+      i = c;
+    }
+    a[i] = x;
+    pr[i] = p;
     return top;
   }
 
@@ -60,21 +75,5 @@ export class SlotHeap {
   /** Removes everything. */
   clear(): void {
     this.size = 0;
-  }
-
-  #siftDown(x: number, p: number, n: number): void {
-    const a = this.#items, pr = this.#prio;
-    let i = 0;
-    for (;;) {
-      let c = 2 * i + 1;
-      if (c >= n) break;
-      if (c + 1 < n && pr[c + 1] < pr[c]) c++;
-      if (pr[c] >= p) break;
-      a[i] = a[c];
-      pr[i] = pr[c];
-      i = c;
-    }
-    a[i] = x;
-    pr[i] = p;
   }
 }

@@ -30,7 +30,14 @@ import { MAX_COORD } from "../../core/geo/mod.ts";
 import { WITNESS_DEFAULTS, type WitnessOptions } from "./witness_options.ts";
 import { callScript } from "./script_callback.ts";
 import { hasVolatile, newStats, readRequestUpdates, type SendContext, sendCreate, sendEnter } from "./witness_send.ts";
-import { sendLeave, sendUpdate, sendVolatile, VOLATILE_MAX_BYTES, type WitnessStats } from "./witness_send.ts";
+import {
+  sendLeave,
+  sendUpdate,
+  sendVolatile,
+  VOLATILE_MAX_BYTES,
+  volatileDetail,
+  type WitnessStats,
+} from "./witness_send.ts";
 import {
   newGeneration,
   passToken,
@@ -486,8 +493,10 @@ export class Witness implements SendContext, OwnClientSink, EntityWitness {
     const mx = me.x, my = me.y, mz = me.z;
     this.#warm();
     let first = true, nsent = 0;
-    while (heap.size > 0 && heap.minPriority < maxPriority && (w.pos < budget || first)) {
-      const p0 = heap.minPriority, s = heap.pop(), o = s * F;
+    while (heap.size > 0 && (w.pos < budget || first)) {
+      const p0 = heap.minPriority;
+      if (!(p0 < maxPriority)) break;
+      const s = heap.pop(), o = s * F;
       const mark = w.pos, r = t.f[o + HSEQ];
       // The entity as its row has it (entity_rows.ts): the first witness to send it this generation copies it.
       let rs = rows.a[r + R_STATE];
@@ -548,7 +557,7 @@ export class Witness implements SendContext, OwnClientSink, EntityWitness {
           (first || w.pos + VOLATILE_MAX_BYTES <= budget)
         ) {
           // No events and no detail change: sendUpdate would write only volatile data, which fits.
-          sendVolatile(this, s, dist);
+          sendVolatile(this, s, volatileDetail(f, o, dist));
         } else {
           // Snapshot the record, to take it back if it overflows the budget. The LoD stamps need none: only those
           // at or beyond the detail level are written here, and those are implied by the last event number.

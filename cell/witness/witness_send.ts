@@ -187,7 +187,7 @@ export function sendUpdate(ctx: SendContext, s: number, dist: number): void {
     } else sendEvents(ctx, s, dist);
     f[o + LAST_EVENT] = h.lastSeq;
   }
-  sendVolatile(ctx, s, dist);
+  sendVolatile(ctx, s, volatileDetail(f, o, dist));
   if (dist <= f[o + LOD_IN] || dist > f[o + LOD_OUT]) updateDetail(ctx, s, dist);
 }
 
@@ -228,28 +228,41 @@ export function updateDetail(ctx: SendContext, s: number, dist: number): void {
   ctx.stats.detailChanges++;
 }
 
+/** volatileDetail's bit: the position is within its volatile LoD distance. */
+export const VOLATILE_POS = 4;
+
 /**
- * BigWorld's writeVolatileDataToBundle: what changed since the last send, position relative to the reference
- * position as PackedXZ on the ground or PackedXYZ otherwise (full position when it does not fit), direction as
- * yaw / yaw+pitch / all three by the type's volatile LoD distances.
+ * What of slot `s`'s volatile data its type's volatile LoD sends at distance `dist`: the direction type (DIR_*)
+ * plus VOLATILE_POS when the position is sent. A small integer, so that sendVolatile takes no floating-point
+ * argument: a number passed to a call that is not inlined is boxed, one allocation per send.
  */
-export function sendVolatile(ctx: SendContext, s: number, dist: number): void {
-  // From the entity's row (entity_rows.ts), which the caller made fresh: the entity object is not touched.
-  const t = ctx.t, f = t.f, o = s * F, R = rows.a, r = f[o + HSEQ];
-  const yaw = R[r + R_YAW], pitch = R[r + R_PITCH], roll = R[r + R_ROLL];
-  let dirType = dist <= f[o + ROLL_DIST]
+export function volatileDetail(f: Float64Array, o: number, dist: number): number {
+  const dir = dist <= f[o + ROLL_DIST]
     ? DIR_YPR
     : dist <= f[o + PITCH_DIST]
     ? DIR_YP
     : dist <= f[o + YAW_DIST]
     ? DIR_Y
     : DIR_NONE;
+  return dist <= f[o + POS_DIST] ? dir + VOLATILE_POS : dir;
+}
+
+/**
+ * BigWorld's writeVolatileDataToBundle: what changed since the last send, position relative to the reference
+ * position as PackedXZ on the ground or PackedXYZ otherwise (full position when it does not fit), direction as
+ * yaw / yaw+pitch / all three by the type's volatile LoD distances (`detail`, from volatileDetail).
+ */
+export function sendVolatile(ctx: SendContext, s: number, detail: number): void {
+  // From the entity's row (entity_rows.ts), which the caller made fresh: the entity object is not touched.
+  const t = ctx.t, f = t.f, o = s * F, R = rows.a, r = f[o + HSEQ];
+  const yaw = R[r + R_YAW], pitch = R[r + R_PITCH], roll = R[r + R_ROLL];
+  let dirType = detail & 3;
   if (
     dirType !== DIR_NONE && yaw === f[o + VYAW] && (dirType === DIR_Y || pitch === f[o + VPITCH]) &&
     (dirType !== DIR_YPR || roll === f[o + VROLL])
   ) dirType = DIR_NONE;
   const x = R[r + R_X], y = R[r + R_Y], z = R[r + R_Z];
-  const moved = dist <= f[o + POS_DIST] && (x !== f[o + VX] || y !== f[o + VY] || z !== f[o + VZ]);
+  const moved = (detail & VOLATILE_POS) !== 0 && (x !== f[o + VX] || y !== f[o + VY] || z !== f[o + VZ]);
   if (!moved && dirType === DIR_NONE) return;
   const onGround = ((R[r + R_STATE] - rows.gen4) & R_ON_GROUND) !== 0;
   const posType = moved ? (onGround ? POS_XZ : POS_XYZ) : POS_NONE;
