@@ -151,6 +151,8 @@ export class ClientWorld extends WorldEmitter<WorldEvents> implements AoiDecodeC
   readonly counts: Record<string, number> = {};
   /** Entity id by alias; -1: none. Ids go up to 2^48 (core/bytes/ids.ts), so doubles, not 32-bit integers. */
   readonly #aliases = new Float64Array(256).fill(-1);
+  /** The created entity by alias, so that an update by alias reaches its entity without a lookup by id. */
+  readonly #aliased: (ClientEntity | undefined)[] = new Array(256).fill(undefined);
   readonly #out = new ByteWriter(64);
   readonly #cacheSize: number;
 
@@ -244,7 +246,10 @@ export class ClientWorld extends WorldEmitter<WorldEvents> implements AoiDecodeC
     this.counts[m.kind] = (this.counts[m.kind] ?? 0) + 1;
     switch (m.kind) {
       case "enter": {
-        if (m.alias !== NO_ALIAS) this.#aliases[m.alias] = m.id;
+        if (m.alias !== NO_ALIAS) {
+          this.#aliases[m.alias] = m.id;
+          this.#aliased[m.alias] = undefined;
+        }
         this.pending.set(m.id, { alias: m.alias, life: m.life });
         const cached = this.cache.get(m.id);
         const usable = cached !== undefined && cached.life === m.life;
@@ -300,7 +305,9 @@ export class ClientWorld extends WorldEmitter<WorldEvents> implements AoiDecodeC
         this.emit("ownMethod", { name: m.method.name, args: m.args });
         return;
       case "volatile": {
-        const e = this.#entity(m.id), p = e.position, ref = this.reference;
+        const byAlias = m.alias !== NO_ALIAS ? this.#aliased[m.alias] : undefined;
+        const e = byAlias !== undefined && byAlias.id === m.id ? byAlias : this.#entity(m.id);
+        const p = e.position, ref = this.reference;
         if (m.posType === POS_XZ || m.posType === POS_XYZ) {
           p.x = ref.x + m.x;
           p.z = ref.z + m.z;
@@ -352,13 +359,17 @@ export class ClientWorld extends WorldEmitter<WorldEvents> implements AoiDecodeC
       life,
     };
     this.entities.set(m.id, e);
+    if (alias !== NO_ALIAS && this.#aliases[alias] === m.id) this.#aliased[alias] = e;
     this.emit("enter", { entity: e, fromCache, sent });
   }
 
   #leave(id: number, stamps: number[]): void {
     const e = this.entities.get(id);
     const alias = e ? e.alias : this.pending.get(id)?.alias;
-    if (alias !== undefined && alias !== NO_ALIAS && this.#aliases[alias] === id) this.#aliases[alias] = -1;
+    if (alias !== undefined && alias !== NO_ALIAS && this.#aliases[alias] === id) {
+      this.#aliases[alias] = -1;
+      this.#aliased[alias] = undefined;
+    }
     this.pending.delete(id);
     if (!e) return;
     this.entities.delete(id);

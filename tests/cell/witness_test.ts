@@ -259,3 +259,27 @@ Deno.test("volatile: PackedXZ on the ground, PackedXYZ off it, full positions wh
   assert.ok(c.witness.stats.fullPositions >= 29, `full positions ${c.witness.stats.fullPositions}`);
   assert.ok(Math.abs(c.world.reference.x - me.x) <= 1 && Math.abs(c.world.reference.z - me.z) <= 1);
 });
+
+Deno.test("an alias given to another entity after a leave: updates by alias move the new one", () => {
+  const cell = makeCell();
+  const a = cell.createEntity("Seer", at(0), { name: "a" });
+  const b = cell.createEntity("Seer", at(50), { name: "b" });
+  const ca = attach(a, { aoiRadius: 100, hysteresis: 10 });
+  step(cell, 3);
+  const alias = ca.world.entities.get(b.id)!.alias;
+  b.position = at(300);
+  step(cell, 3);
+  assert.equal(ca.world.entities.has(b.id), false);
+  const c = cell.createEntity("Seer", at(-50), { name: "c" });
+  step(cell, 3);
+  const seen = ca.world.entities.get(c.id)!;
+  assert.equal(seen.alias, alias, "the freed alias is handed out again");
+  const moves: number[] = [];
+  ca.world.on("move", (ev) => void moves.push(ev.entity.id));
+  for (const x of [-40, -30, -20]) {
+    c.position = at(x);
+    step(cell, 2);
+    assert.ok(Math.abs(seen.position.x - x) < 0.05, `c at ${x} m, seen at ${seen.position.x}`);
+  }
+  assert.ok(moves.length > 0 && moves.every((id) => id === c.id));
+});
