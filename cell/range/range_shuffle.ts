@@ -92,11 +92,8 @@ export function stepWithin(s: RangeStore, i: number, x: number, z: number): bool
 
 /** Moves entity slot `i` to (x, z) on X, then on Z, reporting crossings: the rest of a step `stepWithin` refused. */
 export function stepAcross(s: RangeStore, i: number, x: number, z: number): void {
-  const kx = s.kx, kz = s.kz;
-  kx[i] = x;
-  if (!(x > kx[s.px[i]] && x < kx[s.nx[i]])) shuffleOn(s, kx, s.px, s.nx, kz, i);
-  kz[i] = z;
-  if (!(z > kz[s.pz[i]] && z < kz[s.nz[i]])) shuffleOn(s, kz, s.pz, s.nz, kx, i);
+  moveKey(s, s.kx, s.px, s.nx, s.kz, i, x);
+  moveKey(s, s.kz, s.pz, s.nz, s.kx, i, z);
 }
 
 /** Moves slot `i` along the X list to where its key belongs, reporting crossings. */
@@ -124,7 +121,7 @@ function moveKey(
   other: Float64Array,
   b: number,
   k: number,
-) {
+): void {
   K[b] = k;
   if (!(k > K[P[b]] && k < K[N[b]])) shuffleOn(s, K, P, N, other, b);
 }
