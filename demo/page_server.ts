@@ -36,6 +36,8 @@ export interface PageServerOptions {
 const TYPES: Record<string, string> = { html: "text/html; charset=utf-8", js: "text/javascript; charset=utf-8" };
 /** How long a layout read from the admin API is served again (the page polls every second or two). */
 const LAYOUT_TTL_MS = 500;
+/** How long a layout read may take before the page is told it is unavailable (and polls again). */
+const LAYOUT_TIMEOUT_MS = 5_000;
 
 /** Serves the demo's page until the returned server is shut down. */
 export function servePage(opts: PageServerOptions): Deno.HttpServer<Deno.NetAddr> {
@@ -73,7 +75,10 @@ export function servePage(opts: PageServerOptions): Deno.HttpServer<Deno.NetAddr
 
 /** The cells of space `spaceId` as `{"cells": LayoutCell[]}` JSON, from GET /api/spaces/:id. */
 async function readLayout(admin: string, token: string, spaceId: number): Promise<string> {
-  const res = await fetch(`${admin}/api/spaces/${spaceId}`, { headers: { authorization: `Bearer ${token}` } });
+  const res = await fetch(`${admin}/api/spaces/${spaceId}`, {
+    headers: { authorization: `Bearer ${token}` },
+    signal: AbortSignal.timeout(LAYOUT_TIMEOUT_MS),
+  });
   if (!res.ok) throw new Error(`GET /api/spaces/${spaceId}: ${res.status} ${await res.text()}`);
   const space = await res.json() as { cells: LayoutCell[] };
   const cells = space.cells.map(({ id, cellapp, rect }) => ({ id, cellapp, rect }));

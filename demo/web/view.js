@@ -2,9 +2,11 @@
 // cellapp, the chat and the toast of a cell crossing. The game logic is app.js (demo/app.ts with the SDK).
 
 // app.js is built when the demo starts (dist/demo/, not in the source tree): imported by a name that `deno check`
-// does not follow.
+// does not follow. Not awaited at the top: a module's top-level await does not hold back the page's load event, and
+// the login form's handler below must be in place before anyone can press Enter (or the form submits natively and
+// reloads the page without its player).
 const APP = "./app.js";
-const { play } = await import(APP);
+const app = import(APP);
 
 const $ = (id) => document.getElementById(id);
 const q = new URLSearchParams(location.search);
@@ -144,10 +146,6 @@ function bindInput() {
 async function start(name) {
   $("login").hidden = true;
   $("main").hidden = false;
-  const cfg = { ...(await (await fetch("config.json")).json()), name };
-  const x = Number(q.get("x") ?? NaN), z = Number(q.get("z") ?? NaN);
-  await refreshLayout();
-  setInterval(refreshLayout, 2000);
   const view = {
     status(state, text) {
       document.body.dataset.state = state;
@@ -160,6 +158,13 @@ async function start(name) {
     },
   };
   try {
+    view.status("starting", "loading");
+    const { play } = await app;
+    const cfg = { ...(await (await fetch("config.json")).json()), name };
+    const x = Number(q.get("x") ?? NaN), z = Number(q.get("z") ?? NaN);
+    // The mini-map is decoration: the login does not wait for it.
+    refreshLayout();
+    setInterval(refreshLayout, 2000);
     session = await play({
       ...cfg,
       position: Number.isFinite(x) && Number.isFinite(z) ? { x, y: 0, z } : undefined,

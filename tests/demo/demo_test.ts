@@ -122,8 +122,17 @@ Deno.test({
         await page.setViewport({ width: 820, height: 590 });
         page.on("pageerror", (e) => problems.push(`${name}: page error: ${(e as Error).message}`));
         page.on("console", (m) => m.type() === "error" && problems.push(`${name}: console: ${m.text()}`));
-        // ada's address logs her in at once; bob types his name into the login form.
+        // ada's address logs her in at once; bob types his name into the login form. Bob's app.js comes late, as
+        // on a loaded machine: the form must take his Enter before the app has loaded (the page's load event does
+        // not wait for it).
         const auto = name === "ada" ? `name=${name}&` : "";
+        if (!auto) {
+          await page.setRequestInterception(true);
+          page.on("request", (req) => {
+            if (req.url().endsWith("/app.js")) setTimeout(() => req.continue(), 1500);
+            else req.continue();
+          });
+        }
         await page.goto(`${demo.url}?${auto}x=${x}&z=${BORDER_Z - 8}`, { waitUntil: "load" });
         if (!auto) {
           await page.type("#name", name);
