@@ -6,6 +6,7 @@
  */
 import { errorText } from "../core/errors.ts";
 import { Throttle } from "../core/log.ts";
+import { moveTrace } from "../core/trace.ts";
 import type { Logger } from "../core/log.ts";
 import {
   BackupMsg,
@@ -83,10 +84,12 @@ export function serveBaseApp(handlers: Handlers, host: BaseHandlersHost): void {
     })
     .on(BaseMsg.toClients, (ch, generation, records) => {
       const from = ch.peer.address, dead = link.isDead(generation);
+      if (moveTrace.on) moveTrace.mark("relaying");
       const bad = readFrames(records, (id, epoch, bytes) => {
         if (dead) staleFrame(from, id, generation);
         else proxies.get(id)?.fromCell(epoch, bytes, from);
       });
+      if (moveTrace.on) moveTrace.mark("relayed");
       if (bad) ch.drop(`bad toClients: ${bad}`);
     })
     .on(BackupMsg.cellBackup, (ch, id, backup) => proxies.get(id)?.onCellBackup(backup, ch.peer.address))

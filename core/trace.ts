@@ -10,8 +10,12 @@ import { errorText } from "./errors.ts";
 /** Where a move was seen: "sent" and "seen" come from the bots, the rest from the servers. */
 export type TraceStage = "sent" | "baseapp" | "cellapp" | "tick" | "witness" | "seen";
 
-/** The stages in the order a move passes them. */
-export const TRACE_STAGES: readonly TraceStage[] = ["sent", "baseapp", "cellapp", "tick", "witness", "seen"];
+/**
+ * Moments of a batch of client frames, not of one entity: a cellapp closed a batch for a baseapp ("batched"), a
+ * baseapp began relaying a batch to its clients ("relaying") and handed the last frame of it to their connections
+ * ("relayed"). The breakdown places a move's frame in the first of each after its witness wrote it.
+ */
+export type TraceMark = "batched" | "relaying" | "relayed";
 
 /** Positions are compared to the millimetre: a float32 on the wire and the float64 a bot sent agree on it. */
 export function traceKey(x: number): number {
@@ -60,6 +64,11 @@ export class MoveTrace {
   /** Notes the start of a tick. */
   tick(t: number = wallClock()): void {
     this.#lines.push(`tick 0 0 ${t.toFixed(3)}`);
+  }
+
+  /** Notes a moment of a batch of client frames. */
+  mark(what: TraceMark, t: number = wallClock()): void {
+    this.#lines.push(`${what} 0 0 ${t.toFixed(3)}`);
   }
 
   /** Appends the notes so far to the file. */

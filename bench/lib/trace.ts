@@ -2,7 +2,7 @@
  * The latency breakdown of `deno task bench peer`: joins the servers' move traces (core/trace.ts) with the bots'
  * sightings into where the time between a bot's move and its first sighting went.
  */
-import { traceKey } from "../../core/trace.ts";
+import { traceKey, type TraceMark } from "../../core/trace.ts";
 
 /** One move the bots saw first: who moved, to which x, when it was sent and seen (wall-clock ms). */
 export interface Sighting {
@@ -18,7 +18,10 @@ export const HOPS = [
   "baseapp to cellapp",
   "waiting for the tick",
   "tick to witness",
-  "cellapp to baseapp to client",
+  "witness to batch",
+  "batch to baseapp",
+  "baseapp relaying",
+  "relayed to seen",
 ] as const;
 
 /** A hop's times over the moves traced whole, in ms. */
@@ -45,11 +48,13 @@ export function breakDown(dir: string, sightings: readonly Sighting[]): Breakdow
     new Map(),
   ]]);
   const ticks: number[] = [];
+  const marks: Record<TraceMark, number[]> = { batched: [], relaying: [], relayed: [] };
   for (const f of Deno.readDirSync(dir)) {
     if (!f.name.endsWith(".trace")) continue;
     for (const line of Deno.readTextFileSync(`${dir}/${f.name}`).split("\n")) {
       const [stage, id, key, t] = line.split(" ");
       if (stage === "tick") ticks.push(Number(t));
+      if (stage in marks) marks[stage as TraceMark].push(Number(t));
       const m = stamps.get(stage);
       if (!m) continue;
       const k = `${id}:${key}`;
@@ -59,6 +64,7 @@ export function breakDown(dir: string, sightings: readonly Sighting[]): Breakdow
     }
   }
   ticks.sort((a, b) => a - b);
+  for (const list of Object.values(marks)) list.sort((a, b) => a - b);
   const rows: number[][] = [];
   for (const s of sightings) {
     const k = `${s.id}:${traceKey(s.x)}`;
@@ -66,11 +72,25 @@ export function breakDown(dir: string, sightings: readonly Sighting[]): Breakdow
     const t2 = t1 === null ? null : after(stamps.get("cellapp")!.get(k), t1 - 1);
     const t3 = t2 === null ? null : firstAtOrAfter(ticks, t2);
     const t4 = t3 === null ? null : after(stamps.get("witness")!.get(k), t3 - 1);
-    if (t1 === null || t2 === null || t3 === null || t4 === null || t4 > s.seenAt + 1) continue;
-    rows.push([t1 - s.sentAt, t2 - t1, t3 - t2, t4 - t3, s.seenAt - t4, s.seenAt - s.sentAt]);
+    const t5 = t4 === null ? null : firstAtOrAfter(marks.batched, t4);
+    const t6 = t5 === null ? null : firstAtOrAfter(marks.relaying, t5);
+    const t7 = t6 === null ? null : firstAtOrAfter(marks.relayed, t6);
+    if (t1 === null || t2 === null || t3 === null || t4 === null || t7 === null || t7 > s.seenAt + 1) continue;
+    rows.push([
+      t1 - s.sentAt,
+      t2 - t1,
+      t3 - t2,
+      t4 - t3,
+      t5! - t4,
+      t6! - t5!,
+      t7 - t6!,
+      s.seenAt - t7,
+      s.seenAt - s.sentAt,
+    ]);
   }
   if (rows.length === 0) return null;
-  const slow = [...rows].sort((a, b) => b[5] - a[5]).slice(0, Math.max(1, Math.ceil(rows.length / 100)));
+  const whole = HOPS.length;
+  const slow = [...rows].sort((a, b) => b[whole] - a[whole]).slice(0, Math.max(1, Math.ceil(rows.length / 100)));
   const col = (i: number) => rows.map((r) => r[i]).sort((a, b) => a - b);
   return {
     traced: rows.length,
@@ -79,7 +99,7 @@ export function breakDown(dir: string, sightings: readonly Sighting[]): Breakdow
       const c = col(i);
       return { hop, p50: pct(c, 50), p99: pct(c, 99), slowMean: slow.reduce((n, r) => n + r[i], 0) / slow.length };
     }),
-    total: { p50: pct(col(5), 50), p99: pct(col(5), 99) },
+    total: { p50: pct(col(whole), 50), p99: pct(col(whole), 99) },
   };
 }
 

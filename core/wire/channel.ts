@@ -18,6 +18,7 @@ import { heartbeatClock } from "./heartbeats.ts";
 import { type Logger, Throttle } from "../log.ts";
 import { PROTOCOL_VERSION } from "../version.ts";
 import { ByteWriter } from "../bytes/mod.ts";
+import { moveTrace } from "../trace.ts";
 import type { ByteConn } from "../tls/mod.ts";
 
 export type { PeerInfo } from "./handshake.ts";
@@ -235,6 +236,7 @@ export class Channel {
     this.#batchDef = null;
     if (w.pos === 0) return;
     const size = this.#writer.push([def.kind, 0, this.#batchHead, w.bytes()]);
+    if (moveTrace.on && def.name === "toClients") moveTrace.mark("batched");
     w.reset();
     this.stats.framesOut++;
     this.stats.bytesOut += size;
