@@ -89,7 +89,11 @@ export function serveBaseApp(handlers: Handlers, host: BaseHandlersHost): void {
         if (dead) staleFrame(from, id, generation);
         else proxies.get(id)?.fromCell(epoch, bytes, from);
       });
-      if (moveTrace.on) moveTrace.mark("relayed");
+      if (moveTrace.on) {
+        moveTrace.mark("relayed");
+        // After the sessions' flushes, queued while relaying: each writes its client's frame to its socket at once.
+        queueMicrotask(() => moveTrace.mark("written"));
+      }
       if (bad) ch.drop(`bad toClients: ${bad}`);
     })
     .on(BackupMsg.cellBackup, (ch, id, backup) => proxies.get(id)?.onCellBackup(backup, ch.peer.address))

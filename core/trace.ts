@@ -12,10 +12,11 @@ export type TraceStage = "sent" | "baseapp" | "cellapp" | "tick" | "witness" | "
 
 /**
  * Moments of a batch of client frames, not of one entity: a cellapp closed a batch for a baseapp ("batched"), a
- * baseapp began relaying a batch to its clients ("relaying") and handed the last frame of it to their connections
- * ("relayed"). The breakdown places a move's frame in the first of each after its witness wrote it.
+ * baseapp began relaying a batch to its clients ("relaying"), handed the last frame of it to their connections
+ * ("relayed") and had written them all to the sockets ("written"). The breakdown places a move's frame in the first
+ * of each after its witness wrote it.
  */
-export type TraceMark = "batched" | "relaying" | "relayed";
+export type TraceMark = "batched" | "relaying" | "relayed" | "written";
 
 /** Positions are compared to the millimetre: a float32 on the wire and the float64 a bot sent agree on it. */
 export function traceKey(x: number): number {

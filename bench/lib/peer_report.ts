@@ -74,6 +74,15 @@ function hops(rows: Row[]): string[] {
         b.hops.map((h) => `${f(h.p50, 1)} / ${f(h.p99, 1)} (slowest: ${f(h.slowMean, 1)})`).join(" | ")
       } | ${f(b.total.p50, 1)} / ${f(b.total.p99, 1)} ms |`;
     }),
+    "",
+    "The batch hops follow the tick's frames for one baseapp: the cellapp closes a batch when the tick ends (or a batch",
+    "fills), the baseapp relays it to its clients' connections, and \"relayed to seen\" is the rest: the baseapp's",
+    "socket writes, the loopback and the bot process, which takes the tick's frames of all its bots in turn.",
+    ...traced.filter(({ ours }) => ours.breakdown!.writing).map(({ side, ours }) => {
+      const w = ours.breakdown!.writing!;
+      return `At S = ${f(side)} m the baseapp wrote a batch's frames to the sockets within ${f(w.p50, 1)} ms p50, ` +
+        `${f(w.p99, 1)} ms p99, after relaying it.`;
+    }),
   ];
 }
 

@@ -39,6 +39,11 @@ export interface Breakdown {
   sightings: number;
   hops: HopFigures[];
   total: { p50: number; p99: number };
+  /**
+   * How long a baseapp took to write a batch of frames to its clients' sockets, from the last frame handed to its
+   * connection to the last socket write (p50 / p99 over batches); null without those marks.
+   */
+  writing: { p50: number; p99: number } | null;
 }
 
 /** Reads every `*.trace` file in `dir` and breaks the sampled sightings down by hop; null when none joined. */
@@ -48,7 +53,7 @@ export function breakDown(dir: string, sightings: readonly Sighting[]): Breakdow
     new Map(),
   ]]);
   const ticks: number[] = [];
-  const marks: Record<TraceMark, number[]> = { batched: [], relaying: [], relayed: [] };
+  const marks: Record<TraceMark, number[]> = { batched: [], relaying: [], relayed: [], written: [] };
   for (const f of Deno.readDirSync(dir)) {
     if (!f.name.endsWith(".trace")) continue;
     for (const line of Deno.readTextFileSync(`${dir}/${f.name}`).split("\n")) {
@@ -100,7 +105,20 @@ export function breakDown(dir: string, sightings: readonly Sighting[]): Breakdow
       return { hop, p50: pct(c, 50), p99: pct(c, 99), slowMean: slow.reduce((n, r) => n + r[i], 0) / slow.length };
     }),
     total: { p50: pct(col(whole), 50), p99: pct(col(whole), 99) },
+    writing: writingTimes(marks.relayed, marks.written),
   };
+}
+
+/** Each batch's time from relayed to written (both sorted), as p50 / p99; null without marks. */
+function writingTimes(relayed: number[], written: number[]): { p50: number; p99: number } | null {
+  const times: number[] = [];
+  for (const t of relayed) {
+    const w = firstAtOrAfter(written, t);
+    if (w !== null) times.push(w - t);
+  }
+  if (times.length === 0) return null;
+  times.sort((a, b) => a - b);
+  return { p50: pct(times, 50), p99: pct(times, 99) };
 }
 
 /** The first time in `list` at or after `t`. */

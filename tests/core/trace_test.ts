@@ -14,20 +14,22 @@ Deno.test("move traces of two processes join with the bots' sightings into a bre
     for (let r = 0; r < 10; r++) assert.ok(picked.filter((id) => id % 10 === r).length > 60, `residue ${r}`);
     // Entity 20 moves to x = 5.25 at t = 1000: the baseapp has it at 1001, the cellapp at 1003, the tick starts
     // at 1050, a witness writes it at 1052 (and again, which is not counted), its batch for the baseapp closes at
-    // 1053 (a batch of the tick before closed at 1010), the baseapp relays it from 1055 to 1056, a bot sees it at
-    // 1060.
+    // 1053 (a batch of the tick before closed at 1010), the baseapp relays it from 1055 to 1056 and has written it
+    // at 1058, a bot sees it at 1060.
     base.stamp("baseapp", 20, 5.25, 1001);
     cell.stamp("cellapp", 20, 5.25, 1003);
     cell.tick(1000);
     cell.mark("batched", 1010);
     base.mark("relaying", 1011);
     base.mark("relayed", 1012);
+    base.mark("written", 1013);
     cell.tick(1050);
     cell.written(20, 5.25);
     cell.written(20, 5.25);
     cell.mark("batched", 1053);
     base.mark("relaying", 1055);
     base.mark("relayed", 1056);
+    base.mark("written", 1058);
     base.stop();
     cell.stop();
     const lines = Deno.readTextFileSync(`${dir}/cellapp-2.trace`).trim().split("\n");
@@ -47,6 +49,8 @@ Deno.test("move traces of two processes join with the bots' sightings into a bre
     assert.deepEqual(b.hops.map((h) => h.hop), [...HOPS]);
     assert.deepEqual(b.hops.map((h) => h.p50), [1, 2, 47, 2, 1, 2, 1, 4]);
     assert.deepEqual(b.total, { p50: 60, p99: 60 });
+    // Two batches written: 1 ms and 2 ms after relayed.
+    assert.deepEqual(b.writing, { p50: 2, p99: 2 });
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
