@@ -18,12 +18,16 @@ import {
   type AoiDecodeContext,
   type AoiMessage,
   isAoiMessageId,
+  isVolatileId,
+  newVolatile,
   NO_ALIAS,
   POS_FULL,
   POS_XYZ,
   POS_XZ,
   type PropValue,
   readAoiMessage,
+  readVolatileInto,
+  type VolatileMessage,
   writeRequestUpdate,
 } from "../core/proto/mod.ts";
 
@@ -154,6 +158,8 @@ export class ClientWorld extends WorldEmitter<WorldEvents> implements AoiDecodeC
   /** The created entity by alias, so that an update by alias reaches its entity without a lookup by id. */
   readonly #aliased: (ClientEntity | undefined)[] = new Array(256).fill(undefined);
   readonly #out = new ByteWriter(64);
+  /** The volatile update `handle` decodes into, each in turn. */
+  readonly #volatile: VolatileMessage = newVolatile();
   readonly #cacheSize: number;
 
   /**
@@ -225,7 +231,8 @@ export class ClientWorld extends WorldEmitter<WorldEvents> implements AoiDecodeC
   /** Decodes and applies one message whose id was read; false when the id is not an AOI message. */
   handle(id: number, r: ByteReader): boolean {
     if (!isAoiMessageId(id)) return false;
-    this.apply(readAoiMessage(r, id, this));
+    // Most of a client's traffic is volatile updates: each is read into the same object, applied and forgotten.
+    this.apply(isVolatileId(id) ? readVolatileInto(r, id, this, this.#volatile) : readAoiMessage(r, id, this));
     return true;
   }
 

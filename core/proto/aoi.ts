@@ -270,14 +270,48 @@ export function readAoiMessage(r: ByteReader, id: number, ctx: AoiDecodeContext)
   if (spec) {
     return readMessage(r, spec, ctx, "kind") as AoiMessage;
   }
-  if (id >= VOLATILE && id <= 95) {
-    try {
-      return readVolatile(r, id - VOLATILE, ctx);
-    } catch (e) {
-      throw new ProtocolError(ErrorCode.malformed, `malformed volatile (message ${id}): ${errorText(e)}`, { cause: e });
-    }
-  }
+  if (isVolatileId(id)) return readVolatileInto(r, id, ctx, newVolatile());
   throw new ProtocolError(ErrorCode.unknownMessage, `message id ${id} is not an AOI message`);
+}
+
+/** Whether message code `id` is a volatile update. */
+export function isVolatileId(id: number): boolean {
+  return id >= VOLATILE && id <= 95;
+}
+
+/** A volatile update to decode into (readVolatileInto): a client reuses one for all its volatile updates. */
+export function newVolatile(): VolatileMessage {
+  return {
+    kind: "volatile",
+    alias: NO_ALIAS,
+    id: 0,
+    posType: 0,
+    x: 0,
+    y: 0,
+    z: 0,
+    dirType: 0,
+    yaw: 0,
+    pitch: 0,
+    roll: 0,
+  };
+}
+
+/**
+ * Decodes the payload of volatile update `id` (its code read already, isVolatileId) into `out`, every field of it,
+ * and returns `out`: a client applying thousands a second allocates nothing for them. Throws ProtocolError on
+ * malformed data.
+ */
+export function readVolatileInto(
+  r: ByteReader,
+  id: number,
+  ctx: AoiDecodeContext,
+  out: VolatileMessage,
+): VolatileMessage {
+  try {
+    return readVolatile(r, id - VOLATILE, ctx, out);
+  } catch (e) {
+    throw new ProtocolError(ErrorCode.malformed, `malformed volatile (message ${id}): ${errorText(e)}`, { cause: e });
+  }
 }
 
 /** Reads one requestUpdate (its code read already), as the AOI_MESSAGES entry declares it. */
@@ -518,7 +552,7 @@ function writeVolatileFull(
   w.pos = putDirection(w.buf, w.pos, dirType, packAngle(yaw), packAngle(pitch), packAngle(roll));
 }
 
-function readVolatile(r: ByteReader, v: number, ctx: AoiDecodeContext): VolatileMessage {
+function readVolatile(r: ByteReader, v: number, ctx: AoiDecodeContext, out: VolatileMessage): VolatileMessage {
   const posType = (v >> 2) & 3, dirType = v & 3;
   const byAlias = (v & 16) !== 0;
   const alias = byAlias ? r.u8() : NO_ALIAS;
@@ -542,5 +576,15 @@ function readVolatile(r: ByteReader, v: number, ctx: AoiDecodeContext): Volatile
       if (dirType === DIR_YPR) roll = unpackAngle(r.i8());
     }
   }
-  return { kind: "volatile", alias, id, posType, x, y, z, dirType, yaw, pitch, roll };
+  out.alias = alias;
+  out.id = id;
+  out.posType = posType;
+  out.x = x;
+  out.y = y;
+  out.z = z;
+  out.dirType = dirType;
+  out.yaw = yaw;
+  out.pitch = pitch;
+  out.roll = roll;
+  return out;
 }

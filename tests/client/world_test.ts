@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { ByteReader, ByteWriter, createRegistry, defineEntity, PropertyContainer, T } from "../../core/def/mod.ts";
 import {
   AOI_MSG,
+  DIR_NONE,
   DIR_Y,
   DIR_YPR,
   isAoiMessageId,
@@ -95,6 +96,36 @@ Deno.test("AOI message ids: 32-95, each message decodes to what was written", ()
   assert.equal(world.cache.get(7)!.life, 11, "the stamps are kept with the life the enter named");
   assert.equal(sent.length, 1);
   assert.equal(AOI_MSG.requestUpdate, 48);
+});
+
+Deno.test("volatile updates are decoded in turn into one object: nothing of one carries over to the next", () => {
+  const world = new ClientWorld(registry, { send: () => {} });
+  world.setPlayer(1, type);
+  const w = new ByteWriter();
+  writeReference(w, 100, 0, 200, 0.5);
+  writeEnter(w, 7, 3, 11);
+  writeEnter(w, 8, NO_ALIAS, 12);
+  writeCreate(w, 7, type.id, makePose(101, 0, 201, 1, 0, 0), 1, [], [], 0);
+  writeCreate(w, 8, type.id, makePose(50, 0, 60, 0, 0, 0), 1, [], [], 0);
+  // Every field of the first update set; the second names its entity by alias, moves it on x/z only and turns it not.
+  writeVolatile(w, NO_ALIAS, 8, POS_FULL, 1000, 2, 3000, DIR_YPR, 0.1, 0.2, 0.3, 0.5);
+  writeVolatile(w, 3, 7, POS_XZ, 10, 0, -20, DIR_NONE, 0, 0, 0, 0.5);
+  const moves: string[] = [];
+  world.on("move", (ev) => moves.push(`${ev.entity.id} full=${ev.full} byAlias=${ev.byAlias}`));
+  world.receive(w.toBytes());
+  assert.deepEqual(moves, ["8 full=true byAlias=false", "7 full=false byAlias=true"]);
+  const e7 = world.entities.get(7)!, e8 = world.entities.get(8)!;
+  assert.deepEqual([e7.position.x, e7.position.y, e7.position.z], [110, 0, 180]);
+  assert.deepEqual([e7.yaw, e7.pitch, e7.roll], [1, 0, 0], "no direction sent: the one it had");
+  assert.deepEqual([e8.position.x, e8.position.y, e8.position.z], [1000, 2, 3000]);
+  assert.ok(Math.abs(e8.pitch - 0.2) < 0.02 && Math.abs(e8.roll - 0.3) < 0.02);
+  // Decoded one by one, each is a message of its own.
+  const r = new ByteReader(w.toBytes());
+  const decoded = [];
+  while (r.remaining > 0) decoded.push(readAoiMessage(r, r.u8(), world));
+  const [full, packed] = decoded.filter((m) => m.kind === "volatile");
+  assert.notEqual(full, packed);
+  assert.deepEqual([full.id, full.y, packed.id, packed.y, Number.isNaN(packed.yaw)], [8, 2, 7, 0, true]);
 });
 
 Deno.test("the client cache answers a re-entry with its stamps and reuses the cached properties", () => {
