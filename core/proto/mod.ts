@@ -9,4 +9,5 @@ export * as fields from "./fields.ts";
 export { type Vec3Tuple, writePose } from "./fields.ts";
 export * from "./session.ts";
 export * from "./aoi.ts";
+export * from "./aoi_write.ts";
 export * from "./args.ts";
