@@ -7,6 +7,7 @@
 // reloads the page without its player).
 const APP = "./app.js";
 const app = import(APP);
+app.catch(() => {}); // a failed load is shown by start(), which awaits it
 
 const $ = (id) => document.getElementById(id);
 const q = new URLSearchParams(location.search);
