@@ -40,6 +40,12 @@ export interface ConnectOptions {
    * events: the cheapest client that still loads the server as a player does, for load generators.
    */
   aoiEvents?: boolean;
+  /**
+   * Keep the AoI's entities' positions and directions (default true). false steps over their moves unread (the
+   * entities keep the pose they entered with, and no move event is raised) while still answering enters, so the server
+   * sends what it sends a player's client: for load generators whose clients do not look.
+   */
+  aoiMoves?: boolean;
   /** Send enableEntities right after login (default true). */
   enableEntities?: boolean;
   /** Give up on the login after this long (default 15,000 ms). */

@@ -38,7 +38,7 @@ export class PlayerEntity implements EntityView {
 }
 
 /** The options that shape what a player is set up with. */
-export type PlayOptions = Pick<ConnectOptions, "registry" | "decodeAoi" | "aoiEvents">;
+export type PlayOptions = Pick<ConnectOptions, "registry" | "decodeAoi" | "aoiEvents" | "aoiMoves">;
 
 /** Where a player set up sends AOI replies and raises its events. */
 export interface PlayLink {
@@ -57,7 +57,7 @@ export function startPlayer(entityId: number, typeId: number, opts: PlayOptions,
   const type = opts.registry.byId(typeId);
   let container: PropertyContainer;
   if (opts.decodeAoi !== false) {
-    const world = new ClientWorld(opts.registry, { send: (b) => link.send(b) });
+    const world = new ClientWorld(opts.registry, { send: (b) => link.send(b), moves: opts.aoiMoves !== false });
     world.setPlayer(entityId, type);
     container = world.player!.container;
     forwardWorldEvents(world, link.events, opts.aoiEvents !== false);

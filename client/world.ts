@@ -27,6 +27,7 @@ import {
   type PropValue,
   readAoiMessage,
   readVolatileInto,
+  skipVolatile,
   type VolatileMessage,
   writeRequestUpdate,
 } from "../core/proto/mod.ts";
@@ -135,6 +136,11 @@ export interface ClientWorldOptions {
   send?: (frame: Uint8Array) => void;
   /** How many left entities to keep cached (least recently left dropped first). */
   cacheSize?: number;
+  /**
+   * Keep the entities' positions and directions up to date (default true). false: volatile updates are stepped over
+   * unread, the entities keep the pose they were created with, and no move events are raised.
+   */
+  moves?: boolean;
 }
 
 /** The client-side AOI model. */
@@ -161,6 +167,8 @@ export class ClientWorld extends WorldEmitter<WorldEvents> implements AoiDecodeC
   /** The volatile update `handle` decodes into, each in turn. */
   readonly #volatile: VolatileMessage = newVolatile();
   readonly #cacheSize: number;
+  /** Whether volatile updates are applied (ClientWorldOptions.moves). */
+  readonly #moves: boolean;
 
   /**
    * A world with no entities; a Client makes its own (Client.world).
@@ -171,6 +179,7 @@ export class ClientWorld extends WorldEmitter<WorldEvents> implements AoiDecodeC
   constructor(readonly registry: EntityRegistry, readonly opts: ClientWorldOptions = {}) {
     super();
     this.#cacheSize = opts.cacheSize ?? 256;
+    this.#moves = opts.moves !== false;
   }
 
   /** The player's own entity (for own-client messages). */
@@ -231,8 +240,13 @@ export class ClientWorld extends WorldEmitter<WorldEvents> implements AoiDecodeC
   /** Decodes and applies one message whose id was read; false when the id is not an AOI message. */
   handle(id: number, r: ByteReader): boolean {
     if (!isAoiMessageId(id)) return false;
+    if (!isVolatileId(id)) this.apply(readAoiMessage(r, id, this));
     // Most of a client's traffic is volatile updates: each is read into the same object, applied and forgotten.
-    this.apply(isVolatileId(id) ? readVolatileInto(r, id, this, this.#volatile) : readAoiMessage(r, id, this));
+    else if (this.#moves) this.apply(readVolatileInto(r, id, this, this.#volatile));
+    else {
+      skipVolatile(r, id);
+      this.counts.volatile = (this.counts.volatile ?? 0) + 1;
+    }
     return true;
   }
 

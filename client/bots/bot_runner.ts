@@ -171,9 +171,11 @@ export async function runBots(o: BotOptions): Promise<BotReport> {
           position: pos,
         }, {
           registry: o.registry,
-          // The others still decode, to answer enters as a player's client does (a client that does not gets no
-          // updates), but raise no events for the entities they see.
+          // The others still decode what enters and leaves, to answer enters as a player's client does (a client
+          // that does not gets no updates), but step over the moves unread and raise no events: the server cannot
+          // tell them from players, and the bot process spends its time on the observers.
           aoiEvents: decoding(i),
+          aoiMoves: decoding(i),
         });
       } catch (e) {
         const why = errorText(e);

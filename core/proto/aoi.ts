@@ -303,6 +303,28 @@ export function readVolatileInto(
   }
 }
 
+/** Bytes of a volatile update's position by its type (POS_XYZ, POS_XZ, POS_NONE, POS_FULL), as readVolatile reads it. */
+const POSITION_BYTES: readonly number[] = [5, 3, 0, 12];
+/** Bytes of its direction by its type (DIR_YPR, DIR_YP, DIR_Y, DIR_NONE), as readVolatile reads it. */
+const DIRECTION_BYTES: readonly number[] = [3, 2, 1, 0];
+
+/**
+ * Steps over the payload of volatile update `id` (its code read already, isVolatileId) without decoding it: for a
+ * client that keeps no positions. Throws ProtocolError when the payload is cut short.
+ */
+export function skipVolatile(r: ByteReader, id: number): void {
+  const v = id - VOLATILE;
+  try {
+    if ((v & 16) !== 0) r.u8();
+    else r.varint();
+    const n = POSITION_BYTES[(v >> 2) & 3] + DIRECTION_BYTES[v & 3];
+    r.need(n);
+    r.pos += n;
+  } catch (e) {
+    throw new ProtocolError(ErrorCode.malformed, `malformed volatile (message ${id}): ${errorText(e)}`, { cause: e });
+  }
+}
+
 /** Reads one requestUpdate (its code read already), as the AOI_MESSAGES entry declares it. */
 export function readRequestUpdate(r: ByteReader): Extract<AoiMessage, { kind: "requestUpdate" }> {
   return readMessage(r, AOI_MESSAGES.requestUpdate, null, "kind") as Extract<AoiMessage, { kind: "requestUpdate" }>;

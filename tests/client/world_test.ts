@@ -128,6 +128,35 @@ Deno.test("volatile updates are decoded in turn into one object: nothing of one 
   assert.deepEqual([full.id, full.y, packed.id, packed.y, Number.isNaN(packed.yaw)], [8, 2, 7, 0, true]);
 });
 
+Deno.test("a world that keeps no moves answers enters, steps over volatile updates and decodes what follows", () => {
+  const sent: Uint8Array[] = [];
+  const world = new ClientWorld(registry, { send: (b) => void sent.push(b), moves: false });
+  world.setPlayer(1, type);
+  const w = new ByteWriter();
+  writeReference(w, 100, 0, 200, 0.5);
+  writeEnter(w, 7, 3, 11);
+  writeCreate(w, 7, type.id, makePose(101, 0, 201, 1, 0, 0), 1, [], [], 0);
+  writeVolatile(w, 3, 7, POS_XZ, 10, 0, -20, DIR_Y, 0.5, 0, 0, 0.5);
+  writeVolatile(w, NO_ALIAS, 7, POS_FULL, 1000, 2, 3000, DIR_YPR, 0.1, 0.2, 0.3, 0.5);
+  writeProperty(
+    w,
+    3,
+    7,
+    encodeChange(type, { kind: "set", index: 0, path: [], value: "seven", start: -1, end: -1 }),
+  );
+  writeLeave(w, 7, [5], 1);
+  const seen: string[] = [];
+  world.on("move", (ev) => seen.push(`move ${ev.entity.id}`));
+  world.on("property", (ev) => seen.push(`property ${ev.name}=${ev.value}`));
+  world.on("leave", (ev) => seen.push(`leave ${ev.entity.id} at ${ev.entity.position.x},${ev.entity.position.z}`));
+  world.receive(w.toBytes());
+  assert.deepEqual(seen, ["property label=seven", "leave 7 at 101,201"], "no moves, and the pose it entered with");
+  assert.equal(world.counts.volatile, 2);
+  // The enter was answered, as a player's client answers it.
+  const r = new ByteReader(sent[0]);
+  assert.deepEqual(readAoiMessage(r, r.u8(), world), { kind: "requestUpdate", id: 7, life: 0, stamps: [] });
+});
+
 Deno.test("the client cache answers a re-entry with its stamps and reuses the cached properties", () => {
   const sent: Uint8Array[] = [];
   const world = new ClientWorld(registry, { send: (b) => void sent.push(b) });

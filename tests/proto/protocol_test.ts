@@ -40,6 +40,8 @@ import {
   S2C,
   SERVER_MESSAGES,
   type ServerMessageIn,
+  skipVolatile,
+  VOLATILE,
   writeAoiMessage,
   writeCreate,
   writeDetailLevel,
@@ -347,6 +349,29 @@ Deno.test("volatile updates: the fixed bytes, and back", () => {
   w.reset();
   assert.equal(writeVolatile(w, 3, 7, POS_XZ, 5000, 0, 0, DIR_NONE, 0, 0, 0, 1), false, "too far to pack");
   assert.equal(w.pos, 0, "nothing written");
+});
+
+Deno.test("skipVolatile steps over each of the 32 volatile codes exactly as far as reading it does", () => {
+  const w = new ByteWriter();
+  for (const alias of [3, NO_ALIAS]) {
+    for (const posType of [POS_XYZ, POS_XZ, POS_NONE, POS_FULL]) {
+      for (const dirType of [DIR_YPR, DIR_YP, DIR_Y, DIR_NONE]) {
+        w.reset();
+        assert.ok(writeVolatile(w, alias, 2 ** 33, posType, 10, 4, -20, dirType, 0.5, -1, 0.25, 1));
+        w.u8(0xee); // what follows: both must stop right before it
+        const bytes = w.toBytes(), code = VOLATILE + (alias === NO_ALIAS ? 0 : 16) + posType * 4 + dirType;
+        const read = new ByteReader(bytes), skipped = new ByteReader(bytes);
+        assert.equal(read.u8(), code);
+        readAoiMessage(read, code, ctx);
+        skipVolatile(skipped, skipped.u8());
+        assert.equal(skipped.pos, read.pos, `code ${code}`);
+        assert.equal(skipped.u8(), 0xee);
+        // Cut one byte short, it is refused as reading it is.
+        const cut = new ByteReader(bytes.subarray(0, read.pos - 1));
+        assert.throws(() => skipVolatile(cut, cut.u8()), /malformed volatile/, `code ${code} cut short`);
+      }
+    }
+  }
 });
 
 Deno.test("bad AoI input is refused naming the message and field", () => {
