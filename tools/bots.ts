@@ -27,7 +27,8 @@ const USAGE = `Usage: deno task bots --admin URL --count N --duration S [options
   --warmup S         seconds before measuring [5]
   --observers N      only N bots (spread over the login order) watch what they see and measure
                      latency, as first sightings; the rest count bytes (and answer the server as a
-                     player's client does, so they get the same traffic) [every bot watches]
+                     player's client does, so they get the same traffic, but step over moves unread)
+                     [every bot watches]
   --walk MODE        wander, or peer: the Colyseus peer harness's walk and send groups [wander]
   --json             print only the JSON report on stdout
 `;

@@ -53,7 +53,8 @@ export interface BotOptions {
   /**
    * Bots that watch the entities they see (spread evenly over the login order): they judge counters and
    * measure latency. The others count bytes and keep only the SDK's AoI model (which answers enters, so the
-   * server sends them all a player gets) without per-entity events, so one process can drive many clients.
+   * server sends them all a player gets) without per-entity events or moves (stepped over unread), so one process
+   * can drive many clients.
    * Latency is then the first sighting of a move by any observer, as the Colyseus peer harness measures it.
    * Default: every bot watches and each sighting counts.
    */
