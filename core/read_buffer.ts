@@ -41,6 +41,24 @@ export class ReadBuffer {
     return this.buf.subarray(this.end);
   }
 
+  /** Bytes the buffer has room for: what the connection it reads costs meanwhile. */
+  get capacity(): number {
+    return this.buf.length;
+  }
+
+  /**
+   * Makes room toward a frame of `size` bytes starting at the first unconsumed byte: for the rest of it, but never
+   * more than as much again as has arrived, or a read's worth. A peer that declares a large frame and sends little of
+   * it costs little; one that sends it grows the buffer by doubling. (Room for the whole frame at once let every
+   * hostile connection hold a buffer of the largest frame allowed, and the allocator kept that memory after it was
+   * freed: docs/protocol.md, "Framing".)
+   */
+  protected reserve(size: number): void {
+    if (this.buf.length - this.start >= size) return;
+    const avail = this.end - this.start;
+    this.space(Math.min(size - avail, Math.max(avail, this.readMin)));
+  }
+
   /** Records that `n` bytes were read into the last `space()`. */
   commit(n: number): void {
     this.end += n;

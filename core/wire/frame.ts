@@ -192,10 +192,7 @@ export class FrameReader extends ReadBuffer {
       );
     }
     if (avail < FRAME_HEADER + len) {
-      // Make room for the whole frame at once rather than growing chunk by chunk.
-      if (this.buf.length - this.start < FRAME_HEADER + len) {
-        this.space(FRAME_HEADER + len - avail);
-      }
+      this.reserve(FRAME_HEADER + len);
       return NONE;
     }
     const from = this.start + FRAME_HEADER;

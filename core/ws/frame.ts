@@ -198,8 +198,7 @@ export class WsReader extends ReadBuffer {
       }
       const size = head + len;
       if (avail < size) {
-        // Make room for the whole frame at once rather than growing chunk by chunk.
-        if (b.length - s < size) this.space(size - avail);
+        this.reserve(size);
         return NEED_MORE;
       }
       const from = s + head;

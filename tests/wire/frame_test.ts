@@ -141,3 +141,31 @@ Deno.test("a reader started small stays small while its reads leave room, and do
   assert.ok(Math.max(...offered) <= READER_SIZES.buffer, `offered ${offered}`);
   assert.ok(offered.at(-1)! >= READER_SIZES.read, `offered ${offered}: reached the working read size`);
 });
+
+Deno.test("a frame's buffer grows as its bytes arrive, not to the length it declares", () => {
+  const w = new FrameWriter(16);
+  w.push({ blob: new Uint8Array(8 * 1024 * 1024).fill(7) });
+  const frame = w.take();
+  // Its header and the first hundred bytes: the reader holds room for about a read, not for 8 MiB.
+  const r = new FrameReader();
+  r.push(frame.subarray(0, 100));
+  assert.equal(r.next(), NONE);
+  assert.ok(r.capacity < 1024 * 1024, `holds ${r.capacity} bytes for 100 received`);
+  // The rest, in reads of 64 KiB as a socket gives them: the buffer doubles with what has come, and the frame decodes.
+  let at = 100, most = r.capacity;
+  while (at < frame.length) {
+    const room = r.space();
+    const n = Math.min(room.length, 64 * 1024, frame.length - at);
+    room.set(frame.subarray(at, at + n));
+    r.commit(n);
+    at += n;
+    const got = r.next();
+    most = Math.max(most, r.capacity);
+    assert.ok(r.capacity <= 2 * at + 2 * READER_SIZES.buffer, `holds ${r.capacity} bytes for ${at} received`);
+    if (got !== NONE) {
+      assert.equal(at, frame.length);
+      assert.equal((got as { blob: Uint8Array }).blob.length, 8 * 1024 * 1024);
+    }
+  }
+  assert.ok(most >= frame.length, "it made room for the whole frame in the end");
+});

@@ -129,6 +129,24 @@ Deno.test("reader: the limit is checked on the header, before the payload arrive
   }
 });
 
+Deno.test("reader: a message's buffer grows as its payload arrives, not to the length its header declares", () => {
+  const r = new WsReader(16 * 1024 * 1024);
+  const payload = bytes(4 * 1024 * 1024, 3);
+  const frame = clientFrame(Op.binary, payload);
+  r.push(frame.subarray(0, 200));
+  assert.equal(r.next(), NEED_MORE);
+  assert.ok(r.capacity < 1024 * 1024, `holds ${r.capacity} bytes for 200 received`);
+  for (let at = 200; at < frame.length; at += 65536) {
+    r.push(frame.subarray(at, Math.min(frame.length, at + 65536)));
+    const got = r.next();
+    assert.ok(r.capacity <= 2 * Math.min(frame.length, at + 65536) + 65536, `holds ${r.capacity} bytes`);
+    if (got !== NEED_MORE) {
+      assert.equal(got, Op.binary);
+      assert.deepEqual(r.payload, payload);
+    }
+  }
+});
+
 Deno.test("reader: protocol violations are 1002 (1007 for bad UTF-8)", () => {
   const cases: [string, Uint8Array[], number, RegExp][] = [
     ["unmasked", [clientFrame(Op.binary, bytes(3), { mask: false })], 1002, /must be masked/],
