@@ -8,7 +8,8 @@
  * are stale and dropped. Held frames are bounded: past the cap they are dropped and the loss is logged.
  *
  * Only the cellapp that holds the real of an epoch speaks for it: a frame or marker of an epoch from any other
- * cellapp is dropped (a late one of an entity that was destroyed and made again, or a lie).
+ * cellapp is dropped (a late one of an entity that was destroyed and made again, or a lie). Until the baseapp hears
+ * where a new cell entity is, what comes for its epoch is held like a later epoch's, and judged once it does.
  *
  * A notice (the real was teleported: the proxy resets its speed check and tells the client) is ordered like a frame
  * of its epoch, so it takes effect after the frames sent before it and before those sent after.
@@ -79,9 +80,19 @@ export class ClientFrameOrder {
     return this.#heldFrames;
   }
 
-  /** The cell entity of the current epoch is on the cellapp at `address` (when first located). */
+  /**
+   * The cell entity of the current epoch is on the cellapp at `address` (when first located). What that cellapp sent
+   * before the baseapp heard where the entity is (its reply comes by way of the cellappmgr, its frames and backups
+   * straight) goes out now, in order, and then its move marker if one came.
+   */
   start(address: string): void {
     this.#address = address;
+    const held = this.#frames.get(this.epoch);
+    if (held) {
+      this.#frames.delete(this.epoch);
+      this.#pass(held);
+    }
+    this.#advance();
   }
 
   /** A frame from the real of `epoch`, which arrived from the cellapp at `from`. */
@@ -95,7 +106,7 @@ export class ClientFrameOrder {
   }
 
   #take(epoch: number, bytes: Uint8Array, from: string, run: (() => void) | null): void {
-    if (epoch === this.epoch) {
+    if (epoch === this.epoch && this.#address !== null) {
       if (!this.#holds(from, run ? "notice" : "frame")) return;
       this.stats.delivered++;
       return run ? run() : this.deliver(bytes);
@@ -128,10 +139,15 @@ export class ClientFrameOrder {
       this.log.info(`stale move marker of epoch ${fromEpoch} from ${from} ignored (now at epoch ${this.epoch})`);
       return;
     }
-    if (fromEpoch === this.epoch && !this.#holds(from, "move marker")) return;
+    if (fromEpoch === this.epoch && this.#address !== null && !this.#holds(from, "move marker")) return;
     let list = this.#moves.get(fromEpoch);
     if (!list) this.#moves.set(fromEpoch, list = []);
     if (list.length < 8) list.push({ spaceId, address, from });
+    this.#advance();
+  }
+
+  /** Follows the real through every move whose marker is in, passing on each new epoch's held frames. */
+  #advance(): void {
     for (let m = this.#nextMove(); m !== undefined; m = this.#nextMove()) {
       this.epoch++;
       this.stats.moves++;
@@ -140,21 +156,26 @@ export class ClientFrameOrder {
       const held = this.#frames.get(this.epoch);
       if (!held) continue;
       this.#frames.delete(this.epoch);
-      this.#heldFrames -= held.length;
-      for (const h of held) {
-        this.#heldBytes -= h.bytes.length;
-        if (!this.#holds(h.from, h.run ? "notice" : "frame")) continue;
-        this.stats.delivered++;
-        if (h.run) h.run();
-        else this.deliver(h.bytes);
-      }
+      this.#pass(held);
     }
   }
 
-  /** The marker of the current epoch from the cellapp that holds it, if it came. */
+  /** Passes on, in order, what was held for the current epoch and came from the cellapp holding it. */
+  #pass(held: Held[]): void {
+    this.#heldFrames -= held.length;
+    for (const h of held) {
+      this.#heldBytes -= h.bytes.length;
+      if (!this.#holds(h.from, h.run ? "notice" : "frame")) continue;
+      this.stats.delivered++;
+      if (h.run) h.run();
+      else this.deliver(h.bytes);
+    }
+  }
+
+  /** The marker of the current epoch from the cellapp that holds it, if it came (none before it is located). */
   #nextMove(): Move | undefined {
     const list = this.#moves.get(this.epoch);
-    if (!list) return undefined;
+    if (!list || this.#address === null) return undefined;
     this.#moves.delete(this.epoch);
     const m = list.find((m) => this.#address !== null && sameAddress(m.from, this.#address));
     if (!m) { for (const other of list) this.#holds(other.from, "move marker"); }
@@ -168,7 +189,7 @@ export class ClientFrameOrder {
     const held = this.#foreignLog.take(from);
     if (held !== null) {
       this.log.warn(
-        `${what} of epoch ${this.epoch} from ${from} dropped: the real is on ${this.#address ?? "no cellapp yet"}` +
+        `${what} of epoch ${this.epoch} from ${from} dropped: the real is on ${this.#address}` +
           Throttle.note(held),
       );
     }

@@ -85,3 +85,24 @@ Deno.test("a notice (a teleport) takes effect in order with its epoch's frames, 
   assert.deepEqual(seen, ["notice after 1,2", "now"]);
   assert.equal(o.held, 0);
 });
+
+Deno.test("what the new real's cellapp sends before the baseapp hears where it is waits for that, then goes in order", () => {
+  const got: number[] = [], moves: string[] = [], seen: string[] = [];
+  const log = memoryLogger();
+  const o = new ClientFrameOrder((b) => got.push(b[0]), (s, a) => moves.push(`${s}@${a}`), log);
+  // The cellapp's first backup (a notice) and frame overtake its reply, which comes by way of the cellappmgr.
+  o.notice(0, "A", () => seen.push(`backup after ${got.join(",")}`));
+  o.frame(0, f(1), "A");
+  o.frame(0, f(9), "X"); // a cellapp that does not hold it
+  o.frame(1, f(3), "B");
+  o.moved(0, 9, "B", "A"); // and it moved on at once
+  assert.deepEqual([got, seen, moves], [[], [], []], "nothing is judged before the entity is located");
+  assert.equal(o.stats.foreign, 0);
+  o.start("A");
+  assert.deepEqual(seen, ["backup after "]);
+  assert.deepEqual(got, [1, 3], "A's frame, then the move marker, then B's");
+  assert.deepEqual(moves, ["9@B"]);
+  assert.equal(o.stats.foreign, 1, "X's frame is dropped once the real is known to be on A");
+  assert.equal(o.held, 0);
+  assert.ok(!log.lines.some((l) => l.includes("no cellapp")), log.lines.join("\n"));
+});
