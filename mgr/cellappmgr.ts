@@ -219,6 +219,7 @@ export class CellAppMgr {
       maxMs: ISOLATION_HOLD_MS,
     });
     const deadAfterMs = opts.deadAfterMs ?? DEAD_AFTER_MS;
+    this.registry.leavingExpected = () => this.#shuttingDown;
     this.registry.isHeld = (m, reason) => {
       if (this.#shuttingDown) return false;
       // A member lost while this process itself was stalled may only have given up on its silence, and when most

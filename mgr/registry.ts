@@ -63,6 +63,8 @@ export class Registry {
    * are told.
    */
   isHeld: ((m: Member, reason: string) => boolean) | null = null;
+  /** Whether members are expected to leave now (a cluster shutdown): their leaving is then logged as news, not a fault. */
+  leavingExpected: (() => boolean) | null = null;
   /** Called after a member joined or left. */
   onChange:
     | ((m: Member, event: "joined" | "left", reason?: string) => void)
@@ -185,7 +187,9 @@ export class Registry {
     if (this.members.get(m.id) !== m) return;
     this.members.delete(m.id);
     this.#byChannel.delete(m.channel);
-    this.#log.warn(`${m.role} ${m.id} (pid ${m.pid}) left: ${reason}`);
+    const left = `${m.role} ${m.id} (pid ${m.pid}) left: ${reason}`;
+    if (this.leavingExpected?.()) this.#log.info(left);
+    else this.#log.warn(left);
     if (this.isHeld?.(m, reason)) this.#pardoned.add(m.generation);
     else this.#fence(m, reason);
     this.onChange?.(m, "left", reason);

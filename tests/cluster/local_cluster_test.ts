@@ -35,6 +35,10 @@ Deno.test("the local cluster starts four processes and POST /api/shutdown ends t
     const status = await parent.status;
     assert.equal(status.code, 0, parent.stderr.join("\n"));
     for (const c of children) assert.ok(!alive(c.pid), `${c.role} pid ${c.pid} is gone`);
+    // Processes stopped by the shutdown are logged as leaving, not warned of as failures.
+    const left = parent.stderr.filter((l) => / left: /.test(l));
+    assert.equal(left.length, 3, parent.stderr.join("\n"));
+    assert.ok(!left.some((l) => /WARN/.test(l)), left.join("\n"));
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
