@@ -6,7 +6,7 @@
  * measurement runs in a fresh child process (`--v8-flags=--expose-gc`), so
  * that one shape's garbage, hidden classes or key cache do not count for the
  * next; the figures go to bench/RESULTS.md and show whether the weights of
- * core/bytes/msgpack_limits.ts bound the real cost.
+ * core/bytes/msgpack_cost.ts bound the real cost.
  */
 import { errorText } from "../core/errors.ts";
 import { Decoder } from "@msgpack/msgpack";

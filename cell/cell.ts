@@ -10,17 +10,8 @@ import type { EntityRef, SpaceInfo, Vec3, WitnessSettings } from "../core/script
 import type { SpaceSettings, SpaceSettingsView } from "../core/space_settings.ts";
 import type { CellRect } from "../core/geo/mod.ts";
 import { MAX_COORD, type Rect, withinWorld } from "../core/geo/mod.ts";
-import type {
-  CellEntitySpec,
-  CellReport,
-  EntitySummary,
-  GhostOp,
-  GhostState,
-  OffloadState,
-  SpaceGeometry,
-  TeleportState,
-} from "../core/wire/mod.ts";
-import { type CellAddress, CellBorders, dropGhost, freezeOrphanedGhosts, takeOverFrozenGhost } from "./borders/mod.ts";
+import type { CellEntitySpec, CellReport, EntitySummary, SpaceGeometry, TeleportState } from "../core/wire/mod.ts";
+import { CellBorders, dropGhost, freezeOrphanedGhosts, takeOverFrozenGhost } from "./borders/mod.ts";
 import type { CellHost } from "./cell_host.ts";
 import { CellControllers } from "./cell_controllers.ts";
 import { cellAtPoint, firstCellOf, type GhostArea, placeIn } from "./cell_layout.ts";
@@ -57,7 +48,7 @@ import type { SpaceNavMesh } from "./nav/mod.ts";
 /** A cell of a space on this cellapp. */
 export class Cell implements EntityHost {
   readonly entities: Map<number, Entity> = new Map();
-  /** Ghosts this cell keeps elsewhere and holds here, and offloading. */
+  /** Ghosts it keeps elsewhere and holds here, and offloading: the cellapp hands it its ghost and offload messages. */
   readonly borders: CellBorders = new CellBorders(this);
   /** Ghosts of reals in neighbouring cells, by id. */
   readonly ghosts: Map<number, Entity> = new Map();
@@ -483,41 +474,6 @@ export class Cell implements EntityHost {
   /** The cellappmgr shuts the space down: every real hears onSpaceGone and is destroyed, the cell goes. */
   shutDown(): void {
     this.#shutdown.start();
-  }
-
-  /** The periodic ghost check; see CellBorders. */
-  checkGhosts(): void {
-    this.borders.checkGhosts();
-  }
-
-  /** A ghost in cell `cell` lost updates: create it again. */
-  resyncGhost(id: number, cell: number): void {
-    this.borders.resyncGhost(id, cell);
-  }
-
-  /** Makes the ghost here of an offloading real the real. */
-  receiveOffload(state: OffloadState): void | Promise<void> {
-    return this.borders.receiveOffload(state);
-  }
-
-  /** A ghost's real moved to another cell (as of its `epoch`). */
-  realMoved(id: number, to: CellAddress, epoch: number): void {
-    this.borders.realMoved(id, to, epoch);
-  }
-
-  /** Creates (or refreshes) the ghost of a real of a neighbouring cell. */
-  createGhost(state: GhostState): Entity {
-    return this.borders.createGhost(state);
-  }
-
-  /** Applies a real's batch to its ghost here. */
-  receiveGhostSync(id: number, seq: number, ops: GhostOp[]): void {
-    this.borders.receiveGhostSync(id, seq, ops);
-  }
-
-  /** The real (as of `epoch`; any when not given) no longer needs its ghost here. */
-  deleteGhost(id: number, epoch?: number): void {
-    this.borders.deleteGhost(id, epoch);
   }
 
   /** Teleports `e` (see teleport.ts); resolves once it is there. */

@@ -90,23 +90,24 @@ export function serveCellApp(h: CellAppHandlersHost): void {
         ),
     )
     .on(CellMsg.createGhost, (_ch, state) => {
-      cellOf(h.cells, state.spaceId, state.cellId).createGhost(state);
+      cellOf(h.cells, state.spaceId, state.cellId).borders.createGhost(state);
       return true;
     })
     .on(
       CellMsg.ghostSync,
-      (_ch, spaceId, cellId, id, seq, ops) => h.cells.get(cellKey(spaceId, cellId))?.receiveGhostSync(id, seq, ops),
+      (_ch, spaceId, cellId, id, seq, ops) =>
+        h.cells.get(cellKey(spaceId, cellId))?.borders.receiveGhostSync(id, seq, ops),
     )
     .on(CellMsg.ghostSyncs, (ch, _unused, records) => {
       const bad = readGhostSyncs(
         records,
-        (r) => h.cells.get(cellKey(r.spaceId, r.cellId))?.receiveGhostSync(r.id, r.seq, r.ops),
+        (r) => h.cells.get(cellKey(r.spaceId, r.cellId))?.borders.receiveGhostSync(r.id, r.seq, r.ops),
       );
       if (bad) ch.drop(`bad ghostSyncs: ${bad}`);
     })
     .on(
       CellMsg.deleteGhost,
-      (_ch, spaceId, cellId, id, epoch) => h.cells.get(cellKey(spaceId, cellId))?.deleteGhost(id, epoch),
+      (_ch, spaceId, cellId, id, epoch) => h.cells.get(cellKey(spaceId, cellId))?.borders.deleteGhost(id, epoch),
     )
     .on(
       CellMsg.ghostSeq,
@@ -123,11 +124,12 @@ export function serveCellApp(h: CellAppHandlersHost): void {
     })
     .on(
       CellMsg.ghostResync,
-      (_ch, spaceId, cellId, id, ghostCell) => h.cells.get(cellKey(spaceId, cellId))?.resyncGhost(id, ghostCell),
+      (_ch, spaceId, cellId, id, ghostCell) =>
+        h.cells.get(cellKey(spaceId, cellId))?.borders.resyncGhost(id, ghostCell),
     )
     .on(CellMsg.offload, (_ch, state) => {
       // Answered at once, unless it waits for this cell's own hand-over of the entity to settle (offload.ts).
-      const taken = cellOf(h.cells, state.spaceId, state.cellId).receiveOffload(state);
+      const taken = cellOf(h.cells, state.spaceId, state.cellId).borders.receiveOffload(state);
       return taken ? taken.then(() => true) : true;
     })
     .on(CellMsg.teleportIn, (_ch, state) => {
@@ -137,7 +139,7 @@ export function serveCellApp(h: CellAppHandlersHost): void {
     .on(
       CellMsg.realMoved,
       (_ch, spaceId, cellId, id, cellapp, address, cell, epoch) =>
-        h.cells.get(cellKey(spaceId, cellId))?.realMoved(id, { cell, cellapp, address }, epoch),
+        h.cells.get(cellKey(spaceId, cellId))?.borders.realMoved(id, { cell, cellapp, address }, epoch),
     )
     .on(BackupMsg.setBuddy, (_ch, id, address) => {
       h.backups.buddy = id !== null && address !== null ? { id, address } : null;

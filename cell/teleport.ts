@@ -34,14 +34,13 @@ import { continueHistory, historyOf, historyState } from "./witness/mod.ts";
 export interface TeleportCell extends EntityHost, HandOverCell {
   readonly cellappId: number;
   readonly host: CellHost;
-  /** Where the entities it hands over went, and their ghost batches. */
-  readonly borders: Pick<CellBorders, "sendBatches" | "noteDeparted">;
+  /** Where the entities it hands over went, their ghost batches, and the ghost of one that lands here. */
+  readonly borders: Pick<CellBorders, "sendBatches" | "noteDeparted" | "deleteGhost">;
   /** The cell of this space containing (x, z), with its cellapp's address when known. */
   cellAt(x: number, z: number): { cell: CellRect; address: string | undefined };
   /** Takes `e` out of the tick while it is handed over, and puts it back. */
   pause(e: Entity): void;
   resume(e: Entity): void;
-  deleteGhost(id: number, epoch?: number): void;
   addTeleported(e: Entity, controllers: readonly ControllerState[]): void;
   removeTeleported(e: Entity): void;
 }
@@ -140,7 +139,7 @@ export function receiveTeleport(cell: TeleportCell, state: TeleportState): Entit
   if (!type) throw new Error(`teleport: unknown entity type "${s.type}" for entity ${s.id}`);
   // Decoded first: a state that does not decode changes nothing here.
   const container = decodeCellBackup(type, s.props, s.id);
-  if (cell.ghosts.has(s.id)) cell.deleteGhost(s.id);
+  if (cell.ghosts.has(s.id)) cell.borders.deleteGhost(s.id);
   const [x, y, z] = s.position;
   const e = new Entity(s.id, type, cell, { x, y, z }, container);
   [e.yaw, e.pitch, e.roll] = s.direction;

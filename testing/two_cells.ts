@@ -131,16 +131,16 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
     switch (def) {
       case CellMsg.createGhost: {
         const state = args[0] as { cellId: number };
-        return find(address, state.cellId).createGhost(state as never);
+        return find(address, state.cellId).borders.createGhost(state as never);
       }
       case CellMsg.ghostSync:
-        return find(address, args[1] as number).receiveGhostSync(
+        return find(address, args[1] as number).borders.receiveGhostSync(
           args[2] as number,
           args[3] as number,
           args[4] as GhostOp[],
         );
       case CellMsg.deleteGhost:
-        return find(address, args[1] as number).deleteGhost(args[2] as number, args[3] as number);
+        return find(address, args[1] as number).borders.deleteGhost(args[2] as number, args[3] as number);
       case CellMsg.ghostSeq:
         return find(address, args[1] as number).borders.receiveGhostSeq(
           args[2] as number,
@@ -150,11 +150,11 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
       case CellMsg.handOverWrites:
         return find(address, args[1] as number).borders.receiveHandOverWrites(args[2] as number, args[3] as never);
       case CellMsg.ghostResync:
-        return find(address, args[1] as number).resyncGhost(args[2] as number, args[3] as number);
+        return find(address, args[1] as number).borders.resyncGhost(args[2] as number, args[3] as number);
       case CellMsg.offload: {
         if (failOffload) throw new Error("the target cellapp is gone");
         const state = args[0] as { cellId: number };
-        const taken = find(address, state.cellId).receiveOffload(state as never);
+        const taken = find(address, state.cellId).borders.receiveOffload(state as never);
         return taken ? taken.then(() => true) : true;
       }
       case CellMsg.entityCall:
@@ -174,7 +174,7 @@ export function cellsOf(opts: TwoCellOptions, bounds: SpaceGeometry["bounds"], t
         return spawnInCell(find(address, req.cellId!), req);
       }
       case CellMsg.realMoved:
-        return find(address, args[1] as number).realMoved(args[2] as number, {
+        return find(address, args[1] as number).borders.realMoved(args[2] as number, {
           cellapp: args[3] as number,
           address: args[4] as string,
           cell: args[5] as number,

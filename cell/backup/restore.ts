@@ -8,7 +8,7 @@ import { type CellBackup, type EntitySnapshot, sameAddress } from "../../core/wi
 import type { Logger } from "../../core/log.ts";
 import type { BuddyStore } from "./buddy_store.ts";
 import { controllerProblem } from "./check_controllers.ts";
-import { type GhostInfo, isFrozen } from "../borders/mod.ts";
+import { type CellBorders, type GhostInfo, isFrozen } from "../borders/mod.ts";
 
 /** A restored entity, as restoring sets it up. */
 export interface RestoredEntity {
@@ -23,8 +23,8 @@ export interface RestoreCell {
   readonly spaceId: number;
   readonly entities: ReadonlyMap<number, RestoredEntity>;
   readonly ghosts: ReadonlyMap<number, { readonly ghostInfo: GhostInfo | null }>;
-  /** Drops the ghost of `id`, whatever its epoch. */
-  deleteGhost(id: number): void;
+  /** Its ghosts: deleteGhost(id) drops the ghost of `id`, whatever its epoch. */
+  readonly borders: Pick<CellBorders, "deleteGhost">;
   restoreEntity(state: EntitySnapshot): RestoredEntity;
   callScript(e: RestoredEntity, name: string): void;
 }
@@ -52,7 +52,7 @@ export function restoreFromBackup(
   // (observers see a pause, not a leave and an enter). Any other ghost of it is of no live real (the cellappmgr
   // found none): it goes.
   const ghost = cell.ghosts.get(id);
-  if (ghost && !(ghost.ghostInfo && isFrozen(ghost.ghostInfo))) cell.deleteGhost(id);
+  if (ghost && !(ghost.ghostInfo && isFrozen(ghost.ghostInfo))) cell.borders.deleteGhost(id);
   const e = cell.restoreEntity(backup.entity);
   e.baseAddress = baseAddress;
   e.hasClient = hasClient;

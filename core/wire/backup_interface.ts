@@ -5,7 +5,7 @@
  */
 import { message } from "./catalog.ts";
 import { address, bool, bytes, type Check, entityId, int, obj, optional, spaceId, tuple } from "./check.ts";
-import { type EntitySnapshot, entitySnapshotCheck } from "./cell_interface.ts";
+import { type EntitySnapshot, entitySnapshotCheck } from "./cell_state.ts";
 
 /** One real's cell state as its last backup had it. */
 export interface CellBackup {

@@ -8,7 +8,7 @@
  */
 import { errorText } from "../errors.ts";
 import { ByteReader, type ByteWriter, MAX_ENTITY_ID } from "../bytes/mod.ts";
-import type { GhostOp } from "./cell_interface.ts";
+import type { GhostOp } from "./cell_state.ts";
 
 /** Op kinds of a ghost batch (cell/borders/ghosts.ts): pose, ghosted property change, history event. */
 const POSE = 0, CHANGE = 1, EVENT = 2;

@@ -3,7 +3,7 @@ import { type Channel, type ChannelOptions } from "./channel.ts";
 import type { Handlers } from "./handlers.ts";
 import { dial } from "./endpoint.ts";
 import { MAX_LOAD, MgrMsg, type RegisterInfo, type RegisterReply } from "./mgr_interface.ts";
-import type { SpaceGeometry } from "./cell_interface.ts";
+import type { SpaceGeometry } from "./cell_state.ts";
 import type { Logger } from "../log.ts";
 import type { GameVersionView } from "../views.ts";
 

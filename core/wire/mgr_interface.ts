@@ -1,6 +1,6 @@
 /** Messages the cellappmgr handles, and the data they carry. */
 import { message } from "./catalog.ts";
-import { type CellEntitySpec, cellEntitySpec, type SpaceGeometry, spaceGeometry } from "./cell_interface.ts";
+import { type CellEntitySpec, cellEntitySpec, type SpaceGeometry, spaceGeometry } from "./cell_state.ts";
 import type { GameVersionView } from "../views.ts";
 import { MAX_RADIUS, type SpaceSettings, type SpaceSettingsView } from "../space_settings.ts";
 import { MAX_NEW_SPACE_CELLS, MAX_NEW_SPACE_SIDE, type NewSpaceRequest } from "../new_space.ts";

@@ -12,6 +12,7 @@ export * from "./outbox.ts";
 export * as check from "./check.ts";
 export * from "./member.ts";
 export * from "./mgr_interface.ts";
+export * from "./cell_state.ts";
 export * from "./cell_interface.ts";
 export * from "./base_interface.ts";
 export * from "./backup_interface.ts";

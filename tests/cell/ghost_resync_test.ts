@@ -129,7 +129,7 @@ Deno.test("batches delivered twice and out of order leave the ghost as its real"
   assert.ok(batches.length >= 12);
   const random = seededRandom(5);
   const shuffled = [...batches, ...batches.filter(() => random() < 0.5)].sort(() => random() - 0.5);
-  for (const [seq, ops] of shuffled) b.receiveGhostSync(e.id, seq, structuredClone(ops));
+  for (const [seq, ops] of shuffled) b.borders.receiveGhostSync(e.id, seq, structuredClone(ops));
   same(g, e);
   assert.equal(g.ghostInfo!.pending.size, 0);
 });

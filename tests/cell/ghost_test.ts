@@ -118,9 +118,9 @@ Deno.test("batches that arrive early are held until the gap fills; a gap that ne
   a.tick(100);
   e.props.hp = 2;
   // Simulate reordering: the ghost sees batch seq0+2 before seq0+1.
-  b.receiveGhostSync(e.id, seq0 + 2, [[1, new Uint8Array()]].slice(0, 0));
+  b.borders.receiveGhostSync(e.id, seq0 + 2, [[1, new Uint8Array()]].slice(0, 0));
   assert.equal(g.ghostInfo!.seq, seq0, "held back");
-  b.receiveGhostSync(e.id, seq0 + 1, []);
+  b.borders.receiveGhostSync(e.id, seq0 + 1, []);
   assert.equal(g.ghostInfo!.seq, seq0 + 2, "the gap filled: both applied in order");
   // A batch lost for good: later ones pile up until the ghost asks for a resync, which brings it up to date.
   await tick(1);
@@ -275,14 +275,16 @@ Deno.test("a ghost state or an offload that does not decode leaves the cell as i
   const ghost = b.ghosts.get(e.id)!;
   const state = ghostStateOf(e, b.cellId, 1, "127.0.0.1:1");
   const broken = { ...state, id: e.id + 1000, props: new Uint8Array([0xff, 0xff, 0xff]) };
-  assert.throws(() => b.createGhost(broken));
+  assert.throws(() => b.borders.createGhost(broken));
   assert.ok(!b.ghosts.has(e.id + 1000), "no half-made ghost is kept");
   // The ghost it has is left whole: an undecodable offload does not make it real, nor forget it.
   const offload = offloadStateOf(e, b.cellId, 1, "127.0.0.1:1", a.time);
-  assert.throws(() => b.receiveOffload({ ...offload, entity: { ...offload.entity, props: new Uint8Array([0xff]) } }));
+  assert.throws(() =>
+    b.borders.receiveOffload({ ...offload, entity: { ...offload.entity, props: new Uint8Array([0xff]) } })
+  );
   assert.equal(b.ghosts.get(e.id), ghost);
   assert.equal(ghost.isReal, false);
-  b.deleteGhost(e.id);
+  b.borders.deleteGhost(e.id);
   assert.ok(!b.ghosts.has(e.id), "and it can still be deleted: it is on the range list");
 });
 
@@ -300,7 +302,7 @@ Deno.test("a ghost sync with a pose out of the world is dropped whole, and the g
     [0, 95, "1", 10, 0, 0, 0, true],
     [0, 95, 0, 10, 0, 0, 0, 1],
   ];
-  for (const op of bad) b.receiveGhostSync(e.id, seq + 1, [op]);
+  for (const op of bad) b.borders.receiveGhostSync(e.id, seq + 1, [op]);
   assert.deepEqual([g.x, g.y, g.z, g.yaw, g.ghostInfo!.seq], [95, 0, 10, 0, seq], "nothing of them applied");
   assert.ok(log.lines.some((l) => /ghost sync .* dropped: op 0: pose 95, 1e\+308/.test(l)), log.lines.join("\n"));
   // The real's own batches go on; the ghost knows it missed one, asks for a resync, and is right again.
