@@ -5,3 +5,4 @@
 export * from "./bytes.ts";
 export * from "./msgpack_limits.ts";
 export * from "./ids.ts";
+export * from "./copy.ts";
