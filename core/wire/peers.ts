@@ -126,12 +126,17 @@ export class Peers {
     if (open) return open.send(def, ...args);
     const body = encodeMessage(def.kind, args);
     const dialled = this.get(address);
-    // Sent in the task the dial settled in: the backlog is settled already, and nothing is held past this task.
+    // Once the dial settled (what waited on it went, its backlog settled), a send waits only for the rest of this task.
     const counted = !this.#settled.has(address);
     if (counted && !this.backlogs.take(address, body.length)) return;
     dialled.then((c) => {
       if (counted) this.backlogs.release(address, body.length);
-      c.sendEncoded(def.name, body);
+      try {
+        c.sendEncoded(def.name, body);
+      } catch (e) {
+        // Larger than the channel's frame limit: said to the sender, as a send on an open channel throws.
+        lost?.(e);
+      }
     }, (e) => {
       if (counted) this.backlogs.release(address, body.length);
       lost?.(e);
