@@ -345,9 +345,8 @@ export class CellApp {
   }
 
   /**
-   * Sends to another process by address, dialling it when no channel is open.
-   * Arguments are encoded at once when a channel is open; otherwise they are
-   * copied, since callers may reuse their buffers.
+   * Sends to another process by address, dialling it when no channel is open. Arguments are encoded at once, into
+   * the channel or, while it is dialled, into its bounded backlog (core/wire/peers.ts).
    */
   #toPeer<A extends unknown[]>(address: string, def: MessageDef<A, unknown>, ...args: A): void {
     // A baseapp found dead: its orphans' traffic has nobody to go to, and was logged once.
@@ -356,21 +355,12 @@ export class CellApp {
       this.#loopback.send(def, args);
       return;
     }
-    const ch = this.member.peers.peek(address);
-    if (ch) {
-      ch.send(def, ...args);
-      return;
-    }
-    args = structuredClone(args);
-    this.member.peers.get(address).then(
-      (c) => c.send(def, ...args),
-      (e) => {
-        const held = this.#lostLog.take(address);
-        if (held !== null) {
-          this.#log.warn(`${def.name} to ${address} lost: ${errorText(e)}${Throttle.note(held)}`);
-        }
-      },
-    );
+    this.member.peers.send(address, def, args, (e) => {
+      const held = this.#lostLog.take(address);
+      if (held !== null) {
+        this.#log.warn(`${def.name} to ${address} lost: ${errorText(e)}${Throttle.note(held)}`);
+      }
+    });
   }
 
   /** Whether `address` is this cellapp's: messages to it go through the loopback. */

@@ -8,6 +8,7 @@
  * belong to others now.
  */
 import type { Logger } from "../core/log.ts";
+import { copyArgs } from "../core/bytes/mod.ts";
 import { confirmOnLink, type Handlers, type MessageDef, type MgrLease, type MgrLink } from "../core/wire/mod.ts";
 import type { Cell } from "./cell.ts";
 
@@ -239,9 +240,7 @@ export function gateHandlers(
     if (!handler) throw new Error(`${def.name} is not served here: it cannot be gated`);
     handlers.on(def, (ch, ...args) => {
       if (authority.runsNow) return handler(ch, ...args);
-      const kept = args.map((a) =>
-        a instanceof Uint8Array ? a.slice() : typeof a === "object" && a !== null ? structuredClone(a) : a
-      );
+      const kept = copyArgs(args);
       return authority.gate(def.name, () => handler(ch, ...kept));
     });
   }

@@ -8,6 +8,7 @@
  * as encoding would, since senders may reuse their buffers.
  */
 import type { MessageDef } from "../core/wire/mod.ts";
+import { copyArgs } from "../core/bytes/mod.ts";
 
 /** Runs a message here: the handler the cellapp serves it with; what it returns is the reply. */
 export type LocalDispatch = (def: MessageDef<unknown[], unknown>, args: unknown[]) => unknown;
@@ -21,7 +22,7 @@ export class Loopback {
 
   /** Queues a one-way message. */
   send<A extends unknown[]>(def: MessageDef<A, unknown>, args: A): void {
-    const copy = structuredClone(args);
+    const copy = copyArgs(args);
     this.#push(() => {
       try {
         const r = this.dispatch(def as MessageDef<unknown[], unknown>, copy);
@@ -34,7 +35,7 @@ export class Loopback {
 
   /** Queues a request; resolves with the handler's reply, rejects with what it threw. */
   ask<A extends unknown[], R>(def: MessageDef<A, R>, args: A): Promise<R> {
-    const copy = structuredClone(args);
+    const copy = copyArgs(args);
     return new Promise<R>((resolve, reject) =>
       this.#push(() => {
         try {

@@ -6,3 +6,4 @@ export * from "./bytes.ts";
 export * from "./msgpack_limits.ts";
 export { COST, SHORT_STRING } from "./msgpack_cost.ts";
 export * from "./ids.ts";
+export * from "./copy.ts";

@@ -176,6 +176,19 @@ export class Channel {
     this.#push([def.kind, 0, ...args]);
   }
 
+  /**
+   * Sends a one-way message encoded earlier (`encodeMessage`), in order with what else is sent. Dropped with a debug
+   * line when the channel is not open.
+   */
+  sendEncoded(name: string, body: Uint8Array): void {
+    if (this.#state !== "open") {
+      this.#log.debug(`dropped ${name}: channel ${this.#state}`);
+      return;
+    }
+    if (this.#batchDef !== null) this.#closeBatch();
+    this.#pushed(this.#writer.pushBody(body));
+  }
+
   /** Sends a request and resolves with the peer's reply, within the default timeout. */
   request<A extends unknown[], R>(
     def: MessageDef<A, R>,
@@ -309,7 +322,11 @@ export class Channel {
 
   #push(msg: unknown[]): void {
     if (this.#batchDef !== null) this.#closeBatch();
-    const size = this.#writer.push(msg);
+    this.#pushed(this.#writer.push(msg));
+  }
+
+  /** Counts a frame of `size` bytes just added to the writer. */
+  #pushed(size: number): void {
     this.stats.framesOut++;
     this.stats.bytesOut += size;
     this.#afterWrite();

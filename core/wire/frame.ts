@@ -34,6 +34,16 @@ wireCodec.register({
   decode: (d: Uint8Array) => new DataView(d.buffer, d.byteOffset, d.byteLength).getBigUint64(0),
 });
 
+const messageEncoder = new Encoder({ extensionCodec: wireCodec });
+
+/**
+ * The frame body of one-way message `kind` with `args`, encoded now: a copy as small as it will be on the wire, of
+ * the arguments only (a byte array that is a view keeps none of the rest of its buffer), for `Channel.sendEncoded`.
+ */
+export function encodeMessage(kind: number, args: readonly unknown[]): Uint8Array {
+  return messageEncoder.encode([kind, 0, ...args]);
+}
+
 /** Default upper bound of one frame's body, in bytes (16 MiB). */
 export const DEFAULT_MAX_FRAME = 16 * 1024 * 1024;
 
@@ -77,7 +87,11 @@ export class FrameWriter {
 
   /** Encodes `value` as one frame at the end of the buffer; returns the frame's size. */
   push(value: unknown): number {
-    const body = this.#encoder.encodeSharedRef(value);
+    return this.pushBody(this.#encoder.encodeSharedRef(value));
+  }
+
+  /** Appends a frame whose body is already encoded (`encodeMessage`); returns the frame's size. */
+  pushBody(body: Uint8Array): number {
     if (body.length > this.maxFrame) {
       throw new FrameError(
         `frame of ${body.length} bytes exceeds the limit of ${this.maxFrame}`,
