@@ -124,6 +124,10 @@ export class Peers {
   ): void {
     const open = this.peek(address);
     if (open) return open.send(def, ...args);
+    if (this.opts.checkOutgoing) {
+      const bad = def.check(args);
+      if (bad) throw new Error(`not sending ${def.name} to ${address}: ${bad}`);
+    }
     const body = encodeMessage(def.kind, args);
     const dialled = this.get(address);
     // Once the dial settled (what waited on it went, its backlog settled), a send waits only for the rest of this task.

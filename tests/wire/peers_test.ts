@@ -97,6 +97,16 @@ Deno.test("what waited for a dial arrives in order, and a channel that opened af
   peers.close("test over");
 });
 
+Deno.test("with outgoing checks on, a message that fails its check is refused whether or not the channel is open", () => {
+  const peers = new Peers({ role: "cellapp", address: "127.0.0.1:1", checkOutgoing: true }, silentLogger);
+  assert.throws(
+    () => peers.send("127.0.0.1:9", Note, ["not a number" as unknown as number]),
+    /not sending test\.peers\.note to 127\.0\.0\.1:9/,
+  );
+  assert.equal(peers.backlogs.bytes, 0, "nothing waits for it");
+  peers.close("test over");
+});
+
 function disposable(server: WireServer) {
   return { server, [Symbol.dispose]: () => server.close() };
 }
