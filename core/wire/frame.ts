@@ -44,6 +44,9 @@ export function encodeMessage(kind: number, args: readonly unknown[]): Uint8Arra
   return messageEncoder.encode([kind, 0, ...args]);
 }
 
+/** The largest buffer a FrameWriter keeps as its spare for the next write (larger ones go after one write). */
+const SPARE_LIMIT = 4 * 1024 * 1024;
+
 /** Default upper bound of one frame's body, in bytes (16 MiB). */
 export const DEFAULT_MAX_FRAME = 16 * 1024 * 1024;
 
@@ -114,7 +117,9 @@ export class FrameWriter {
     const out = this.#buf.subarray(0, this.#len);
     const spare = this.#spare;
     this.#spare = null;
-    this.#buf = spare ?? new Uint8Array(this.#buf.length);
+    // Continues in a buffer small enough to be recycled: a writer grown past that by one burst would otherwise
+    // allocate a buffer of its largest size for every write after it.
+    this.#buf = spare ?? new Uint8Array(Math.min(this.#buf.length, SPARE_LIMIT));
     this.#view = new DataView(this.#buf.buffer);
     this.#len = 0;
     this.#frames = 0;
@@ -124,7 +129,7 @@ export class FrameWriter {
   /** Returns a buffer obtained from `take` after it has been written. */
   recycle(bytes: Uint8Array): void {
     const whole = new Uint8Array(bytes.buffer);
-    if (this.#spare === null && whole.length <= 4 * 1024 * 1024) {
+    if (this.#spare === null && whole.length <= SPARE_LIMIT) {
       this.#spare = whole;
     }
   }

@@ -169,3 +169,20 @@ Deno.test("a frame's buffer grows as its bytes arrive, not to the length it decl
   }
   assert.ok(most >= frame.length, "it made room for the whole frame in the end");
 });
+
+Deno.test("after one burst past the spare's size, writes go on in two buffers instead of a fresh large one each", () => {
+  const w = new FrameWriter(1024);
+  w.push([1, 0, new Uint8Array(6 * 1024 * 1024)]); // one large message: the buffer grows to 8 MiB
+  w.recycle(w.take());
+  const buffers = new Set<ArrayBufferLike>();
+  let largest = 0;
+  for (let i = 0; i < 20; i++) {
+    w.push([1, 0, i]);
+    const bytes = w.take();
+    buffers.add(bytes.buffer);
+    largest = Math.max(largest, bytes.buffer.byteLength);
+    w.recycle(bytes);
+  }
+  assert.ok(buffers.size <= 2, `${buffers.size} buffers for 20 small writes`);
+  assert.ok(largest <= 4 * 1024 * 1024, `the writer went on in ${largest} bytes`);
+});
