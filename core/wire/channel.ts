@@ -168,10 +168,7 @@ export class Channel {
 
   /** Sends a one-way message. Dropped with a debug line when the channel is closed. */
   send<A extends unknown[]>(def: MessageDef<A, unknown>, ...args: A): void {
-    if (this.#state !== "open") {
-      this.#log.debug(`dropped ${def.name}: channel ${this.#state}`);
-      return;
-    }
+    if (!this.#sendable(def.name)) return;
     this.#checkOut(def, args);
     this.#push([def.kind, 0, ...args]);
   }
@@ -181,12 +178,16 @@ export class Channel {
    * line when the channel is not open.
    */
   sendEncoded(name: string, body: Uint8Array): void {
-    if (this.#state !== "open") {
-      this.#log.debug(`dropped ${name}: channel ${this.#state}`);
-      return;
-    }
+    if (!this.#sendable(name)) return;
     if (this.#batchDef !== null) this.#closeBatch();
     this.#pushed(this.#writer.pushBody(body));
+  }
+
+  /** Whether a one-way message may go out now; one that may not is dropped with a debug line. */
+  #sendable(name: string): boolean {
+    if (this.#state === "open") return true;
+    this.#log.debug(`dropped ${name}: channel ${this.#state}`);
+    return false;
   }
 
   /** Sends a request and resolves with the peer's reply, within the default timeout. */

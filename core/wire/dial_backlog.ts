@@ -21,9 +21,6 @@ interface Backlog {
   since: number;
 }
 
-/** Lines about dropped messages: at most one per peer per interval. */
-const dropLines = new Throttle(10_000);
-
 /**
  * The messages waiting for peers' channels to be dialled, counted by peer address and bounded per peer and in all. A
  * message past a bound is dropped, and said once per dial naming the peer; once the dial settles (`settle`), the
@@ -33,6 +30,8 @@ const dropLines = new Throttle(10_000);
 export class DialBacklogs {
   readonly #byPeer = new Map<string, Backlog>();
   #total = 0;
+  /** Lines about dropped messages: at most one per peer per interval. */
+  readonly #dropLines = new Throttle(10_000);
 
   constructor(
     private readonly log: Logger,
@@ -55,7 +54,7 @@ export class DialBacklogs {
       return true;
     }
     if (b.dropped === 0) {
-      const held = dropLines.take(address);
+      const held = this.#dropLines.take(address);
       if (held !== null) {
         this.log.warn(
           `dropping messages to ${address}: ${b.bytes} bytes for it (${this.#total} for all peers) wait for its ` +
