@@ -173,9 +173,23 @@ export async function dial(
   const conn = opts.tls
     ? await dialTls(address, hostname, port, opts.tls, opts.handshakeTimeoutMs ?? 5000)
     : await Deno.connect({ hostname, port });
+  if (reachedItself(conn)) {
+    conn.close();
+    throw new Error(`${address}: the connection reached itself (nothing listens there)`);
+  }
   const ch = Channel.connect(conn, { dialed: address, ...opts });
   await ch.ready;
   return ch;
+}
+
+/**
+ * Whether a connection is to its own socket. A dial from a local port to a local address where nothing listens may
+ * get, as its source port, the very port it dials: TCP's simultaneous open then connects the socket to itself (seen
+ * about once in a few thousand dials to the same free port). Nobody would ever answer its handshake.
+ */
+export function reachedItself(conn: { localAddr: Deno.Addr; remoteAddr: Deno.Addr }): boolean {
+  const l = conn.localAddr as Deno.NetAddr, r = conn.remoteAddr as Deno.NetAddr;
+  return l.port === r.port && l.hostname === r.hostname;
 }
 
 async function dialTls(
