@@ -218,6 +218,13 @@ export class CellAppMgr {
       },
       maxMs: ISOLATION_HOLD_MS,
     });
+    const rejoin = this.#rejoin;
+    this.#metrics.own.registry.sampled(
+      "seamless_mgr_rejoin_waiting",
+      "Requests waiting for the rejoin window to close (registrations of new processes, placements, spawns)",
+      "gauge",
+      () => [{ labels: {}, value: rejoin.waiting }],
+    );
     const deadAfterMs = opts.deadAfterMs ?? DEAD_AFTER_MS;
     this.registry.leavingExpected = () => this.#shuttingDown;
     this.registry.isHeld = (m, reason) => {

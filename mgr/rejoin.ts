@@ -16,6 +16,12 @@ import type { Spaces } from "./spaces.ts";
 /** How long a starting cellappmgr waits for the members of a previous run: their retry period and set-up time. */
 export const REJOIN_WINDOW_MS = RETRY_MAX_MS * 4;
 
+/**
+ * Requests that may wait for a rejoin window at once: registrations of new processes, entity placements, spawns. Far
+ * more new processes than start at once, and each holds its connection while it waits.
+ */
+export const MAX_REJOIN_WAITING = 256;
+
 /** When a rejoin window that is due to close stays open instead. */
 export interface RejoinHold {
   /** Asked when the window is due to close: true keeps it open for another period. */
@@ -29,12 +35,19 @@ export class RejoinWindow {
   #open = false;
   #openedAt = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
-  #closed: Promise<void> = Promise.resolve();
+  /** What waits for the window to close, each resolved then (in the order they came). */
+  readonly #waiters = new Set<() => void>();
   readonly #onClose: () => void;
   readonly #hold: RejoinHold | null;
 
   /** `onClose` runs each time the window closes, before anything waiting for it goes on. */
-  constructor(ms: number, onClose: () => void, hold: RejoinHold | null = null) {
+  constructor(
+    ms: number,
+    onClose: () => void,
+    hold: RejoinHold | null = null,
+    /** Requests that may wait for the window at once (MAX_REJOIN_WAITING). */
+    readonly maxWaiting: number = MAX_REJOIN_WAITING,
+  ) {
     this.#onClose = onClose;
     this.#hold = hold;
     this.reopen(ms);
@@ -49,9 +62,6 @@ export class RejoinWindow {
     if (!this.#open) {
       this.#open = true;
       this.#openedAt = performance.now();
-      let resolve!: () => void;
-      this.#closed = new Promise((r) => (resolve = r));
-      this.#resolve = resolve;
     }
     this.#timer = setTimeout(() => {
       const hold = this.#hold;
@@ -60,21 +70,46 @@ export class RejoinWindow {
       try {
         this.#onClose();
       } finally {
-        this.#resolve();
+        const waiters = [...this.#waiters];
+        this.#waiters.clear();
+        for (const go of waiters) go();
       }
     }, ms);
   }
-
-  #resolve: () => void = () => {};
 
   /** True until the window closes. */
   get isOpen(): boolean {
     return this.#open;
   }
 
-  /** Resolves once the window is closed (at once when it is). */
-  wait(): Promise<void> {
-    return this.#closed;
+  /**
+   * Resolves once the window is closed (at once when it is). While it is open, at most `maxWaiting` requests wait:
+   * past that, one is refused at once (its sender tries again later). One made on a connection passes that
+   * connection's `closed` as `until`: when the connection closes first, the wait rejects and lets go of it, so that
+   * connections opened and dropped meanwhile (a process retrying, a hostile peer) are not all kept until the window
+   * closes.
+   */
+  wait(until?: Promise<unknown>): Promise<void> {
+    if (!this.#open) return Promise.resolve();
+    if (this.#waiters.size >= this.maxWaiting) {
+      return Promise.reject(
+        new Error(`the cellappmgr waits for its members to rejoin and ${this.#waiters.size} requests wait already`),
+      );
+    }
+    return new Promise<void>((resolve, reject) => {
+      const done = () => resolve();
+      this.#waiters.add(done);
+      until?.then(() => {
+        if (this.#waiters.delete(done)) {
+          reject(new Error("the connection closed while its request waited for members to rejoin"));
+        }
+      });
+    });
+  }
+
+  /** Requests waiting for the window to close. */
+  get waiting(): number {
+    return this.#waiters.size;
   }
 
   /** Stops the timer (the cellappmgr is stopping); what waits for the window keeps waiting. */

@@ -21,7 +21,7 @@ export interface WireHost {
   readonly spaces: Spaces;
   readonly ids: Pick<IdAllocator, "observe" | "allocate">;
   /** Resolves once the rejoin window is closed (rejoin.ts). */
-  readonly rejoin: { wait(): Promise<void> };
+  readonly rejoin: { wait(until?: Promise<unknown>): Promise<void> };
   readonly log: Logger;
   /** Silence after which a member is dropped, told to each at registration. */
   readonly deadAfterMs: number;
@@ -75,7 +75,7 @@ export function mgrHandlers(host: WireHost): Handlers {
         return { id: 0, mgrPid: Deno.pid, generation: 0, deadAfterMs, fenced, deadGenerations: [] };
       }
       // A process new to the cluster gets its id once the returning ones have theirs back.
-      if (info.previousId === null) await host.rejoin.wait();
+      if (info.previousId === null) await host.rejoin.wait(ch.closed);
       if (host.shuttingDown()) throw new Error("the cluster is shutting down");
       if (!ch.isOpen) throw new Error("the connection closed before the registration");
       const m = host.registry.register(ch, info);
@@ -92,7 +92,7 @@ export function mgrHandlers(host: WireHost): Handlers {
     })
     .on(MgrMsg.allocateIds, async (ch, count) => {
       member(ch, "allocateIds");
-      await host.rejoin.wait();
+      await host.rejoin.wait(ch.closed);
       return await host.ids.allocate(count);
     })
     .on(MgrMsg.requestShutDownSpace, (ch, spaceId, why) => {
