@@ -14,6 +14,7 @@ import { registry } from "../../entities/mod.ts";
 import { api, isAlive, Procs } from "../../testing/procs.ts";
 import { cellReady, seen } from "../helpers/players.ts";
 import { waitFor } from "../../testing/wait.ts";
+import type { RssJump } from "../../tools/fuzz/run.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const SEED = Number(Deno.env.get("FUZZ_SEED") ?? 20261123);
@@ -30,7 +31,7 @@ const PARTS = 3;
  * (2.6 GiB).
  */
 const MAX_LATE_GROWTH = 32 * 1024 * 1024;
-const MAX_RSS = 384 * 1024 * 1024;
+const MAX_RSS = Number(Deno.env.get("FUZZ_MAX_RSS") ?? 384 * 1024 * 1024);
 
 /**
  * A bot's round trip: one client moves, another sees the move; resolves with the best of a few, in ms. The server
@@ -129,12 +130,18 @@ Deno.test(
     const metrics = (await api(admin, "/metrics")).body as string;
     console.log(
       metrics.split("\n").filter((l) =>
-        /^seamless_process_(heap_used|heap_total|external_memory|resident_memory)_bytes/.test(l)
+        /^seamless_(process_(heap_used|heap_total|external_memory|resident_memory)_bytes|cell_(entities|ghosts|witnesses))\b/
+          .test(l)
       ).join("\n"),
     );
     for (const p of [mgr, cell, base]) {
       const name = p.ready.role;
-      const logs = () => `; its last log lines:\n${p.stderr.slice(-40).join("\n")}`;
+      // CI shows a failure's last lines: the memory note and what the process was doing go last.
+      const logs = () =>
+        `; its last log lines:\n${p.stderr.slice(-20).join("\n")}\n` +
+        `what it logged most from 3 s before its steepest rise to 1 s after (numbers masked):\n` +
+        `${aroundJump(p.stderr, run.jump.get(name))}` +
+        memoryNote(p.pid, run.peak.get(name)!, run.jump.get(name), metrics, name);
       assert.ok(isAlive(p.pid), `${name} survived${logs()}`);
       // Against the highest earlier reading: a process that gave memory back and took it again has not grown.
       const rss = run.rss.get(name)!, end = rss.at(-1)!, late = end - Math.max(...rss.slice(0, -1));
@@ -159,3 +166,49 @@ Deno.test(
     assert.ok(rtAfter < Math.max(500, before * 4), `round trip after the fuzz: ${rtAfter} ms (before: ${before} ms)`);
   },
 );
+
+const mib = (b: number) => `${Math.round(b / 2 ** 20)} MiB`;
+
+/**
+ * Where a process's memory is, for a failure message: its highest and steepest readings during the run, its
+ * resident memory now by kind of mapping (glibc's main heap, other anonymous memory, files), and its own gauges.
+ */
+function memoryNote(pid: number, peak: number, jump: RssJump | undefined, metrics: string, role: string): string {
+  const by = new Map<string, number>();
+  let kind = "";
+  for (const line of Deno.readTextFileSync(`/proc/${pid}/smaps`).split("\n")) {
+    const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ (\d+)\s*(.*)$/.exec(line);
+    if (head) {
+      kind = head[2] === "[heap]"
+        ? "[heap]"
+        : head[2] === ""
+        ? "anonymous"
+        : head[2].startsWith("[")
+        ? head[2]
+        : "files";
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss) by.set(kind, (by.get(kind) ?? 0) + Number(rss[1]) * 1024);
+  }
+  const own = metrics.split("\n").filter((l) => l.includes(`role="${role}"`) && !l.includes("_bucket")).slice(0, 40)
+    .join("; ");
+  return `\npeak ${mib(peak)}` +
+    (jump ? `, steepest rise ${mib(jump.from)} → ${mib(jump.to)} at ${new Date(jump.at).toISOString()}` : "") +
+    `; resident now: ${
+      [...by].filter(([, v]) => v >= 2 ** 20).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${mib(v)}`).join(", ")
+    }` +
+    `\nits gauges: ${own}`;
+}
+
+/** The most frequent log lines (numbers masked) from 3 s before a rise to 1 s after (lines start with their ISO time). */
+function aroundJump(lines: string[], jump: RssJump | undefined): string {
+  if (!jump) return "(no rise)";
+  const counts = new Map<string, number>();
+  for (const l of lines) {
+    const t = Date.parse(l.slice(0, 24));
+    if (!(t >= jump.at - 3000 && t <= jump.at + 1000)) continue;
+    const key = l.slice(24).replace(/\d+/g, "N").slice(0, 200);
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([k, n]) => `${n}× ${k}`).join("\n") || "(nothing)";
+}

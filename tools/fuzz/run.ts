@@ -41,10 +41,22 @@ export interface FuzzTotals {
   reasons?: [string, number][];
 }
 
+/** The steepest rise of a target's resident memory between two readings during the run (one every 200 ms). */
+export interface RssJump {
+  /** Bytes before and after. */
+  from: number;
+  to: number;
+  /** Date.now() of the later reading: the process's log lines around it tell what it was doing. */
+  at: number;
+}
+
 /** What a run did: totals per fuzzer, and RSS per target: before, then after each part. */
 export interface FuzzRunReport {
   totals: FuzzTotals[];
   rss: Map<string, number[]>;
+  /** Per target: its highest reading during the run, and its steepest rise. */
+  peak: Map<string, number>;
+  jump: Map<string, RssJump>;
   /** Whether each part reached its count (false: a deadline cut it short). */
   complete: boolean;
 }
@@ -74,6 +86,24 @@ export async function runFuzz(o: FuzzRunOptions): Promise<FuzzRunReport> {
   const rss = new Map(o.targets.map((t) => [t.name, [rssOf(t.pid)]]));
   const totals = new Map<string, FuzzTotals>();
   let complete = true;
+  const peak = new Map(o.targets.map((t) => [t.name, rss.get(t.name)![0]]));
+  const jump = new Map<string, RssJump>();
+  const last = new Map(peak);
+  const sampler = setInterval(() => {
+    for (const t of o.targets) {
+      let now: number;
+      try {
+        now = rssOf(t.pid);
+      } catch {
+        continue; // the process is gone: the test says so
+      }
+      const before = last.get(t.name)!;
+      last.set(t.name, now);
+      peak.set(t.name, Math.max(peak.get(t.name)!, now));
+      const j = jump.get(t.name);
+      if (!j || now - before > j.to - j.from) jump.set(t.name, { from: before, to: now, at: Date.now() });
+    }
+  }, 200);
   const add = (name: string, rep: WireFuzzReport | ClientFuzzReport, want: number) => {
     const t = totals.get(name) ?? { name, inputs: 0, ms: 0 };
     t.inputs += rep.inputs;
@@ -86,21 +116,25 @@ export async function runFuzz(o: FuzzRunOptions): Promise<FuzzRunReport> {
     totals.set(name, t);
     if (rep.inputs < want) complete = false;
   };
-  for (let part = 1; part <= parts; part++) {
-    const count = Math.floor((o.count * part) / parts) - Math.floor((o.count * (part - 1)) / parts);
-    const seed = o.seed + 10 * part;
-    const [wire, client] = await Promise.all([
-      Promise.all(
-        o.targets.map((t, i) =>
-          fuzzWirePort({ address: t.address, secret: o.secret, seed: seed + i, count, deadlineMs: o.deadlineMs })
+  try {
+    for (let part = 1; part <= parts; part++) {
+      const count = Math.floor((o.count * part) / parts) - Math.floor((o.count * (part - 1)) / parts);
+      const seed = o.seed + 10 * part;
+      const [wire, client] = await Promise.all([
+        Promise.all(
+          o.targets.map((t, i) =>
+            fuzzWirePort({ address: t.address, secret: o.secret, seed: seed + i, count, deadlineMs: o.deadlineMs })
+          ),
         ),
-      ),
-      fuzzClientPort({ url: o.clientUrl, seed: seed + 9, count, deadlineMs: o.deadlineMs }),
-    ]);
-    wire.forEach((rep, i) => add(`${o.targets[i].name} port`, rep, count));
-    add("client endpoint", client, count);
-    const settled = await Promise.all(o.targets.map((t) => settledRss(t.pid)));
-    o.targets.forEach((t, i) => rss.get(t.name)!.push(settled[i]));
+        fuzzClientPort({ url: o.clientUrl, seed: seed + 9, count, deadlineMs: o.deadlineMs }),
+      ]);
+      wire.forEach((rep, i) => add(`${o.targets[i].name} port`, rep, count));
+      add("client endpoint", client, count);
+      const settled = await Promise.all(o.targets.map((t) => settledRss(t.pid)));
+      o.targets.forEach((t, i) => rss.get(t.name)!.push(settled[i]));
+    }
+  } finally {
+    clearInterval(sampler);
   }
-  return { totals: [...totals.values()], rss, complete };
+  return { totals: [...totals.values()], rss, peak, jump, complete };
 }
