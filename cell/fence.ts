@@ -8,7 +8,7 @@
  * belong to others now.
  */
 import type { Logger } from "../core/log.ts";
-import { copyArgs } from "../core/bytes/mod.ts";
+import { argsBytes, copyArgs } from "../core/bytes/mod.ts";
 import { confirmOnLink, type Handlers, type MessageDef, type MgrLease, type MgrLink } from "../core/wire/mod.ts";
 import type { Cell } from "./cell.ts";
 
@@ -28,6 +28,9 @@ export function dropAllCells(cells: Map<string, Cell>): { cells: number; reals: 
 /** Messages held back while the cells may not act, at most: past it they fail (requests) or are dropped. */
 export const MAX_HELD_BACK = 10_000;
 
+/** Bytes of the arguments of messages held back, at most (argsBytes): past it they fail or are dropped as well. */
+export const MAX_HELD_BACK_BYTES = 16 * 1024 * 1024;
+
 /**
  * Longest a message is held back: older ones fail when the cells act again. Their senders have given up on them (an
  * offload is retried and then given up after GHOST_DEFAULTS.offloadTimeoutMs, 30 s: taking it later would make a
@@ -41,6 +44,8 @@ interface HeldBack {
   at: number;
   /** Run however long it waited (a script's answer: nobody gives up on it). */
   keep?: boolean;
+  /** What its arguments hold (argsBytes). */
+  bytes: number;
   run(): void;
   drop(why: string): void;
 }
@@ -62,6 +67,8 @@ export class Authority {
   #paused = false;
   #pinging = false;
   #heldBack: HeldBack[] = [];
+  /** What the arguments of #heldBack hold, in bytes. */
+  #heldBytes = 0;
   #overflowLogged = false;
   /** The number of cells, read to know whether there is anything to hold back. */
   #held: () => number;
@@ -131,16 +138,17 @@ export class Authority {
 
   /**
    * Runs `run` now when the cells may act, else once they may again (in arrival order), or fails it when they are
-   * dropped; at most MAX_HELD_BACK wait.
+   * dropped; at most MAX_HELD_BACK wait, their arguments holding at most MAX_HELD_BACK_BYTES.
    */
-  gate<T>(what: string, run: () => T): T | Promise<Awaited<T>> {
+  gate<T>(what: string, run: () => T, bytes = 0): T | Promise<Awaited<T>> {
     if (this.runsNow) return run();
-    if (this.#heldBack.length >= MAX_HELD_BACK) {
+    if (this.#heldBack.length >= MAX_HELD_BACK || this.#heldBytes + bytes > MAX_HELD_BACK_BYTES) {
       if (!this.#overflowLogged) {
         this.#overflowLogged = true;
         this.log.warn(
-          `more than ${MAX_HELD_BACK} messages wait for the cellappmgr to confirm this cellapp: ` +
-            `${what} and those after it are refused until it does`,
+          `${this.#heldBack.length} messages (${this.#heldBytes} bytes) wait for the cellappmgr to confirm this ` +
+            `cellapp, the most that may (${MAX_HELD_BACK} messages, ${MAX_HELD_BACK_BYTES} bytes): ${what} and ` +
+            `those after it are refused until it does`,
         );
       }
       return Promise.reject(
@@ -148,8 +156,10 @@ export class Authority {
       );
     }
     return new Promise<Awaited<T>>((resolve, reject) => {
+      this.#heldBytes += bytes;
       this.#heldBack.push({
         at: performance.now(),
+        bytes,
         run: () => {
           try {
             resolve(run() as Awaited<T>);
@@ -172,7 +182,7 @@ export class Authority {
       const after = (done: () => void) => {
         if (this.runsNow) return done();
         if (this.#heldBack.length >= MAX_HELD_BACK) return reject(new Error(`${what} dropped: too many wait`));
-        this.#heldBack.push({ at: performance.now(), keep: true, run: done, drop: () => {} });
+        this.#heldBack.push({ at: performance.now(), keep: true, bytes: 0, run: done, drop: () => {} });
       };
       p.then((v) => after(() => resolve(v)), (e) => after(() => reject(e)));
     });
@@ -182,6 +192,7 @@ export class Authority {
   dropped(why: string): void {
     const waiting = this.#heldBack;
     this.#heldBack = [];
+    this.#heldBytes = 0;
     this.#paused = false;
     for (const w of waiting) w.drop(why);
   }
@@ -198,6 +209,7 @@ export class Authority {
     const waiting = this.#heldBack;
     if (waiting.length === 0) return;
     this.#heldBack = [];
+    this.#heldBytes = 0;
     const now = performance.now();
     const tooOld = (w: HeldBack) => !w.keep && now - w.at > this.maxHoldMs;
     const stale = waiting.filter(tooOld).length;
@@ -241,7 +253,7 @@ export function gateHandlers(
     handlers.on(def, (ch, ...args) => {
       if (authority.runsNow) return handler(ch, ...args);
       const kept = copyArgs(args);
-      return authority.gate(def.name, () => handler(ch, ...kept));
+      return authority.gate(def.name, () => handler(ch, ...kept), argsBytes(kept));
     });
   }
 }

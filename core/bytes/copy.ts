@@ -19,3 +19,16 @@ function copy(v: unknown): unknown {
   }
   return structuredClone(v);
 }
+
+/**
+ * About how many bytes a copy of message arguments holds: byte arrays' and strings' lengths, and 16 for every other
+ * value. What bounds the messages a process holds for later counts with it.
+ */
+export function argsBytes(value: unknown): number {
+  if (value === null || typeof value !== "object") return typeof value === "string" ? 16 + value.length : 16;
+  if (ArrayBuffer.isView(value)) return 16 + value.byteLength;
+  let n = 16;
+  if (Array.isArray(value)) { for (const v of value) n += argsBytes(v); }
+  else for (const k of Object.keys(value)) n += k.length + argsBytes((value as Record<string, unknown>)[k]);
+  return n;
+}

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { MgrLease, MgrLink } from "../../core/wire/mod.ts";
-import { Authority } from "../../cell/fence.ts";
+import { Authority, MAX_HELD_BACK_BYTES } from "../../cell/fence.ts";
 import { memoryLogger } from "../../testing/log.ts";
 import { playAlong } from "../helpers/fake_member.ts";
 import { startMgr } from "../helpers/mgr.ts";
@@ -100,8 +100,16 @@ Deno.test(
       mgr.close();
       await waitFor("lapsed again", () => !authority.holds(100), 1000);
       const late = authority.gate("late", () => "ran");
+      // What the held messages' arguments hold is bounded too.
+      const big = authority.gate("big", () => "ran", MAX_HELD_BACK_BYTES - 1000);
+      await assert.rejects(
+        Promise.resolve(authority.gate("one too many", () => "ran", 2000)),
+        /one too many refused: this cellapp's cells do not act until the cellappmgr confirms them/,
+      );
+      assert.equal(log.lines.filter((x) => /the most that may \(10000 messages, 16777216 bytes\)/.test(x)).length, 1);
       authority.dropped("fenced in the test");
       await assert.rejects(Promise.resolve(late), /late dropped: fenced in the test/);
+      await assert.rejects(Promise.resolve(big), /big dropped: fenced in the test/);
     } finally {
       lease.stop();
       await l.close("test over");
