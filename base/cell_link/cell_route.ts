@@ -14,11 +14,28 @@ export interface PeerSource {
   get(address: string): Promise<Channel>;
 }
 
+/**
+ * Messages that may wait for one cell entity's cellapp (while it is dialled, or while the entity has none, as during a
+ * rejoin window): far more than a client sends in that time within its rate limits. Past it, one-way messages are
+ * dropped and requests refused, with one warning until the route opens again. A client's moves take one place: a move
+ * that follows a waiting move replaces it, as the later position is the one that counts.
+ */
+export const MAX_ROUTE_WAITING = 1024;
+
+/** A message waiting for the route to open; `move` marks a client's move (a clientPosition). */
+interface Waiting {
+  run(ch: Channel): void;
+  fail(e: Error): void;
+  move?: boolean;
+}
+
 /** The route to one cell entity's cellapp. */
 export class CellRoute {
   #address: string | null = null;
-  #queue: { run(ch: Channel): void; fail(e: Error): void }[] = [];
+  #queue: Waiting[] = [];
   #dialing = false;
+  /** Messages refused since the queue was last full. */
+  #refused = 0;
 
   constructor(private readonly peers: PeerSource, private readonly log: Logger) {}
 
@@ -47,8 +64,7 @@ export class CellRoute {
       ch.send(def, ...args);
       return;
     }
-    this.#queue.push({ run: (c) => c.send(def, ...args), fail: () => {} });
-    this.#dial();
+    this.#wait({ run: (c) => c.send(def, ...args), fail: () => {} }, def.name);
   }
 
   /**
@@ -59,8 +75,17 @@ export class CellRoute {
     const bad = checkMove(id, pose);
     if (bad) throw new Error(`not sending a move: ${bad}`);
     const w = this.#queue.length === 0 ? this.#open()?.record(CellMsg.clientMoves, 0) : null;
-    if (w) writeMove(w, id, pose);
-    else this.send(CellMsg.clientPosition, id, posePosition(pose), poseDirection(pose));
+    if (w) return writeMove(w, id, pose);
+    const position = posePosition(pose), direction = poseDirection(pose);
+    const ch = this.#open();
+    if (ch && this.#queue.length === 0) return ch.send(CellMsg.clientPosition, id, position, direction);
+    const move = {
+      run: (c: Channel) => c.send(CellMsg.clientPosition, id, position, direction),
+      fail: () => {},
+      move: true,
+    };
+    if (this.#queue.at(-1)?.move) this.#queue[this.#queue.length - 1] = move;
+    else this.#wait(move, "a move");
   }
 
   /** Sends a request to the cellapp, in order with earlier messages (checked like `send`). */
@@ -71,9 +96,25 @@ export class CellRoute {
     if (ch && this.#queue.length === 0) return ch.request(def, ...args);
     if (this.#address === null) return Promise.reject(new Error(`${def.name}: the cell entity has no cellapp`));
     return new Promise<R>((resolve, reject) => {
-      this.#queue.push({ run: (c) => c.request(def, ...args).then(resolve, reject), fail: reject });
-      this.#dial();
+      const queued = this.#wait({ run: (c) => c.request(def, ...args).then(resolve, reject), fail: reject }, def.name);
+      if (!queued) reject(new Error(`${def.name}: ${MAX_ROUTE_WAITING} messages already wait for the cellapp`));
     });
+  }
+
+  /** Queues `w` for the route's channel and dials it; false when the queue is full (`w` is refused). */
+  #wait(w: Waiting, what: string): boolean {
+    if (this.#queue.length >= MAX_ROUTE_WAITING) {
+      if (this.#refused++ === 0) {
+        this.log.warn(
+          `${MAX_ROUTE_WAITING} messages wait for the cellapp at ${this.#address ?? "(none yet)"}: ${what} and ` +
+            `what follows is dropped until it is reached`,
+        );
+      }
+      return false;
+    }
+    this.#queue.push(w);
+    this.#dial();
+    return true;
   }
 
   #open(): Channel | undefined {
@@ -90,10 +131,13 @@ export class CellRoute {
         if (this.#address !== address) return this.#dial();
         const q = this.#queue;
         this.#queue = [];
+        this.#refused = 0;
         for (const item of q) item.run(ch);
       },
       (e) => {
         this.#dialing = false;
+        // Pointed elsewhere meanwhile: what waits is for the new cellapp.
+        if (this.#address !== address) return this.#dial();
         this.log.warn(`cannot reach the cellapp at ${address}: ${errorText(e)}; ${this.#queue.length} dropped`);
         this.#drop(e as Error);
       },
@@ -103,6 +147,7 @@ export class CellRoute {
   #drop(e: Error): void {
     const q = this.#queue;
     this.#queue = [];
+    this.#refused = 0;
     for (const item of q) item.fail(e);
   }
 }
