@@ -56,6 +56,8 @@ export interface FuzzRunReport {
   rss: Map<string, number[]>;
   /** Per target: its highest reading during the run, and its steepest rise. */
   peak: Map<string, number>;
+  /** Per target: its highest reading during each part (until the part's settled reading). */
+  partPeaks: Map<string, number[]>;
   jump: Map<string, RssJump>;
   /** Whether each part reached its count (false: a deadline cut it short). */
   complete: boolean;
@@ -89,6 +91,8 @@ export async function runFuzz(o: FuzzRunOptions): Promise<FuzzRunReport> {
   const peak = new Map(o.targets.map((t) => [t.name, rss.get(t.name)![0]]));
   const jump = new Map<string, RssJump>();
   const last = new Map(peak);
+  const partPeaks = new Map(o.targets.map((t) => [t.name, [] as number[]]));
+  let partPeak = new Map(peak);
   const sampler = setInterval(() => {
     for (const t of o.targets) {
       let now: number;
@@ -100,6 +104,7 @@ export async function runFuzz(o: FuzzRunOptions): Promise<FuzzRunReport> {
       const before = last.get(t.name)!;
       last.set(t.name, now);
       peak.set(t.name, Math.max(peak.get(t.name)!, now));
+      partPeak.set(t.name, Math.max(partPeak.get(t.name)!, now));
       const j = jump.get(t.name);
       if (!j || now - before > j.to - j.from) jump.set(t.name, { from: before, to: now, at: Date.now() });
     }
@@ -131,10 +136,14 @@ export async function runFuzz(o: FuzzRunOptions): Promise<FuzzRunReport> {
       wire.forEach((rep, i) => add(`${o.targets[i].name} port`, rep, count));
       add("client endpoint", client, count);
       const settled = await Promise.all(o.targets.map((t) => settledRss(t.pid)));
-      o.targets.forEach((t, i) => rss.get(t.name)!.push(settled[i]));
+      o.targets.forEach((t, i) => {
+        rss.get(t.name)!.push(settled[i]);
+        partPeaks.get(t.name)!.push(Math.max(partPeak.get(t.name)!, settled[i]));
+      });
+      partPeak = new Map(o.targets.map((t) => [t.name, 0]));
     }
   } finally {
     clearInterval(sampler);
   }
-  return { totals: [...totals.values()], rss, peak, jump, complete };
+  return { totals: [...totals.values()], rss, peak, partPeaks, jump, complete };
 }
