@@ -26,7 +26,7 @@ export const MAX_ROUTE_WAITING = 1024;
 interface Waiting {
   run(ch: Channel): void;
   fail(e: Error): void;
-  move?: boolean;
+  move: boolean;
 }
 
 /** The route to one cell entity's cellapp. */
@@ -57,14 +57,7 @@ export class CellRoute {
    * nonsense, so nonsense must not leave.
    */
   send<A extends unknown[]>(def: MessageDef<A, unknown>, ...args: A): void {
-    const bad = def.check(args);
-    if (bad) throw new Error(`not sending ${def.name}: ${bad}`);
-    const ch = this.#open();
-    if (ch && this.#queue.length === 0) {
-      ch.send(def, ...args);
-      return;
-    }
-    this.#wait({ run: (c) => c.send(def, ...args), fail: () => {} }, def.name);
+    this.#send(def, args, false);
   }
 
   /**
@@ -75,17 +68,19 @@ export class CellRoute {
     const bad = checkMove(id, pose);
     if (bad) throw new Error(`not sending a move: ${bad}`);
     const w = this.#queue.length === 0 ? this.#open()?.record(CellMsg.clientMoves, 0) : null;
-    if (w) return writeMove(w, id, pose);
-    const position = posePosition(pose), direction = poseDirection(pose);
+    if (w) writeMove(w, id, pose);
+    else this.#send(CellMsg.clientPosition, [id, posePosition(pose), poseDirection(pose)], true);
+  }
+
+  /** `send`, where a `move` that would wait right after a waiting move takes its place. */
+  #send<A extends unknown[]>(def: MessageDef<A, unknown>, args: A, move: boolean): void {
+    const bad = def.check(args);
+    if (bad) throw new Error(`not sending ${def.name}: ${bad}`);
     const ch = this.#open();
-    if (ch && this.#queue.length === 0) return ch.send(CellMsg.clientPosition, id, position, direction);
-    const move = {
-      run: (c: Channel) => c.send(CellMsg.clientPosition, id, position, direction),
-      fail: () => {},
-      move: true,
-    };
-    if (this.#queue.at(-1)?.move) this.#queue[this.#queue.length - 1] = move;
-    else this.#wait(move, "a move");
+    if (ch && this.#queue.length === 0) return ch.send(def, ...args);
+    const w: Waiting = { run: (c) => c.send(def, ...args), fail: () => {}, move };
+    if (move && this.#queue.at(-1)?.move) this.#queue[this.#queue.length - 1] = w;
+    else this.#wait(w, def.name);
   }
 
   /** Sends a request to the cellapp, in order with earlier messages (checked like `send`). */
@@ -96,7 +91,8 @@ export class CellRoute {
     if (ch && this.#queue.length === 0) return ch.request(def, ...args);
     if (this.#address === null) return Promise.reject(new Error(`${def.name}: the cell entity has no cellapp`));
     return new Promise<R>((resolve, reject) => {
-      const queued = this.#wait({ run: (c) => c.request(def, ...args).then(resolve, reject), fail: reject }, def.name);
+      const run = (c: Channel) => c.request(def, ...args).then(resolve, reject);
+      const queued = this.#wait({ run, fail: reject, move: false }, def.name);
       if (!queued) reject(new Error(`${def.name}: ${MAX_ROUTE_WAITING} messages already wait for the cellapp`));
     });
   }

@@ -27,8 +27,8 @@ function copy(v: unknown): unknown {
 export function argsBytes(value: unknown): number {
   if (value === null || typeof value !== "object") return typeof value === "string" ? 16 + value.length : 16;
   if (ArrayBuffer.isView(value)) return 16 + value.byteLength;
+  if (Array.isArray(value)) return value.reduce((n: number, v) => n + argsBytes(v), 16);
   let n = 16;
-  if (Array.isArray(value)) { for (const v of value) n += argsBytes(v); }
-  else for (const k of Object.keys(value)) n += k.length + argsBytes((value as Record<string, unknown>)[k]);
+  for (const [k, v] of Object.entries(value)) n += k.length + argsBytes(v);
   return n;
 }

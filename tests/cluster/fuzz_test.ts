@@ -141,7 +141,7 @@ Deno.test(
         `; its last log lines:\n${p.stderr.slice(-20).join("\n")}\n` +
         `what it logged most from 3 s before its steepest rise to 1 s after (numbers masked):\n` +
         `${aroundJump(p.stderr, run.jump.get(name))}` +
-        memoryNote(p.pid, run.peak.get(name)!, run.jump.get(name), metrics, name);
+        memoryNote(p.pid, Math.max(...run.partPeaks.get(name)!), run.jump.get(name), metrics, name);
       assert.ok(isAlive(p.pid), `${name} survived${logs()}`);
       // Against the highest earlier reading, settled or sampled during a part: a process that gave memory back and took
       // it again has not grown.

@@ -54,10 +54,9 @@ export interface RssJump {
 export interface FuzzRunReport {
   totals: FuzzTotals[];
   rss: Map<string, number[]>;
-  /** Per target: its highest reading during the run, and its steepest rise. */
-  peak: Map<string, number>;
   /** Per target: its highest reading during each part (until the part's settled reading). */
   partPeaks: Map<string, number[]>;
+  /** Per target: its steepest rise. */
   jump: Map<string, RssJump>;
   /** Whether each part reached its count (false: a deadline cut it short). */
   complete: boolean;
@@ -88,11 +87,14 @@ export async function runFuzz(o: FuzzRunOptions): Promise<FuzzRunReport> {
   const rss = new Map(o.targets.map((t) => [t.name, [rssOf(t.pid)]]));
   const totals = new Map<string, FuzzTotals>();
   let complete = true;
-  const peak = new Map(o.targets.map((t) => [t.name, rss.get(t.name)![0]]));
   const jump = new Map<string, RssJump>();
-  const last = new Map(peak);
-  const partPeaks = new Map(o.targets.map((t) => [t.name, [] as number[]]));
-  let partPeak = new Map(peak);
+  const last = new Map(o.targets.map((t) => [t.name, rss.get(t.name)![0]]));
+  // The last entry of each is the part under way.
+  const partPeaks = new Map(o.targets.map((t) => [t.name, [rss.get(t.name)![0]]]));
+  const raise = (name: string, now: number) => {
+    const peaks = partPeaks.get(name)!;
+    peaks[peaks.length - 1] = Math.max(peaks[peaks.length - 1], now);
+  };
   const sampler = setInterval(() => {
     for (const t of o.targets) {
       let now: number;
@@ -103,8 +105,7 @@ export async function runFuzz(o: FuzzRunOptions): Promise<FuzzRunReport> {
       }
       const before = last.get(t.name)!;
       last.set(t.name, now);
-      peak.set(t.name, Math.max(peak.get(t.name)!, now));
-      partPeak.set(t.name, Math.max(partPeak.get(t.name)!, now));
+      raise(t.name, now);
       const j = jump.get(t.name);
       if (!j || now - before > j.to - j.from) jump.set(t.name, { from: before, to: now, at: Date.now() });
     }
@@ -138,12 +139,12 @@ export async function runFuzz(o: FuzzRunOptions): Promise<FuzzRunReport> {
       const settled = await Promise.all(o.targets.map((t) => settledRss(t.pid)));
       o.targets.forEach((t, i) => {
         rss.get(t.name)!.push(settled[i]);
-        partPeaks.get(t.name)!.push(Math.max(partPeak.get(t.name)!, settled[i]));
+        raise(t.name, settled[i]);
+        if (part < parts) partPeaks.get(t.name)!.push(0);
       });
-      partPeak = new Map(o.targets.map((t) => [t.name, 0]));
     }
   } finally {
     clearInterval(sampler);
   }
-  return { totals: [...totals.values()], rss, peak, partPeaks, jump, complete };
+  return { totals: [...totals.values()], rss, partPeaks, jump, complete };
 }
