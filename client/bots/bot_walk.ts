@@ -61,8 +61,10 @@ export class Walker {
 }
 
 /**
- * Runs the bots' moves: group g of `groups` at offset g / groups of the interval, on one clock (multiples of
- * the interval since the time origin), from one timer. A late process runs the late groups as soon as it can, all
+ * Runs the bots' moves: group g of `groups` at offset g / groups of the interval, on one clock, from one timer.
+ * The clock's slots start at a phase of the step drawn at random (or given): the server's tick is on a beat of
+ * its own, and a fixed phase against it would hold every run of a process to the same waits for the tick
+ * (docs/benchmarks.md, "Players and capacity"). A late process runs the late groups as soon as it can, all
  * in one go; one more than an interval behind runs only the last interval's groups and skips the older slots
  * (counted in `missed`) rather than sending a bot's missed moves in a burst, which a baseapp takes for flooding.
  */
@@ -70,6 +72,8 @@ export class MoveClock {
   readonly #groups: (() => void)[][];
   readonly #stepMs: number;
   #slot = 0;
+  #origin = 0;
+  readonly #phase: number;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #running = false;
   /** Group runs skipped because the process was more than an interval behind. */
@@ -77,14 +81,22 @@ export class MoveClock {
   /** Group runs done. */
   runs = 0;
 
-  constructor(readonly intervalMs: number, groups = 10) {
+  /** `phase`: where in a step (0 to 1) the slots fall, from the start; random when not given. */
+  constructor(readonly intervalMs: number, groups = 10, phase: number = Math.random()) {
     if (!(intervalMs > 0) || !Number.isInteger(groups) || groups < 1) {
       throw new Error(
         `MoveClock: interval ${intervalMs} ms and ${groups} groups; want a positive interval and 1+ groups`,
       );
     }
+    if (!(phase >= 0 && phase < 1)) throw new RangeError(`MoveClock: phase ${phase}; want 0 or more and under 1`);
     this.#groups = Array.from({ length: groups }, () => []);
     this.#stepMs = intervalMs / groups;
+    this.#phase = phase;
+  }
+
+  /** Where in a step the slots fall (ms after the start, below one step). */
+  get phaseMs(): number {
+    return this.#phase * this.#stepMs;
   }
 
   /** Adds a bot's move to group `group` (taken modulo the group count); returns a function that removes it. */
@@ -97,11 +109,12 @@ export class MoveClock {
     };
   }
 
-  /** Starts the clock at the next group slot. */
+  /** Starts the clock: its first slot is `phaseMs` from now. */
   start(): void {
     if (this.#running) return;
     this.#running = true;
-    this.#slot = Math.ceil(performance.now() / this.#stepMs);
+    this.#origin = performance.now() + this.phaseMs;
+    this.#slot = 0;
     this.#schedule();
   }
 
@@ -112,7 +125,10 @@ export class MoveClock {
   }
 
   #schedule(): void {
-    this.#timer = setTimeout(() => this.#run(), Math.max(0, this.#slot * this.#stepMs - performance.now()));
+    this.#timer = setTimeout(
+      () => this.#run(),
+      Math.max(0, this.#origin + this.#slot * this.#stepMs - performance.now()),
+    );
   }
 
   #run(): void {
@@ -120,7 +136,7 @@ export class MoveClock {
     const groups = this.#groups.length;
     // Every slot whose time has come runs now, in order: a late process catches up in one go instead of one slot
     // per turn of the event loop. Only the last round is caught up: each bot sends at most once per slot it had.
-    const due = Math.floor(performance.now() / this.#stepMs);
+    const due = Math.floor((performance.now() - this.#origin) / this.#stepMs);
     if (due - this.#slot >= groups) {
       this.missed += due - groups + 1 - this.#slot;
       this.#slot = due - groups + 1;

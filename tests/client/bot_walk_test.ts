@@ -35,6 +35,31 @@ Deno.test("MoveClock: one timer runs each group once per interval, a tenth of th
   assert.equal(clock.missed, 0);
 });
 
+Deno.test("MoveClock: the slots fall at the clock's phase of a step from its start, drawn at random unless given", async () => {
+  // Steps of 100 ms: at phase 0.7 the first slot is 70 ms after the start and the next ones a step apart, whatever
+  // this process's clock reads; timers run at or after their time, so a run before its slot is a wrong phase.
+  const clock = new MoveClock(200, 2, 0.7);
+  assert.equal(clock.phaseMs, 70);
+  const at: number[] = [];
+  clock.add(0, () => at.push(performance.now()));
+  clock.add(1, () => at.push(performance.now()));
+  const start = performance.now();
+  clock.start();
+  try {
+    await waitFor("three slots", () => at.length >= 3, 5000);
+  } finally {
+    clock.stop();
+  }
+  for (let k = 0; k < 3; k++) {
+    const due = start + 70 + 100 * k;
+    assert.ok(at[k] >= due - 1.5, `slot ${k} ran ${(due - at[k]).toFixed(1)} ms before its time: ${at}`);
+  }
+  const phases = new Set(Array.from({ length: 20 }, () => new MoveClock(100, 10).phaseMs));
+  assert.ok(phases.size > 10, `drawn phases: ${[...phases]}`);
+  assert.ok([...phases].every((p) => p >= 0 && p < 10));
+  assert.throws(() => new MoveClock(100, 10, 1), /phase 1/);
+});
+
 Deno.test("MoveClock: a stalled process catches up one round at once and skips the older slots", async () => {
   const clock = new MoveClock(40, 4);
   const runs: number[] = [];
