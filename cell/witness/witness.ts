@@ -8,63 +8,27 @@
 import { AOI_MSG, NO_ALIAS, writeOwnMethod, writeOwnProperty, writeReference } from "../../core/proto/mod.ts";
 import { ErrorCode } from "../../core/proto/mod.ts";
 import { ByteWriter, type PropertyDef } from "../../core/def/mod.ts";
+import { PACKED_XZ_LIMIT } from "../../core/geo/mod.ts";
 import type { WitnessCell } from "./host.ts";
 import type { Entity, EntityWitness } from "../entity.ts";
-import {
-  ALIAS,
-  CACHE_STATES,
-  CacheTable,
-  CREATE_PENDING,
-  CREATED,
-  DEADLINE,
-  ENTER_PENDING,
-  F,
-} from "./entity_cache.ts";
-import { FLAG_GONE, FLAG_MANUAL, FLAG_QUEUED, FLAG_TRIGGER, FLAGS, LAST_DELTA, PRIORITY } from "./entity_cache.ts";
-import { FLAG_REPLACED, HSEQ, LAST_EVENT, LIFE, LOD_IN, LOD_OUT, REQUEST_PENDING, STATE } from "./entity_cache.ts";
+import { ALIAS, CACHE_STATES, CacheTable, CREATE_PENDING, DEADLINE, ENTER_PENDING, F } from "./entity_cache.ts";
+import { FLAG_GONE, FLAG_MANUAL, FLAG_QUEUED, FLAG_REPLACED, FLAG_TRIGGER } from "./entity_cache.ts";
+import { LIFE, REQUEST_PENDING, STATE } from "./entity_cache.ts";
 import { historyOf, type OwnClientSink } from "./event_history.ts";
-import { SlotHeap } from "./priority_queue.ts";
+import { CacheQueue } from "./cache_queue.ts";
+import { OwedAnswers } from "./owed_answers.ts";
 import { RANGE_FLAG_AOI, type RangeEntity, type RangeTrigger } from "../range/mod.ts";
-import { PACKED_XZ_LIMIT } from "../../core/geo/mod.ts";
-import { MAX_COORD } from "../../core/geo/mod.ts";
 import { WITNESS_DEFAULTS, type WitnessOptions } from "./witness_options.ts";
 import { callScript } from "./script_callback.ts";
-import { hasVolatile, newStats, readRequestUpdates, type SendContext, sendCreate, sendEnter } from "./witness_send.ts";
-import {
-  sendLeave,
-  sendUpdate,
-  sendVolatile,
-  VOLATILE_MAX_BYTES,
-  volatileDetail,
-  type WitnessStats,
-} from "./witness_send.ts";
-import {
-  newGeneration,
-  passToken,
-  R_DESTROYED,
-  R_SEQ,
-  R_STATE,
-  R_X,
-  R_Y,
-  R_Z,
-  refreshRow,
-  rows,
-} from "./entity_rows.ts";
-import { moveTrace } from "../../core/trace.ts";
-import { scratch, type WarmthScratch } from "../../core/scratch.ts";
+import { newStats, readRequestUpdates, type WitnessStats } from "./witness_send.ts";
+import { newGeneration, passToken } from "./entity_rows.ts";
 import { frameOf } from "./frame_arena.ts";
+import { type WalkHost, walkQueue } from "./witness_walk.ts";
 import { captureWitness, restoreWitness, type WitnessParts, type WitnessState } from "./witness_state.ts";
 
 export { configureSpaceAoI, WITNESS_DEFAULTS, type WitnessOptions } from "./witness_options.ts";
 export { updateWitnesses } from "./witness_pass.ts";
 export { callScript } from "./script_callback.ts";
-
-/** Where #warm leaves the sum of what it read, so that its reads are not optimised away (core/scratch.ts). */
-const warmth: WarmthScratch = scratch.warmth;
-/** Below this distance (m) two entities count as coincident: priority delta 1. */
-const COINCIDENT = 1e-3;
-/** The farthest two points of the world are apart (m); priorities are computed with no greater distance. */
-const MAX_DISTANCE = 2 * Math.sqrt(3) * MAX_COORD;
 
 /** The witness of an entity (its `witness`), if a client is attached. */
 export function witnessOf(entity: Entity): Witness | undefined {
@@ -77,7 +41,7 @@ export function witnessesOf(cell: WitnessCell): ReadonlySet<Witness> {
 }
 
 /** A client's view of the world around its entity. */
-export class Witness implements SendContext, OwnClientSink, EntityWitness {
+export class Witness implements WalkHost, OwnClientSink, EntityWitness {
   readonly w: ByteWriter = new ByteWriter(2048);
   readonly stats: WitnessStats = newStats();
   readonly props: PropertyDef[] = [];
@@ -93,21 +57,15 @@ export class Witness implements SendContext, OwnClientSink, EntityWitness {
   readonly t: CacheTable = new CacheTable();
   /** Entity id → slot. */
   readonly #caches = new Map<number, number>();
-  readonly #heap = new SlotHeap();
-  #sent = new Int32Array(64);
-  /** Slots waiting for the client's request. */
-  readonly #pending = new Set<number>();
-  /**
-   * Answers to enters the client still owes for caches that are gone (the entity left, or another life of it replaced
-   * it, before the answer came), by entity id, each as the cell time it is due by: such an answer is stale when it
-   * comes, not bad input. Past that time it is forgotten, as a cache waiting for it would have timed out, so a client
-   * that never answers holds no more of them than a request timeout's worth of enters.
-   */
-  readonly #owed = new Map<number, number[]>();
-  /** A record's numbers before a send, to take it back when it overflows the budget. */
-  readonly #undo = new Float64Array(F);
+  /** The caches by priority (cache_queue.ts); walked each tick (witness_walk.ts). */
+  readonly queue: CacheQueue = new CacheQueue();
+  /** Slots whose enter went out and that wait for the client's request. */
+  readonly pending: Set<number> = new Set();
+  /** Answers the client owes for caches that are gone. */
+  readonly owed: OwedAnswers = new OwedAnswers();
   readonly #own = new ByteWriter(256);
-  readonly #freeAliases: number[] = [];
+  /** Aliases free to give an entering cache. */
+  readonly freeAliases: number[] = [];
   #refSent = false;
   #lastTick = -1;
   #enterTrigger: RangeTrigger | null = null;
@@ -130,7 +88,7 @@ export class Witness implements SendContext, OwnClientSink, EntityWitness {
     if (from) restoreWitness(parts = this.#parts(), from, entity.cell, this.#own);
     else {
       const n = Math.max(0, Math.min(255, this.opts.maxAliases));
-      for (let i = n - 1; i >= 0; i--) this.#freeAliases.push(i);
+      for (let i = n - 1; i >= 0; i--) this.freeAliases.push(i);
     }
     historyOf(entity, this.opts.historyHorizonMs).own = this;
     entity.witness = this;
@@ -193,9 +151,9 @@ export class Witness implements SendContext, OwnClientSink, EntityWitness {
       entity: this.entity,
       t: this.t,
       caches: this.#caches,
-      heap: this.#heap,
-      pending: this.#pending,
-      freeAliases: this.#freeAliases,
+      heap: this.queue.heap,
+      pending: this.pending,
+      freeAliases: this.freeAliases,
       own: this.#own,
       opts: this.opts,
       scripted: this.scripted,
@@ -327,20 +285,20 @@ export class Witness implements SendContext, OwnClientSink, EntityWitness {
     const t = this.t, c = this.#caches.get(id);
     if (c === undefined) {
       // It left before the request arrived; its leave is on the way.
-      if (this.#takeOwed(id)) this.stats.staleRequests++;
+      if (this.owed.take(id)) this.stats.staleRequests++;
       return;
     }
     const type = t.entity[c]!.type, state = t.f[c * F + STATE];
     if (t.has(c, FLAG_REPLACED)) {
       // About the life that is leaving: the new one enters next and is asked for again.
-      this.#pending.delete(c);
+      this.pending.delete(c);
       return;
     }
     if (state !== REQUEST_PENDING) {
       // An answer to an enter of a cache that is gone, crossing this cache's own enter (not sent yet: ENTER_PENDING),
       // or coming after its answer was taken from an older one. The client answers enters in order: what is owed
       // comes first. Anything else is an answer to nothing.
-      if (this.#takeOwed(id) || state === ENTER_PENDING) {
+      if (this.owed.take(id) || state === ENTER_PENDING) {
         this.stats.staleRequests++;
         return;
       }
@@ -359,39 +317,15 @@ export class Witness implements SendContext, OwnClientSink, EntityWitness {
       st[i] = s;
     }
     if (future) this.#bad(`stamps for ${type.name} ${id} beyond its last event ${h.lastSeq}: ${stamps}`);
-    this.#pending.delete(c);
+    this.pending.delete(c);
     t.f[c * F + STATE] = CREATE_PENDING;
     if (!t.has(c, FLAG_QUEUED)) this.#addToSeen(c);
-  }
-
-  /** Takes one owed answer for `id` (the oldest); false when none is owed. */
-  #takeOwed(id: number): boolean {
-    const due = this.#owed.get(id);
-    if (due === undefined) return false;
-    due.shift();
-    if (due.length === 0) this.#owed.delete(id);
-    return true;
-  }
-
-  /** Counts one answer the client owes for `id`, due by cell time `due`. */
-  #owe(id: number, due: number): void {
-    const list = this.#owed.get(id);
-    if (list) list.push(due);
-    else this.#owed.set(id, [due]);
-  }
-
-  /** Forgets the owed answers due before `now`. */
-  #expireOwed(now: number): void {
-    for (const [id, due] of this.#owed) {
-      while (due.length > 0 && due[0] <= now) due.shift();
-      if (due.length === 0) this.#owed.delete(id);
-    }
   }
 
   /** Counts answers the client owes this view (one per id), as a teleport hands them from the old view. */
   oweAnswers(ids: readonly number[]): void {
     const due = this.entity.cell.time + this.opts.requestTimeoutMs;
-    for (const id of ids) this.#owe(id, due);
+    for (const id of ids) this.owed.owe(id, due);
   }
 
   /**
@@ -400,8 +334,8 @@ export class Witness implements SendContext, OwnClientSink, EntityWitness {
    */
   answersOwed(): number[] {
     const ids: number[] = [];
-    for (const s of this.#pending) ids.push(this.t.entity[s]!.id);
-    for (const [id, due] of this.#owed) for (let i = 0; i < due.length; i++) ids.push(id);
+    for (const s of this.pending) ids.push(this.t.entity[s]!.id);
+    this.owed.appendTo(ids);
     return ids;
   }
 
@@ -425,10 +359,7 @@ export class Witness implements SendContext, OwnClientSink, EntityWitness {
   }
 
   #addToSeen(s: number): void {
-    const p = this.#heap.size === 0 ? 0 : this.#heap.minPriority;
-    this.t.f[s * F + PRIORITY] = p;
-    this.t.set(s, FLAG_QUEUED, true);
-    this.#heap.push(s, p);
+    this.queue.add(this.t, s);
   }
 
   /** One tick: own-client messages, the reference position, then caches by priority within the byte budget. */
@@ -462,9 +393,9 @@ export class Witness implements SendContext, OwnClientSink, EntityWitness {
       writeReference(w, this.rx, this.ry, this.rz, this.scale);
       this.#refSent = true;
     }
-    if (this.#pending.size > 0) this.#checkTimeouts();
-    if (this.#owed.size > 0) this.#expireOwed(this.entity.cell.time);
-    this.#sendQueue();
+    if (this.pending.size > 0) this.#checkTimeouts();
+    if (this.owed.size > 0) this.owed.expire(this.entity.cell.time);
+    walkQueue(this);
     if (w.pos > 0) {
       this.stats.frames++;
       this.stats.bytes += w.pos;
@@ -474,7 +405,7 @@ export class Witness implements SendContext, OwnClientSink, EntityWitness {
 
   #checkTimeouts(): void {
     const now = this.entity.cell.time;
-    for (const s of this.#pending) {
+    for (const s of this.pending) {
       if (now < this.t.f[s * F + DEADLINE]) continue;
       const e = this.t.entity[s]!;
       this.stats.timeouts++;
@@ -485,156 +416,12 @@ export class Witness implements SendContext, OwnClientSink, EntityWitness {
     }
   }
 
-  #sendQueue(): void {
-    const heap = this.#heap, w = this.w, me = this.entity, t = this.t, undo = this.#undo;
-    const { bytesPerTick: budget, distanceWeighting, weighting, deltaGrowthThrottle: throttle } = this.opts;
-    if (heap.size === 0) return;
-    const maxPriority = heap.minPriority + this.opts.maxPriorityDelta;
-    const mx = me.x, my = me.y, mz = me.z;
-    this.#warm();
-    let first = true, nsent = 0;
-    while (heap.size > 0 && (w.pos < budget || first)) {
-      const p0 = heap.minPriority;
-      if (!(p0 < maxPriority)) break;
-      const s = heap.pop(), o = s * F;
-      const mark = w.pos, r = t.f[o + HSEQ];
-      // The entity as its row has it (entity_rows.ts): the first witness to send it this generation copies it.
-      let rs = rows.a[r + R_STATE];
-      if (rs < rows.gen4) rs = refreshRow(t.entity[s]!, r);
-      // Still marked queued, so that taking it out here does not queue it a second time.
-      if (((rs - rows.gen4) & R_DESTROYED) !== 0 && !t.has(s, FLAG_GONE)) this.removeFromAoI(t.entity[s]!, true);
-      let f = t.f; // (a script callback may have grown the table)
-      f[o + PRIORITY] = p0;
-      f[o + FLAGS] = f[o + FLAGS] & ~FLAG_QUEUED;
-      const state = f[o + STATE];
-      if ((f[o + FLAGS] & FLAG_GONE) !== 0) {
-        if (state !== ENTER_PENDING) {
-          sendLeave(this, s);
-          if (w.pos > budget && !first) {
-            w.pos = mark;
-            this.#requeue(s, p0);
-            break;
-          }
-        }
-        this.#delete(s);
-      } else if ((f[o + FLAGS] & FLAG_REPLACED) !== 0) {
-        // The client holds another life of this entity: that one leaves, then this one enters in turn.
-        sendLeave(this, s);
-        if (w.pos > budget && !first) {
-          w.pos = mark;
-          this.#requeue(s, p0);
-          break;
-        }
-        if (this.#pending.delete(s)) this.#owe(t.entity[s]!.id, f[o + DEADLINE]);
-        const alias = t.restart(s);
-        if (alias !== NO_ALIAS) this.#freeAliases.push(alias);
-        this.#requeue(s, p0);
-      } else if (state === ENTER_PENDING) {
-        const alias = hasVolatile(t, s) && this.#freeAliases.length > 0 ? this.#freeAliases.pop()! : NO_ALIAS;
-        f[o + ALIAS] = alias;
-        f[o + STATE] = REQUEST_PENDING;
-        f[o + DEADLINE] = me.cell.time + this.opts.requestTimeoutMs;
-        this.#pending.add(s);
-        sendEnter(this, s);
-        if (w.pos > budget && !first) {
-          w.pos = mark;
-          if (alias !== NO_ALIAS) this.#freeAliases.push(alias);
-          f[o + ALIAS] = NO_ALIAS;
-          this.#pending.delete(s);
-          f[o + STATE] = ENTER_PENDING;
-          this.#requeue(s, p0);
-          break;
-        }
-      } else if (state !== REQUEST_PENDING) {
-        const R = rows.a, dx = R[r + R_X] - mx, dy = R[r + R_Y] - my, dz = R[r + R_Z] - mz;
-        let dist = Math.sqrt(dx * dx + dy * dy + dz * dz);
-        // Out of the world (a height no check stopped, whose square overflows): as far as the world allows. An
-        // infinite distance makes an infinite priority, which never comes due and, as the earliest unsent one,
-        // would drag every other priority to infinity with it: the queue would stop for good.
-        if (!(dist <= MAX_DISTANCE)) dist = MAX_DISTANCE;
-        if (
-          state === CREATED && R[r + R_SEQ] <= f[o + LAST_EVENT] && dist > f[o + LOD_IN] && dist <= f[o + LOD_OUT] &&
-          (first || w.pos + VOLATILE_MAX_BYTES <= budget)
-        ) {
-          // No events and no detail change: sendUpdate would write only volatile data, which fits.
-          sendVolatile(this, s, volatileDetail(f, o, dist));
-        } else {
-          // Snapshot the record, to take it back if it overflows the budget. The LoD stamps need none: only those
-          // at or beyond the detail level are written here, and those are implied by the last event number.
-          for (let k = 0; k < F; k++) undo[k] = f[o + k];
-          if (state === CREATE_PENDING) sendCreate(this, s, dist);
-          else sendUpdate(this, s, dist);
-          if (w.pos > budget && !first) {
-            // It does not fit: take it back untouched and stop here; it keeps its place for the next tick.
-            w.pos = mark;
-            for (let k = 0; k < F; k++) t.f[o + k] = undo[k];
-            this.#requeue(s, p0);
-            break;
-          }
-        }
-        this.stats.sends++;
-        if (moveTrace.on) {
-          const id = t.entity[s]!.id;
-          if (moveTrace.sampled(id)) moveTrace.written(id, rows.a[r + R_X]);
-        }
-        f = t.f;
-        let delta = dist < COINCIDENT ? 1 : (dist * distanceWeighting + 1) * weighting;
-        const cap = throttle * f[o + LAST_DELTA];
-        if (delta > cap) delta = cap;
-        f[o + LAST_DELTA] = delta;
-        f[o + PRIORITY] = p0 + delta;
-        f[o + FLAGS] = f[o + FLAGS] | FLAG_QUEUED;
-        if (nsent === this.#sent.length) {
-          const next = new Int32Array(nsent * 2);
-          next.set(this.#sent);
-          this.#sent = next;
-        }
-        this.#sent[nsent++] = s;
-      }
-      if (w.pos > mark) first = false;
-    }
-    // When everything was sent, priorities restart at 0; otherwise nothing sent may fall behind the
-    // earliest unsent priority, so entities due several times a tick do not lag behind virtual time.
-    const allSent = heap.size === 0;
-    const earliest = allSent ? 0 : heap.minPriority;
-    const sent = this.#sent, f = t.f;
-    for (let i = 0; i < nsent; i++) {
-      const s = sent[i], o = s * F;
-      let p = f[o + PRIORITY];
-      if (allSent || p < earliest) f[o + PRIORITY] = p = earliest;
-      heap.push(s, p);
-    }
-  }
-
-  /**
-   * Brings the records and the entities' rows into the CPU's cache, and copies the entities whose rows are stale,
-   * before the queue is walked. The walk visits slots in priority order, so each first touch of a record, a row or
-   * an entity would be a cache miss waiting for the previous one; these loops have no such chain, so the processor
-   * fetches many lines at once.
-   */
-  #warm(): void {
-    const t = this.t, f = t.f, R = rows.a, gen4 = rows.gen4, ents = t.entity, n = ents.length * F;
-    let acc = 0;
-    for (let k = 0; k < n; k += 8) acc += f[k];
-    for (let k = HSEQ; k < n; k += F) acc += R[f[k] + R_STATE];
-    warmth.sum = acc;
-    for (let s = 0, k = HSEQ; k < n; s++, k += F) {
-      const r = f[k];
-      if (R[r + R_STATE] < gen4 && ents[s] !== null) refreshRow(ents[s]!, r);
-    }
-  }
-
-  /** Puts a popped slot back untouched. */
-  #requeue(s: number, p: number): void {
-    this.t.set(s, FLAG_QUEUED, true);
-    this.#heap.push(s, p);
-  }
-
-  #delete(s: number): void {
+  /** Frees slot `s` (its leave was sent, or it never entered): its alias, and the answer owed for it if any. */
+  dropCache(s: number): void {
     const t = this.t, alias = t.f[s * F + ALIAS];
-    if (alias !== NO_ALIAS) this.#freeAliases.push(alias);
+    if (alias !== NO_ALIAS) this.freeAliases.push(alias);
     const id = t.entity[s]!.id;
-    if (this.#pending.delete(s)) this.#owe(id, t.f[s * F + DEADLINE]);
+    if (this.pending.delete(s)) this.owed.owe(id, t.f[s * F + DEADLINE]);
     this.#caches.delete(id);
     t.free(s);
   }
@@ -653,8 +440,8 @@ export class Witness implements SendContext, OwnClientSink, EntityWitness {
     this.#enterTrigger = this.#leaveTrigger = null;
     this.#caches.clear();
     this.t.clear();
-    this.#heap.clear();
-    this.#pending.clear();
+    this.queue.clear();
+    this.pending.clear();
     const h = historyOf(this.entity);
     if (h.own === this) h.own = null;
     this.entity.witness = null;

@@ -4,16 +4,16 @@
  * frame's header before its payload is read.
  */
 export { serveWebSocket, WsServer, type WsServerOptions, type WsServerStats } from "./server.ts";
+export { WsConn } from "./conn.ts";
 export {
   CLOSE_WAIT_MS,
   HIGH_WATER_BYTES,
   MAX_BUFFERED,
   WRITE_STALL_MS,
   type WsCloseInfo,
-  WsConn,
   type WsConnOptions,
   type WsConnStats,
   type WsState,
-} from "./conn.ts";
+} from "./conn_options.ts";
 export { CloseCode, WsProtocolError } from "./frame.ts";
 export { MAX_HEAD, type RequestHead } from "./http_head.ts";

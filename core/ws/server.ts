@@ -6,7 +6,8 @@
 import { errorText } from "../errors.ts";
 import { type Logger, silentLogger } from "../log.ts";
 import { formatAddress } from "../wire/mod.ts";
-import { HIGH_WATER_BYTES, MAX_BUFFERED, WRITE_STALL_MS, WsConn } from "./conn.ts";
+import { WsConn } from "./conn.ts";
+import { HIGH_WATER_BYTES, MAX_BUFFERED, WRITE_STALL_MS } from "./conn_options.ts";
 import type { SecureContext } from "node:tls";
 import { acceptTls, type ByteConn, serverContext, type TlsKeyPair } from "../tls/mod.ts";
 import {
