@@ -61,27 +61,27 @@ export class Walker {
 }
 
 /**
- * Runs the bots' moves: group g of `groups` at offset g / groups of the interval, on one clock, from one timer.
- * The clock's slots start at a phase of the step drawn at random (or given): the server's tick is on a beat of
- * its own, and a fixed phase against it would hold every run of a process to the same waits for the tick
- * (docs/benchmarks.md, "Players and capacity"). A late process runs the late groups as soon as it can, all
- * in one go; one more than an interval behind runs only the last interval's groups and skips the older slots
- * (counted in `missed`) rather than sending a bot's missed moves in a burst, which a baseapp takes for flooding.
+ * Runs the bots' moves as the Colyseus peer's harness does (docs/benchmarks.md, "Players and capacity"): group g of
+ * `groups` first at g / groups of the interval after the start (plus a phase of that step, drawn at random unless
+ * given), then once an interval after each of its runs. An interval counts from when the group ran, as a
+ * setInterval's does: a group that runs late (the process was busy) stays that much later, so the groups drift
+ * away from the moments the process is busy, and never catch up in a burst, which a baseapp takes for flooding.
+ * A run more than an interval late counts the whole intervals it lost in `missed`.
  */
 export class MoveClock {
   readonly #groups: (() => void)[][];
   readonly #stepMs: number;
-  #slot = 0;
-  #origin = 0;
   readonly #phase: number;
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  /** Per group: its timer and when its next run is due (performance.now() ms). */
+  readonly #timers: (ReturnType<typeof setTimeout> | undefined)[];
+  readonly #due: Float64Array;
   #running = false;
-  /** Group runs skipped because the process was more than an interval behind. */
+  /** Whole intervals groups lost by running more than an interval late. */
   missed = 0;
   /** Group runs done. */
   runs = 0;
 
-  /** `phase`: where in a step (0 to 1) the slots fall, from the start; random when not given. */
+  /** `phase`: where in a step (0 to 1) the first group first runs, from the start; random when not given. */
   constructor(readonly intervalMs: number, groups = 10, phase: number = Math.random()) {
     if (!(intervalMs > 0) || !Number.isInteger(groups) || groups < 1) {
       throw new Error(
@@ -90,11 +90,13 @@ export class MoveClock {
     }
     if (!(phase >= 0 && phase < 1)) throw new RangeError(`MoveClock: phase ${phase}; want 0 or more and under 1`);
     this.#groups = Array.from({ length: groups }, () => []);
+    this.#timers = Array.from({ length: groups }, () => undefined);
+    this.#due = new Float64Array(groups);
     this.#stepMs = intervalMs / groups;
     this.#phase = phase;
   }
 
-  /** Where in a step the slots fall (ms after the start, below one step). */
+  /** Where in a step the first group first runs (ms after the start, below one step). */
   get phaseMs(): number {
     return this.#phase * this.#stepMs;
   }
@@ -109,43 +111,32 @@ export class MoveClock {
     };
   }
 
-  /** Starts the clock: its first slot is `phaseMs` from now. */
+  /** Starts the clock: group g first runs `phaseMs` + g steps from now. */
   start(): void {
     if (this.#running) return;
     this.#running = true;
-    this.#origin = performance.now() + this.phaseMs;
-    this.#slot = 0;
-    this.#schedule();
+    const now = performance.now();
+    for (let g = 0; g < this.#groups.length; g++) this.#arm(g, now + this.phaseMs + g * this.#stepMs, now);
   }
 
   /** Stops the clock; no move runs after it. */
   stop(): void {
     this.#running = false;
-    clearTimeout(this.#timer);
+    for (const t of this.#timers) clearTimeout(t);
   }
 
-  #schedule(): void {
-    this.#timer = setTimeout(
-      () => this.#run(),
-      Math.max(0, this.#origin + this.#slot * this.#stepMs - performance.now()),
-    );
+  #arm(g: number, due: number, now: number): void {
+    this.#due[g] = due;
+    this.#timers[g] = setTimeout(() => this.#run(g), Math.max(0, due - now));
   }
 
-  #run(): void {
+  #run(g: number): void {
     if (!this.#running) return;
-    const groups = this.#groups.length;
-    // Every slot whose time has come runs now, in order: a late process catches up in one go instead of one slot
-    // per turn of the event loop. Only the last round is caught up: each bot sends at most once per slot it had.
-    const due = Math.floor((performance.now() - this.#origin) / this.#stepMs);
-    if (due - this.#slot >= groups) {
-      this.missed += due - groups + 1 - this.#slot;
-      this.#slot = due - groups + 1;
-    }
-    for (; this.#slot <= due; this.#slot++) {
-      const list = this.#groups[this.#slot % groups];
-      this.runs++;
-      for (let i = 0; i < list.length; i++) list[i]();
-    }
-    this.#schedule();
+    const now = performance.now(), late = now - this.#due[g];
+    if (late >= this.intervalMs) this.missed += Math.floor(late / this.intervalMs);
+    this.runs++;
+    const list = this.#groups[g];
+    for (let i = 0; i < list.length; i++) list[i]();
+    this.#arm(g, now + this.intervalMs, now);
   }
 }

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { MoveClock, Walker } from "../../client/bots/bot_walk.ts";
 import { waitFor } from "../../testing/wait.ts";
 
-Deno.test("MoveClock: one timer runs each group once per interval, a tenth of the interval apart, in order", async () => {
+Deno.test("MoveClock: each group runs once per interval, a tenth of the interval after the one before", async () => {
   const clock = new MoveClock(50, 5);
   const runs: [group: number, at: number][] = [];
   for (let g = 0; g < 5; g++) {
@@ -18,7 +18,7 @@ Deno.test("MoveClock: one timer runs each group once per interval, a tenth of th
   const n = runs.length;
   await new Promise((r) => setTimeout(r, 60));
   assert.equal(runs.length, n, "nothing runs after stop()");
-  // Bots g and g + 5 share a group: they run in the same slot; groups follow each other round the clock.
+  // Bots g and g + 5 share a group: they run in the same run; groups follow each other round the clock.
   for (let i = 0; i + 1 < runs.length; i += 2) {
     assert.equal(runs[i + 1][0] % 5, runs[i][0] % 5);
     if (i >= 2) {
@@ -35,9 +35,9 @@ Deno.test("MoveClock: one timer runs each group once per interval, a tenth of th
   assert.equal(clock.missed, 0);
 });
 
-Deno.test("MoveClock: the slots fall at the clock's phase of a step from its start, drawn at random unless given", async () => {
-  // Steps of 100 ms: at phase 0.7 the first slot is 70 ms after the start and the next ones a step apart, whatever
-  // this process's clock reads; timers run at or after their time, so a run before its slot is a wrong phase.
+Deno.test("MoveClock: the first group first runs at the clock's phase of a step, drawn at random unless given", async () => {
+  // Steps of 100 ms: at phase 0.7 group 0 first runs 70 ms after the start, group 1 a step later, group 0 again an
+  // interval after its first run; timers run at or after their time, so a run before that is a wrong phase.
   const clock = new MoveClock(200, 2, 0.7);
   assert.equal(clock.phaseMs, 70);
   const at: number[] = [];
@@ -46,13 +46,13 @@ Deno.test("MoveClock: the slots fall at the clock's phase of a step from its sta
   const start = performance.now();
   clock.start();
   try {
-    await waitFor("three slots", () => at.length >= 3, 5000);
+    await waitFor("three runs", () => at.length >= 3, 5000);
   } finally {
     clock.stop();
   }
   for (let k = 0; k < 3; k++) {
     const due = start + 70 + 100 * k;
-    assert.ok(at[k] >= due - 1.5, `slot ${k} ran ${(due - at[k]).toFixed(1)} ms before its time: ${at}`);
+    assert.ok(at[k] >= due - 1.5, `run ${k} came ${(due - at[k]).toFixed(1)} ms before its time: ${at}`);
   }
   const phases = new Set(Array.from({ length: 20 }, () => new MoveClock(100, 10).phaseMs));
   assert.ok(phases.size > 10, `drawn phases: ${[...phases]}`);
@@ -60,21 +60,34 @@ Deno.test("MoveClock: the slots fall at the clock's phase of a step from its sta
   assert.throws(() => new MoveClock(100, 10, 1), /phase 1/);
 });
 
-Deno.test("MoveClock: a stalled process catches up one round at once and skips the older slots", async () => {
+Deno.test("MoveClock: after a stall each group runs once, not in a burst, and the intervals lost are counted", async () => {
   const clock = new MoveClock(40, 4);
-  const runs: number[] = [];
-  for (let g = 0; g < 4; g++) clock.add(g, () => runs.push(g));
+  const runs: number[] = [], at: number[][] = [[], [], [], []];
+  for (let g = 0; g < 4; g++) {
+    clock.add(g, () => {
+      runs.push(g);
+      at[g].push(performance.now());
+    });
+  }
   clock.start();
   try {
     await waitFor("a first round", () => runs.length >= 4, 5000);
     const before = runs.length;
-    const until = performance.now() + 200; // five intervals (20 slots) with the event loop blocked
+    const until = performance.now() + 200; // five intervals with the event loop blocked
     while (performance.now() < until) { /* stall */ }
     await new Promise((r) => setTimeout(r, 5));
     const after = runs.slice(before);
-    assert.ok(clock.missed >= 14, `about 16 slots skipped, not run late: missed ${clock.missed}`);
-    assert.ok(after.length >= 4 && after.length <= 6, `the last round caught up, no more: ${after}`);
+    assert.ok(clock.missed >= 14, `about 4 intervals lost by each group: missed ${clock.missed}`);
+    assert.ok(after.length >= 4 && after.length <= 6, `one round right after the stall, no more: ${after}`);
     assert.deepEqual(new Set(after.slice(0, 4)).size, 4, `each group once: ${after}`);
+    // The groups stay as late as the stall made them: each next run is an interval after its late one, as a
+    // setInterval's would be, not back on the times they had before.
+    const late = at.map((ts) => ts[ts.length - 1]);
+    await waitFor("a round after the stall", () => at.every((ts, g) => ts[ts.length - 1] > late[g]), 5000);
+    for (let g = 0; g < 4; g++) {
+      const [t1, t2] = at[g].filter((t) => t >= late[g]);
+      assert.ok(t2 - t1 >= 40 - 1.5, `group ${g} ran again ${(t2 - t1).toFixed(1)} ms after its late run`);
+    }
   } finally {
     clock.stop();
   }
