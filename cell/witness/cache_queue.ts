@@ -24,8 +24,7 @@ export class CacheQueue {
   add(t: CacheTable, s: number): void {
     const p = this.heap.size === 0 ? 0 : this.heap.minPriority;
     t.f[s * F + PRIORITY] = p;
-    t.set(s, FLAG_QUEUED, true);
-    this.heap.push(s, p);
+    this.requeue(t, s, p);
   }
 
   /** Puts slot `s`, popped this tick, back untouched at priority `p`. */
