@@ -19,8 +19,12 @@ interface Variant {
   runtime: "Deno" | "Node";
   /** What the load generator speaks. */
   proto: "tcp" | "ws";
-  /** Which server of its runtime's script: floor_server.ts --variant, or floor_node.mjs --proto. */
-  server: "tcp" | "ws" | "serve";
+  /**
+   * Which server of its runtime's script: floor_server.ts --variant, or floor_node.mjs --proto. `relay` is two
+   * processes (floor_relay.ts), its front started with the port of its `back`: its CPU and memory are both
+   * processes'.
+   */
+  server: "tcp" | "ws" | "serve" | "relay" | "back";
 }
 
 const here = new URL("./lib/", import.meta.url).pathname;
@@ -38,12 +42,28 @@ const VARIANTS: Variant[] = [
     server: "serve",
   },
   { id: "node-ws", name: "WebSocket: a minimal server on node:net", runtime: "Node", proto: "ws", server: "ws" },
+  {
+    id: "deno-relay",
+    name: "WebSocket relayed through a second process (core/ws front, TCP back: a baseapp and a cellapp, no game)",
+    runtime: "Deno",
+    proto: "ws",
+    server: "relay",
+  },
 ];
 
 /** The command line of variant `v`'s server: bench/lib/floor_server.ts on Deno, bench/lib/floor_node.mjs on Node. */
-function serverArgs(v: Variant, bytes: number, down: number): string[] {
+function serverArgs(v: Variant, bytes: number, down: number, back?: number): string[] {
   return v.runtime === "Deno"
-    ? [deno, "run", "-A", `${here}floor_server.ts`, `--variant=${v.server}`, `--bytes=${bytes}`, `--down=${down}`]
+    ? [
+      deno,
+      "run",
+      "-A",
+      `${here}floor_server.ts`,
+      `--variant=${v.server}`,
+      `--bytes=${bytes}`,
+      `--down=${down}`,
+      ...(back === undefined ? [] : [`--back=${back}`]),
+    ]
     : ["node", `${here}floor_node.mjs`, "server", `--proto=${v.server}`, `--bytes=${bytes}`, `--down=${down}`];
 }
 
@@ -97,19 +117,40 @@ function stop(child: Deno.ChildProcess): Promise<unknown> {
 }
 
 /** Runs variant `v` under the load: clients send `bytes` 10 times a second, the server sends `down` per tick. */
+/** Starts a server and reads the port it prints first. */
+async function startServer(argv: string[], what: string): Promise<{ child: Deno.ChildProcess; port: number }> {
+  const child = start(argv);
+  const first = (await lines(child.stdout).next()).value ?? "";
+  const port = Number(/^PORT (\d+)$/.exec(first)?.[1]);
+  if (!port) {
+    await stop(child);
+    throw new Error(`${what}: the server printed ${JSON.stringify(first)}, not its port`);
+  }
+  return { child, port };
+}
+
+/** Runs variant `v` under the load: clients send `bytes` 10 times a second, the server sends `down` per tick. */
 async function measure(v: Variant, clients: number, seconds: number, bytes: number, down = bytes): Promise<Measured> {
-  const server = start(serverArgs(v, bytes, down));
+  const what = `${v.runtime} ${v.name}`;
+  const servers: Deno.ChildProcess[] = [];
   try {
-    const out = lines(server.stdout);
-    const first = (await out.next()).value ?? "";
-    const port = Number(/^PORT (\d+)$/.exec(first)?.[1]);
-    if (!port) throw new Error(`${v.runtime} ${v.name}: the server printed ${JSON.stringify(first)}, not its port`);
+    let back: number | undefined;
+    if (v.server === "relay") {
+      const b = await startServer(serverArgs({ ...v, server: "back" }, bytes, down), what);
+      servers.push(b.child);
+      back = b.port;
+    }
+    const front = await startServer(serverArgs(v, bytes, down, back), what);
+    servers.push(front.child);
+    const pids = servers.map((c) => c.pid);
+    const cpu = () => pids.reduce((sum, pid) => sum + (cpuSeconds(pid) ?? NaN), 0);
+    const rss = () => pids.reduce((sum, pid) => sum + rssMB(pid), 0);
     const load = start([
       "node",
       `${here}floor_node.mjs`,
       "load",
       `--proto=${v.proto}`,
-      `--port=${port}`,
+      `--port=${front.port}`,
       `--clients=${clients}`,
       `--seconds=${seconds}`,
       `--bytes=${bytes}`,
@@ -119,13 +160,13 @@ async function measure(v: Variant, clients: number, seconds: number, bytes: numb
       let sampler: ReturnType<typeof setInterval> | undefined;
       for await (const line of lines(load.stdout)) {
         if (line === "START") {
-          cpu0 = cpuSeconds(server.pid) ?? NaN;
+          cpu0 = cpu();
           t0 = performance.now();
-          sampler = setInterval(() => peak = Math.max(peak, rssMB(server.pid)), 1000);
+          sampler = setInterval(() => peak = Math.max(peak, rss()), 1000);
         } else if (line.startsWith("END ")) {
-          const cores = ((cpuSeconds(server.pid) ?? NaN) - cpu0) / ((performance.now() - t0) / 1000);
+          const cores = (cpu() - cpu0) / ((performance.now() - t0) / 1000);
           clearInterval(sampler);
-          peak = Math.max(peak, rssMB(server.pid));
+          peak = Math.max(peak, rss());
           const report = JSON.parse(line.slice(4)) as LoadReport;
           return {
             variant: v,
@@ -136,29 +177,30 @@ async function measure(v: Variant, clients: number, seconds: number, bytes: numb
           };
         }
       }
-      throw new Error(`${v.runtime} ${v.name}: the load generator ended without its figures`);
+      throw new Error(`${what}: the load generator ended without its figures`);
     } finally {
       await stop(load);
     }
   } finally {
-    await stop(server);
+    for (const c of servers) await stop(c);
   }
 }
 
 /** The floor under our baseapp, for `bench peer`: the core/ws server at the scene's traffic; the pids it runs now. */
 export const baseappFloor = {
   /**
-   * Measures the core/ws variant with `clients` for `seconds`: each client sends `up` bytes 10 times a second, and
-   * gets `down` bytes at each tick.
+   * Measures the core/ws variant (or, with `variant` "deno-relay", the two-process relay) with `clients` for
+   * `seconds`: each client sends `up` bytes 10 times a second, and gets `down` bytes at each tick.
    */
   async measure(
     clients: number,
     seconds: number,
     up: number,
     down: number,
+    variant: "deno-ws" | "deno-relay" = "deno-ws",
   ): Promise<{ msPerClientSec: number; rssMB: number }> {
     if (!hasNode()) throw new Error("the socket floor needs `node` on the PATH for its load generator");
-    const m = await measure(VARIANTS.find((v) => v.id === "deno-ws")!, clients, seconds, up, down);
+    const m = await measure(VARIANTS.find((v) => v.id === variant)!, clients, seconds, up, down);
     return { msPerClientSec: m.msPerClientSec, rssMB: m.rssMB };
   },
   /** The floor's processes running now (to kill by pid if the caller's run passes its limit). */

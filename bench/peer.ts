@@ -7,7 +7,8 @@
  * run alternately N times per scene (ours first in odd passes, Colyseus first in even ones), and each figure is
  * reported as its median and range, the ratios from the medians; a pass disturbed by other work is flagged and
  * dropped by a rule stated before the first pass (bench/lib/passes.ts). `--floor` also measures the baseapp's
- * socket floor (bench floor's core/ws server at the scene's traffic) after each of our passes. Prints and records
+ * socket floor (bench floor's core/ws server at the scene's traffic) and the two-process relay floor (that server
+ * relaying through a second process, as a baseapp and a cellapp must, with no game) after each of our passes. Prints and records
  * CPU per client-second (every process of our cluster summed, from /proc, as the peer reads its server), bytes
  * per client-second, move-to-seen latency, resident memory, and the ratios.
  */
@@ -63,7 +64,7 @@ export async function run(args: string[]): Promise<void> {
   let peer: InstalledPeer | null = null;
   try {
     if (from) peer = await installPeer(from, log);
-    /** One pass of ours at `scene`, then its socket floor at the same traffic when asked. */
+    /** One pass of ours at `scene`, then its socket floor and relay floor at the same traffic when asked. */
     const ourPass = async (scene: ScenePasses, pass: number): Promise<void> => {
       log(`S = ${scene.side} m, pass ${pass} of ${passes}: our cluster, ${clients} clients`);
       const ours = await runOurs(clients, seconds, scene.side, dir, (pids) => running = pids);
@@ -73,9 +74,15 @@ export async function run(args: string[]): Promise<void> {
       log(`S = ${scene.side} m, pass ${pass}: the socket floor at ${down} bytes a tick`);
       const busy0 = machineBusySeconds(), own0 = selfAndReapedSeconds(), t0 = performance.now();
       const m = await baseappFloor.measure(clients, seconds, MOVE_BYTES, Math.min(down, 65_535));
+      log(`S = ${scene.side} m, pass ${pass}: the two-process relay floor at ${down} bytes a tick`);
+      const relay = await baseappFloor.measure(clients, seconds, MOVE_BYTES, Math.min(down, 65_535), "deno-relay");
       const s = (performance.now() - t0) / 1000;
       const other = Math.max(0, (machineBusySeconds() - busy0 - (selfAndReapedSeconds() - own0)) / s);
-      scene.floor.push({ index: pass, figures: { msPerClientSec: m.msPerClientSec, down }, other });
+      scene.floor.push({
+        index: pass,
+        figures: { msPerClientSec: m.msPerClientSec, relayMsPerClientSec: relay.msPerClientSec, down },
+        other,
+      });
     };
     const scenes: ScenePasses[] = [];
     for (const side of sides) {

@@ -3,14 +3,16 @@
  * bench/lib/floor_node.mjs generates (each client's message counted and dropped; every client sent one message at
  * each 100 ms tick). Prints "PORT n" once listening, then serves until killed.
  *
- *   deno run -A bench/lib/floor_server.ts --variant=tcp|ws|serve --bytes=B
+ *   deno run -A bench/lib/floor_server.ts --variant=tcp|ws|serve|relay|back --bytes=B [--down=D] [--back=PORT]
  *
  * `tcp`: Deno.listen, 4-byte little-endian length frames, one Deno.Conn write per frame (the wire between our
  * processes works so). `ws`: the baseapp's own WebSocket server (core/ws), each tick's message written the way a
  * client session writes its frame. `serve`: Deno.serve with Deno.upgradeWebSocket, Deno's built-in WebSocket.
+ * `relay` (with `--back=PORT`) and `back`: the two processes of the relay floor (floor_relay.ts).
  */
 import { parseArgs } from "node:util";
 import { serveWebSocket, type WsConn } from "../../core/ws/mod.ts";
+import { serveRelayBack, serveRelayFront } from "./floor_relay.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -19,6 +21,7 @@ const { values } = parseArgs({
     variant: { type: "string", default: "tcp" },
     bytes: { type: "string", default: "40" },
     down: { type: "string" },
+    back: { type: "string" },
   },
 });
 /** What the server sends each client per tick: `--down` when given, else as much as a client sends (`--bytes`). */
@@ -120,8 +123,12 @@ const port = values.variant === "tcp"
   ? serveWs()
   : values.variant === "serve"
   ? await serveDeno()
+  : values.variant === "relay"
+  ? (await serveRelayFront(Number(values.back))).port
+  : values.variant === "back"
+  ? serveRelayBack(bytes).port
   : (() => {
-    console.error(`floor_server: --variant must be tcp, ws or serve, not ${values.variant}`);
+    console.error(`floor_server: --variant must be tcp, ws, serve, relay or back, not ${values.variant}`);
     Deno.exit(2);
   })();
 console.log(`PORT ${port}`);

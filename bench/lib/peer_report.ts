@@ -91,8 +91,11 @@ export interface ScenePasses {
   side: number;
   ours: Pass<Ours>[];
   peer: Pass<PeerResult>[];
-  /** The core/ws server alone at the scene's traffic, measured right after each of our passes (`--floor`). */
-  floor: Pass<{ msPerClientSec: number; down: number }>[];
+  /**
+   * Measured right after each of our passes (`--floor`), at the scene's traffic: the core/ws server alone, and the
+   * two-process relay (bench floor's `deno-relay`: the least a baseapp and a cellapp cost between them, no game).
+   */
+  floor: Pass<{ msPerClientSec: number; relayMsPerClientSec: number; down: number }>[];
 }
 
 /** A spread as a table cell: the median, and the range when there were several passes. */
@@ -171,14 +174,22 @@ export function passesTable(scenes: ScenePasses[], rule: DisturbanceRule): strin
           f(s.floor[0].figures.down)
         } bytes a tick) | ${cell(base, 3)} | floor ${cell(floor, 3)} | ${r === null ? "n/a" : r.toFixed(2)} | ≤ 1.2 |`,
       );
+      const relay = spread(fl.kept.map((x) => x.figures.relayMsPerClientSec));
+      const peerCpu = spread(p.kept.map((x) => peerCpuMs(x.figures)));
+      const rr = medianRatio(relay, peerCpu);
+      out.push(
+        `| S = ${f(s.side)} m | two-process relay floor, no game (CPU ms per client-s) / Colyseus's CPU | relay floor ${
+          cell(relay, 3)
+        } | ${cell(peerCpu, 3)} | ${rr === null ? "n/a" : rr.toFixed(2)} | (the least ours can be) |`,
+      );
     }
   }
   const passes = [
     "",
     "Every pass, in the order run (CPU ms per client-s; the share of one core the rest of the machine used meanwhile):",
     "",
-    "| scene | pass | ours | Colyseus | socket floor | other work, ours / Colyseus |",
-    "|---|---:|---:|---:|---:|---|",
+    "| scene | pass | ours | Colyseus | socket floor | relay floor | other work, ours / Colyseus |",
+    "|---|---:|---:|---:|---:|---:|---|",
     ...scenes.flatMap((s) =>
       s.ours.map((o, i) => {
         const p = s.peer[i], fl = s.floor[i];
@@ -188,7 +199,9 @@ export function passesTable(scenes: ScenePasses[], rule: DisturbanceRule): strin
             : `${f(x.other * 100, 0)} %${x.other > rule.otherAbove ? " ⚑" : ""}`;
         return `| S = ${f(s.side)} m | ${i + 1} | ${f(o.figures.cpuMsPerClientSec, 3)} | ${
           p ? f(peerCpuMs(p.figures), 3) : "n/a"
-        } | ${fl ? f(fl.figures.msPerClientSec, 3) : "n/a"} | ${other(o)} / ${other(p)} |`;
+        } | ${fl ? f(fl.figures.msPerClientSec, 3) : "n/a"} | ${fl ? f(fl.figures.relayMsPerClientSec, 3) : "n/a"} | ${
+          other(o)
+        } / ${other(p)} |`;
       })
     ),
   ];

@@ -69,7 +69,11 @@ Deno.test("the passes table reports medians, ranges and ratios, and names the pa
     side: 400,
     ours: [0.6, 0.7, 2.0, 0.65].map((c, i) => ({ index: i + 1, figures: ours(c), other: i === 2 ? 0.5 : 0.01 })),
     peer: [1.0, 0.8, 0.9, 1.1].map((c, i) => ({ index: i + 1, figures: peer(c), other: 0.01 })),
-    floor: [0.3, 0.35, 0.3, 0.32].map((c, i) => ({ index: i + 1, figures: { msPerClientSec: c, down: 30 }, other: 0 })),
+    floor: [0.3, 0.35, 0.3, 0.32].map((c, i) => ({
+      index: i + 1,
+      figures: { msPerClientSec: c, relayMsPerClientSec: c + 0.1, down: 30 },
+      other: 0,
+    })),
   }], PEER_RULE);
   assert.ok(md.includes("| S = 400 m | CPU ms per client-s | 0.650 (0.600–0.700) | 0.950 (0.800–1.100) | 0.68 |"), md);
   assert.ok(md.includes("ours: dropped as disturbed: 3 (50 %)"), md);
@@ -79,6 +83,9 @@ Deno.test("the passes table reports medians, ranges and ratios, and names the pa
   );
   // baseapp 0.65 / 20 cores over 100 clients = 0.325 ms per client-s against a floor of 0.31.
   assert.ok(md.includes("| 0.325 (0.300–0.350) | floor 0.310 (0.300–0.350) | 1.05 | ≤ 1.2 |"), md);
+  // The relay floor's median 0.41 against Colyseus's 0.95.
+  assert.ok(md.includes("relay floor 0.410 (0.400–0.450) | 0.950 (0.800–1.100) | 0.43 |"), md);
+  assert.ok(md.includes("| S = 400 m | 3 | 2.000 | 0.900 | 0.300 | 0.400 | 50 % ⚑ / 1 % |"), md);
 });
 
 Deno.test("the pass shown in detail is the one nearest the median, not the first at or above it", () => {
