@@ -1,10 +1,12 @@
 /**
- * `deno task bench floor [--clients=500] [--seconds=20] [--bytes=40] [--only=deno-ws,node-ws]`: what the peer scenario's sockets alone cost a
- * server, with no game in it, in Deno and in Node side by side. Each client sends a message 10 times a second (in 10
- * send groups, as the peer scenario's moves) and gets one at each 100 ms tick (its frame), over raw TCP and over
- * WebSocket; the server only counts and drops what it reads. Server CPU is read from /proc over the window, as the
- * peer harness reads Colyseus's. It is the floor under the relay the baseapp does for each client, against which
- * the peer benchmark's figures can be read: a server cannot cost less per client than its sockets.
+ * `deno task bench floor [--clients=500] [--seconds=20] [--bytes=40] [--down=B] [--only=deno-ws,node-ws]`: what the
+ * peer scenario's sockets alone cost a server, with no game in it, in Deno and in Node side by side. Each client sends
+ * a message 10 times a second (in 10 send groups, as the peer scenario's moves) and gets one at each 100 ms tick (its
+ * frame), over raw TCP and over WebSocket; the server only counts and drops what it reads. Server CPU is read from
+ * /proc over the window, as the peer harness reads Colyseus's. It is the floor under the relay the baseapp does for
+ * each client, against which the peer benchmark's figures can be read: a server cannot cost less per client than its
+ * sockets. The `deno-relay` variant is the floor of our split into processes: the WebSocket server forwarding every
+ * message to a second process, which sends each client its frame every tick (bench/lib/floor_relay.ts).
  */
 import { parseArgs } from "node:util";
 import { cpuSeconds, rssMB } from "./lib/procs.ts";
@@ -78,6 +80,8 @@ interface LoadReport {
 interface Measured {
   variant: Variant;
   cores: number;
+  /** Share of a core per process, in the order started (the relay's back, then its front). */
+  coresEach: number[];
   msPerClientSec: number;
   rssMB: number;
   load: LoadReport;
@@ -143,7 +147,7 @@ async function measure(v: Variant, clients: number, seconds: number, bytes: numb
     const front = await startServer(serverArgs(v, bytes, down, back), what);
     servers.push(front.child);
     const pids = servers.map((c) => c.pid);
-    const cpu = () => pids.reduce((sum, pid) => sum + (cpuSeconds(pid) ?? NaN), 0);
+    const cpuEach = () => pids.map((pid) => cpuSeconds(pid) ?? NaN);
     const rss = () => pids.reduce((sum, pid) => sum + rssMB(pid), 0);
     const load = start([
       "node",
@@ -156,21 +160,24 @@ async function measure(v: Variant, clients: number, seconds: number, bytes: numb
       `--bytes=${bytes}`,
     ]);
     try {
-      let cpu0 = 0, t0 = 0, peak = 0;
+      let cpu0: number[] = [], t0 = 0, peak = 0;
       let sampler: ReturnType<typeof setInterval> | undefined;
       for await (const line of lines(load.stdout)) {
         if (line === "START") {
-          cpu0 = cpu();
+          cpu0 = cpuEach();
           t0 = performance.now();
           sampler = setInterval(() => peak = Math.max(peak, rss()), 1000);
         } else if (line.startsWith("END ")) {
-          const cores = (cpu() - cpu0) / ((performance.now() - t0) / 1000);
+          const s = (performance.now() - t0) / 1000;
+          const coresEach = cpuEach().map((c, i) => (c - cpu0[i]) / s);
+          const cores = coresEach.reduce((a, b) => a + b, 0);
           clearInterval(sampler);
           peak = Math.max(peak, rss());
           const report = JSON.parse(line.slice(4)) as LoadReport;
           return {
             variant: v,
             cores,
+            coresEach,
             msPerClientSec: (cores * 1000) / report.clients,
             rssMB: peak,
             load: report,
@@ -226,12 +233,14 @@ export async function run(args: string[]): Promise<void> {
       clients: { type: "string", default: "500" },
       seconds: { type: "string", default: "20" },
       bytes: { type: "string", default: "40" },
+      down: { type: "string" },
       only: { type: "string" },
     },
   });
   const clients = numberFlag("clients", values.clients, 1, 5000);
   const seconds = numberFlag("seconds", values.seconds, 1, 600);
   const bytes = numberFlag("bytes", values.bytes, 1, 125);
+  const down = values.down === undefined ? bytes : numberFlag("down", values.down, 1, 65_535);
   const only = values.only?.split(",");
   const unknown = only?.filter((id) => !VARIANTS.some((v) => v.id === id));
   if (unknown?.length) {
@@ -245,7 +254,7 @@ export async function run(args: string[]): Promise<void> {
   try {
     for (const v of variants) {
       console.error(`floor bench: ${v.runtime}, ${v.name}: ${clients} clients, ${seconds} s`);
-      rows.push(await measure(v, clients, seconds, bytes));
+      rows.push(await measure(v, clients, seconds, bytes, down));
     }
   } finally {
     stopWatch();
@@ -253,18 +262,22 @@ export async function run(args: string[]): Promise<void> {
   const nodeOf = (proto: string) => rows.find((r) => r.variant.runtime === "Node" && r.variant.proto === proto);
   const md = [
     `The peer scenario's sockets with no game: ${clients} clients each send a ${bytes}-byte message 10 times a second`,
-    `(10 send groups, 10 ms apart) and get one ${bytes}-byte message at each 100 ms tick; the server counts and`,
+    `(10 send groups, 10 ms apart) and get one ${down}-byte message at each 100 ms tick; the server counts and`,
     `drops what it reads. ${seconds} s measured after a 3 s warm-up; server CPU from /proc (utime + stime) over the`,
     "window, one core = 100 %; the load generator is one Node process for every variant. The last column divides by",
-    "the Node server of the same protocol in the same run.",
+    "the Node server of the same protocol in the same run. The relay is two processes: its figures are both summed,",
+    "its front (the baseapp's part: the WebSocket server and the forwarding) and back (the cellapp's) in brackets.",
     "",
     "| server | runtime | CPU (one core = 100 %) | CPU ms per client-s | peak RSS MB | messages in / out per client-s | vs Node |",
     "|---|---|---:|---:|---:|---:|---:|",
     ...rows.map((r) => {
       const node = nodeOf(r.variant.proto);
-      return `| ${r.variant.name} | ${r.variant.runtime} | ${f(r.cores * 100, 1)} % | ${f(r.msPerClientSec, 3)} | ${
-        f(r.rssMB)
-      } | ${f(r.load.sentPerClientSec, 1)} / ${f(r.load.receivedPerClientSec, 1)} | ${
+      const each = r.coresEach.length === 2
+        ? ` (front ${f(r.coresEach[1] * 100, 1)}, back ${f(r.coresEach[0] * 100, 1)})`
+        : "";
+      return `| ${r.variant.name} | ${r.variant.runtime} | ${f(r.cores * 100, 1)} %${each} | ${
+        f(r.msPerClientSec, 3)
+      } | ${f(r.rssMB)} | ${f(r.load.sentPerClientSec, 1)} / ${f(r.load.receivedPerClientSec, 1)} | ${
         node ? (r.msPerClientSec / node.msPerClientSec).toFixed(2) : "n/a"
       } |`;
     }),

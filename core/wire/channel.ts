@@ -1,5 +1,5 @@
 import { errorText } from "../errors.ts";
-import { FrameError, FrameReader, FrameWriter, NONE, type ReaderSizes } from "./frame.ts";
+import { FrameError, FrameReader, NONE, type ReaderSizes } from "./frame.ts";
 import { messageByKind, type MessageDef } from "./catalog.ts";
 import { ChannelClosedError } from "./errors.ts";
 import {
@@ -13,15 +13,15 @@ import { PendingRequests } from "./requests.ts";
 export { ChannelClosedError, RemoteError, RequestTimeoutError } from "./errors.ts";
 import { ChannelMsg as C, NONCE_BYTES } from "./messages.ts";
 import { acceptStep, dialStep, type PeerInfo } from "./handshake.ts";
-import { deferFlush, inTick } from "./outbox.ts";
+import { ChannelOutput, type ChannelStats, type RecordsDef } from "./channel_output.ts";
 import { heartbeatClock } from "./heartbeats.ts";
 import { type Logger, Throttle } from "../log.ts";
 import { PROTOCOL_VERSION } from "../version.ts";
-import { ByteWriter } from "../bytes/mod.ts";
-import { moveTrace } from "../trace.ts";
+import type { ByteWriter } from "../bytes/mod.ts";
 import type { ByteConn } from "../tls/mod.ts";
 
 export type { PeerInfo } from "./handshake.ts";
+export type { ChannelStats, RecordsDef } from "./channel_output.ts";
 export {
   type ChannelOptions,
   type HandlerTable,
@@ -34,21 +34,6 @@ export {
 const HANDSHAKE_READER: ReaderSizes = { buffer: HANDSHAKE_MAX_FRAME, read: 1024 };
 /** A channel's writer's first buffer: a handshake frame or two; it doubles as more is written. */
 const HANDSHAKE_WRITER_BYTES = 1024;
-
-/**
- * A message whose arguments are `[head, records]`: records appended one by one with `Channel.record` travel as one
- * message, so a stream of small messages (client moves, client frames) costs one encode and one decode per batch.
- */
-export type RecordsDef = MessageDef<[number, Uint8Array], unknown>;
-
-/** Counters of one channel's traffic. */
-export interface ChannelStats {
-  framesIn: number;
-  framesOut: number;
-  bytesIn: number;
-  bytesOut: number;
-  writes: number;
-}
 
 type State = "handshake" | "open" | "closed";
 
@@ -82,10 +67,7 @@ export class Channel {
   #o: ResolvedChannelOptions;
   #state: State = "handshake";
   #reader: FrameReader;
-  #writer: FrameWriter;
-  #writing = false;
-  #writeDone: Promise<void> = Promise.resolve();
-  #flushPending = false;
+  #out: ChannelOutput;
   #pending = new PendingRequests();
   #nonce: Uint8Array | null = null;
   /** Leaves the heartbeat clock (heartbeats.ts); set while open. */
@@ -97,13 +79,8 @@ export class Channel {
   #readyReject!: (e: Error) => void;
   #closedResolve!: (reason: string) => void;
   #log: Logger;
-  #flushTask = () => this.flush();
   /** framesOut at the last heartbeat check (#beat). */
   #framesAtBeat = 0;
-  /** The records message being filled (see `record`), its head, and its bytes. */
-  #batchDef: RecordsDef | null = null;
-  #batchHead = 0;
-  #batch: ByteWriter | null = null;
 
   private constructor(
     conn: ByteConn,
@@ -121,7 +98,7 @@ export class Channel {
     // Small buffers until the handshake is done, and after it until traffic needs more (docs/protocol.md,
     // "Handshake"): the writer grows with what it is given, the reader as its reads fill the space they had.
     this.#reader = new FrameReader(Math.min(HANDSHAKE_MAX_FRAME, this.#o.maxFrame), undefined, HANDSHAKE_READER);
-    this.#writer = new FrameWriter(HANDSHAKE_WRITER_BYTES, this.#o.maxFrame);
+    this.#out = new ChannelOutput(conn, this, this.#o, HANDSHAKE_WRITER_BYTES);
     this.ready = new Promise<void>((res, rej) => {
       this.#readyResolve = res;
       this.#readyReject = rej;
@@ -158,7 +135,7 @@ export class Channel {
 
   /** Bytes written by this side that have not reached the socket yet. */
   get buffered(): number {
-    return this.#writer.length + (this.#batchDef === null ? 0 : this.#batch!.pos);
+    return this.#out.buffered;
   }
 
   /** True once the handshake succeeded and until the channel closes. */
@@ -179,8 +156,7 @@ export class Channel {
    */
   sendEncoded(name: string, body: Uint8Array): void {
     if (!this.#sendable(name)) return;
-    if (this.#batchDef !== null) this.#closeBatch();
-    this.#pushed(this.#writer.pushBody(body));
+    this.#out.pushBody(body);
   }
 
   /** Whether a one-way message may go out now; one that may not is dropped with a debug line. */
@@ -228,41 +204,12 @@ export class Channel {
    * closes the batch first. Returns null when the channel is not open.
    */
   record(def: RecordsDef, head: number): ByteWriter | null {
-    if (this.#state !== "open") return null;
-    const w = this.#batch ??= new ByteWriter(4096);
-    if (this.#batchDef !== null && (this.#batchDef !== def || this.#batchHead !== head)) this.#closeBatch();
-    else if (w.pos >= this.#o.flushThreshold) {
-      this.#closeBatch();
-      this.#afterWrite();
-      if (this.#state !== "open") return null;
-    }
-    if (this.#batchDef === null) {
-      this.#batchDef = def;
-      this.#batchHead = head;
-      this.#scheduleFlush();
-    }
-    return w;
-  }
-
-  /** Encodes the records appended so far as one message. */
-  #closeBatch(): void {
-    const def = this.#batchDef!, w = this.#batch!;
-    this.#batchDef = null;
-    if (w.pos === 0) return;
-    const size = this.#writer.push([def.kind, 0, this.#batchHead, w.bytes()]);
-    if (moveTrace.on && def.name === "toClients") moveTrace.mark("batched");
-    w.reset();
-    this.stats.framesOut++;
-    this.stats.bytesOut += size;
+    return this.#out.record(def, head);
   }
 
   /** Writes everything buffered now, without waiting for the end of the tick. */
   flush(): void {
-    if (this.#batchDef !== null) this.#closeBatch();
-    this.#flushPending = false;
-    if (!this.#writing && this.#writer.length > 0) {
-      this.#writeDone = this.#writeLoop();
-    }
+    this.#out.flush();
   }
 
   /** Closes the channel, telling the peer why when it can still hear. */
@@ -278,11 +225,10 @@ export class Channel {
     if (wasOpen) this.#log.info(`closed: ${reason}`);
     const finish = async () => {
       try {
-        if (this.#batchDef !== null) this.#closeBatch();
-        if (tellPeer) this.#writer.push([C.bye.kind, 0, reason.slice(0, 1000)]);
+        if (tellPeer) this.#out.pushLast([C.bye.kind, 0, reason.slice(0, 1000)]);
         this.flush();
         await Promise.race([
-          this.#writeDone,
+          this.#out.writeDone,
           new Promise((r) => setTimeout(r, 500)),
         ]);
       } catch {
@@ -322,59 +268,7 @@ export class Channel {
   }
 
   #push(msg: unknown[]): void {
-    if (this.#batchDef !== null) this.#closeBatch();
-    this.#pushed(this.#writer.push(msg));
-  }
-
-  /** Counts a frame of `size` bytes just added to the writer. */
-  #pushed(size: number): void {
-    this.stats.framesOut++;
-    this.stats.bytesOut += size;
-    this.#afterWrite();
-  }
-
-  /** Writes at once past the flush threshold (closing the channel to a peer that reads too slowly), else later. */
-  #afterWrite(): void {
-    if (this.#writer.length >= this.#o.flushThreshold) {
-      this.flush();
-      if (
-        this.#writer.length > Math.max(64 * 1024 * 1024, 2 * this.#o.maxFrame)
-      ) {
-        this.close(
-          `peer too slow: ${this.#writer.length} bytes waiting to be written`,
-          false,
-        );
-      }
-      return;
-    }
-    this.#scheduleFlush();
-  }
-
-  /** Flushes at the end of the running tick, or else of this turn. */
-  #scheduleFlush(): void {
-    if (this.#flushPending) return;
-    this.#flushPending = true;
-    if (inTick()) deferFlush(this);
-    else queueMicrotask(this.#flushTask);
-  }
-
-  async #writeLoop(): Promise<void> {
-    this.#writing = true;
-    try {
-      while (this.#writer.length > 0) {
-        const bytes = this.#writer.take();
-        let off = 0;
-        while (off < bytes.length) {
-          off += await this.#conn.write(bytes.subarray(off));
-        }
-        this.stats.writes++;
-        this.#writer.recycle(bytes);
-      }
-    } catch (e) {
-      this.close(`write failed: ${errorText(e)}`, false);
-    } finally {
-      this.#writing = false;
-    }
+    this.#out.push(msg);
   }
 
   #startHandshake(): void {
@@ -501,7 +395,7 @@ export class Channel {
 
   #refuse(reason: string): void {
     this.#warnOnce(`refusing peer: ${reason}`);
-    this.#writer.push([C.refuse.kind, 0, reason]);
+    this.#out.pushLast([C.refuse.kind, 0, reason]);
     this.close(reason, false);
   }
 
