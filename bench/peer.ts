@@ -111,7 +111,7 @@ export async function run(args: string[]): Promise<void> {
     const version = rows.find((r) => r.peer)?.peer?.version;
     const summary = passes === 1 ? [] : [
       `${passes} passes per scene, ours and Colyseus alternately (ours first in odd passes)${
-        values.floor ? ", the socket floor right after each of ours" : ""
+        values.floor ? ", the socket floor and the relay floor right after each of ours" : ""
       }. ${rule}`,
       "",
       passesTable(scenes, PEER_RULE),
