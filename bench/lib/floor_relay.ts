@@ -22,18 +22,22 @@ class Writer {
   }
 }
 
-/** Reads [u32 length][body] frames from `conn`, calling `onBody` with each body (a view, valid during the call). */
-async function readFrames(conn: Deno.Conn, onBody: (body: Uint8Array, view: DataView) => void): Promise<void> {
+/**
+ * Reads [u32 length][body] frames (little-endian) from `conn` until it ends, calling `onBody` with each body (a view
+ * into the read buffer, valid during the call; `view` spans that buffer).
+ */
+export async function readFrames(conn: Deno.Conn, onBody: (body: Uint8Array, view: DataView) => void): Promise<void> {
   let buf = new Uint8Array(64 * 1024), start = 0, end = 0;
   for (;;) {
     if (buf.length - end < 16 * 1024) {
       const need = end - start + 16 * 1024;
-      const next = need > buf.length ? new Uint8Array(need * 2) : buf;
-      next.copyWithin(0, start, end);
-      if (next !== buf) next.set(buf.subarray(start, end));
+      if (need > buf.length) {
+        const next = new Uint8Array(need * 2);
+        next.set(buf.subarray(start, end));
+        buf = next;
+      } else buf.copyWithin(0, start, end);
       end -= start;
       start = 0;
-      buf = next;
     }
     const n = await conn.read(buf.subarray(end));
     if (n === null) return;

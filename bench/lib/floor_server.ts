@@ -12,7 +12,7 @@
  */
 import { parseArgs } from "node:util";
 import { serveWebSocket, type WsConn } from "../../core/ws/mod.ts";
-import { serveRelayBack, serveRelayFront } from "./floor_relay.ts";
+import { readFrames, serveRelayBack, serveRelayFront } from "./floor_relay.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -40,42 +40,14 @@ function serveTcp(): number {
     for await (const conn of listener) {
       conn.setNoDelay(true);
       conns.add(conn);
-      void readFrames(conn).finally(() => conns.delete(conn));
+      // A read fails when the client went away.
+      void readFrames(conn, () => received++).catch(() => {}).finally(() => conns.delete(conn));
     }
   })();
   setInterval(() => {
     for (const c of conns) c.write(frame).catch(() => conns.delete(c));
   }, TICK_MS);
   return listener.addr.port;
-}
-
-async function readFrames(conn: Deno.TcpConn): Promise<void> {
-  let buf = new Uint8Array(16 * 1024), start = 0, end = 0;
-  const view = () => new DataView(buf.buffer);
-  try {
-    for (;;) {
-      if (buf.length - end < 1024) {
-        const next = new Uint8Array(buf.length);
-        next.set(buf.subarray(start, end));
-        end -= start;
-        start = 0;
-        buf = next;
-      }
-      const n = await conn.read(buf.subarray(end));
-      if (n === null) return;
-      end += n;
-      const v = view();
-      while (end - start >= 4) {
-        const len = v.getUint32(start, true);
-        if (end - start < 4 + len) break;
-        received++;
-        start += 4 + len;
-      }
-      if (start === end) start = end = 0;
-    }
-  } catch {
-    // the client went away
-  }
 }
 
 function serveWs(): number {
