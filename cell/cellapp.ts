@@ -4,7 +4,7 @@ import { moveTrace } from "../core/trace.ts";
 import { type Logger, Throttle } from "../core/log.ts";
 import { type MemberProcess, startMember } from "../core/member_process.ts";
 import { EntityIdPool } from "../core/id_pool.ts";
-import { BusyMeter, processCpuUs } from "../core/busy.ts";
+import { BusyMeter } from "../core/busy.ts";
 import type { ProcessMetrics } from "../core/metrics.ts";
 import { cellAppMetrics } from "./metrics.ts";
 import {
@@ -12,10 +12,8 @@ import {
   BaseBackupMsg,
   BaseMsg,
   BaseScriptMsg,
-  beginTick,
   CellMsg,
   type Channel,
-  endTick,
   MAX_LOAD,
   type MessageDef,
   MgrLease,
@@ -44,6 +42,7 @@ import { BackupSender, BuddyStore } from "./backup/mod.ts";
 import { history } from "../core/history.ts";
 import { NavMeshes } from "./nav/mod.ts";
 import { serveCellApp } from "./cellapp_handlers.ts";
+import { tickCells } from "./cellapp_tick.ts";
 
 /**
  * A fault injection for tests only (SEAMLESS_FAULT_NO_FENCE=1): the cellapp ticks after a stall without the
@@ -401,34 +400,7 @@ export class CellApp {
     history.acting(holds);
     if (!holds) return this.#scheduleTick();
     if (moveTrace.on) moveTrace.tick(performance.timeOrigin + start);
-    beginTick();
-    const cpu0 = processCpuUs();
-    try {
-      for (const cell of this.cells.values()) {
-        const t0 = performance.now();
-        try {
-          cell.tick(dt);
-        } catch (e) {
-          this.#log.error(
-            `tick of cell ${cell.cellId} of space ${cell.spaceId} failed: ${errorText(e, { stack: true })}`,
-          );
-        }
-        const ms = performance.now() - t0;
-        cell.stats.record(t0, ms);
-      }
-      try {
-        this.backups.tick(this.cells.values());
-      } catch (e) {
-        this.#log.error(`cell backups failed: ${errorText(e, { stack: true })}`);
-      }
-    } finally {
-      endTick();
-      // What the entities were charged in the tick, as CPU: a process that waited for a core meanwhile charged them
-      // that wait too, and a busy machine would make idle cells look loaded.
-      const wallMs = performance.now() - start;
-      const share = wallMs > 1 ? (processCpuUs() - cpu0) / 1000 / wallMs : 1;
-      for (const cell of this.cells.values()) cell.loadMeter.settle(share);
-    }
+    tickCells<Cell>(this.cells, this.backups, dt, this.#log);
     this.#scheduleTick();
   }
 
