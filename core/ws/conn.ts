@@ -1,7 +1,7 @@
 /**
  * One server-side WebSocket connection after its handshake: a read loop that parses frames out of one growable
- * buffer and delivers messages, a write loop that writes everything queued in one socket write, the close
- * handshake, and pings for a connection that went quiet.
+ * buffer and delivers messages, the close handshake, and pings for a connection that went quiet. Its outgoing side,
+ * the frames queued and their writes, is conn_output.ts.
  *
  * A peer that does not read cannot make the server hold more than a bounded amount for it: only the latest pong is
  * kept (RFC 6455 section 5.5.3 lets an endpoint answer only the most recent ping), reading pauses while the bytes
@@ -21,8 +21,8 @@ import {
   parseClose,
   WsProtocolError,
   WsReader,
-  WsWriter,
 } from "./frame.ts";
+import { type OutputHost, WsOutput } from "./conn_output.ts";
 import {
   CLOSE_WAIT_MS,
   HIGH_WATER_BYTES,
@@ -63,29 +63,17 @@ export class WsConn {
 
   #conn: ByteConn;
   #reader: WsReader;
-  #writer = new WsWriter();
+  #out: WsOutput;
   #state: WsState = "open";
   #ended = false;
   /** The peer broke the protocol: nothing more is parsed, what arrives is discarded until the end. */
   #failing = false;
   #code: number = CloseCode.abnormal;
   #reason = "";
-  #writing = false;
-  #writeDone: Promise<void> = Promise.resolve();
-  #flushQueued = false;
-  #inFlight = 0;
-  /** The payload of the latest ping not answered yet (in the first `#pongLen` bytes), made at the first ping. */
-  #pong: Uint8Array = EMPTY;
-  /** -1 when no pong is waiting. */
-  #pongLen = -1;
   #highWater: number;
   #maxBuffered: number;
-  #writeStallMs: number;
-  /** When the current write started or last made progress. */
-  #lastWrite = 0;
   /** Set while reading is paused: resumes the read loop. */
   #resume: (() => void) | null = null;
-  #stallTimer: ReturnType<typeof setTimeout> | undefined;
   #idleMs: number;
   #lastHeard = performance.now();
   #pingedAt = -1;
@@ -93,9 +81,7 @@ export class WsConn {
   #endTimer: ReturnType<typeof setTimeout> | undefined;
   #log: Logger;
   #resolveClosed!: (info: WsCloseInfo) => void;
-  #flushTask = () => this.#flush();
   #idleTask = () => this.#checkIdle();
-  #stallTask = () => this.#checkStall();
 
   /** Wraps a connection whose handshake is done; `early` holds bytes that arrived after the request head. */
   constructor(conn: ByteConn, remote: string, opts: WsConnOptions, early: Uint8Array = EMPTY) {
@@ -106,8 +92,15 @@ export class WsConn {
     this.#idleMs = opts.idleMs;
     this.#highWater = opts.highWaterBytes ?? HIGH_WATER_BYTES;
     this.#maxBuffered = opts.maxBuffered ?? MAX_BUFFERED;
-    this.#writeStallMs = opts.writeStallMs ?? WRITE_STALL_MS;
     this.#log = (opts.log ?? silentLogger).child(`[ws ${remote}]`);
+    const host: OutputHost = {
+      stats: this.stats,
+      isEnded: () => this.#ended,
+      end: (code, reason) => this.#end(code, reason),
+      wake: () => this.#wake(),
+      debug: (line) => this.#log.debug(line),
+    };
+    this.#out = new WsOutput(conn, host, this.#highWater, opts.writeStallMs ?? WRITE_STALL_MS);
     this.closed = new Promise((r) => this.#resolveClosed = r);
   }
 
@@ -131,7 +124,7 @@ export class WsConn {
 
   /** Bytes queued or being written that have not reached the socket yet, a waiting pong included. */
   get bufferedAmount(): number {
-    return this.#writer.length + this.#inFlight + (this.#pongLen >= 0 ? 2 + this.#pongLen : 0);
+    return this.#out.bufferedAmount;
   }
 
   /** True while reading from the peer is paused until writes catch up. */
@@ -152,18 +145,14 @@ export class WsConn {
   /** Sends `bytes` as one binary message; ignored once the connection is closing. */
   send(bytes: Uint8Array): void {
     if (this.#state !== "open") return;
-    this.#pongFirst();
-    this.#writer.frame(Op.binary, bytes);
+    this.#out.frame(Op.binary, bytes);
     this.#sent(bytes.length);
   }
 
   /** Sends `parts`, one after the other, as one binary message without joining them first. */
   sendParts(parts: readonly Uint8Array[]): void {
     if (this.#state !== "open") return;
-    this.#pongFirst();
-    const before = this.#writer.length;
-    this.#writer.frameParts(Op.binary, parts);
-    this.#sent(this.#writer.length - before);
+    this.#sent(this.#out.frameParts(Op.binary, parts));
   }
 
   /**
@@ -172,21 +161,17 @@ export class WsConn {
    */
   writeParts(parts: readonly Uint8Array[]): void {
     if (this.#state !== "open") return;
-    this.#pongFirst();
-    const before = this.#writer.length;
-    this.#writer.frameParts(Op.binary, parts);
     this.stats.messagesOut++;
-    this.stats.bytesOut += this.#writer.length - before;
+    this.stats.bytesOut += this.#out.frameParts(Op.binary, parts);
     if (this.#checkBacklog()) return;
-    if (!this.#flushQueued) this.#flush();
+    this.#out.flushUnlessQueued();
   }
 
   /** Sends `text` as one text message. */
   sendText(text: string): void {
     if (this.#state !== "open") return;
     const bytes = textEncoder.encode(text);
-    this.#pongFirst();
-    this.#writer.frame(Op.text, bytes);
+    this.#out.frame(Op.text, bytes);
     this.#sent(bytes.length);
   }
 
@@ -205,7 +190,7 @@ export class WsConn {
     this.stats.messagesOut++;
     this.stats.bytesOut += bytes;
     if (this.#checkBacklog()) return;
-    this.#schedule();
+    this.#out.schedule();
   }
 
   /**
@@ -217,7 +202,7 @@ export class WsConn {
     const waiting = this.bufferedAmount;
     if (waiting <= this.#highWater) return false;
     if (waiting <= this.#maxBuffered) {
-      this.#watchStall();
+      this.#out.watchStall();
       return false;
     }
     this.#log.debug(`dropping: ${waiting} bytes waiting to be written`);
@@ -228,134 +213,34 @@ export class WsConn {
     return true;
   }
 
-  /** Keeps `payload` as the one pong to send, replacing any earlier one not written yet. */
-  #queuePong(payload: Uint8Array): void {
-    this.stats.pingsIn++;
-    if (this.#pong.length === 0) this.#pong = new Uint8Array(125);
-    this.#pong.set(payload);
-    this.#pongLen = payload.length;
-    this.#schedule();
-  }
-
-  /** Moves the waiting pong, if any, into the write buffer. */
-  #framePong(): void {
-    if (this.#pongLen < 0) return;
-    this.#writer.frame(Op.pong, this.#pong.subarray(0, this.#pongLen));
-    this.#pongLen = -1;
-    this.stats.pongsOut++;
-  }
-
-  /**
-   * Keeps a waiting pong ahead of a message sent after its ping. While a write is in flight it stays aside instead, so
-   * that later pings replace it, and goes out with the next write.
-   */
-  #pongFirst(): void {
-    if (!this.#writing) this.#framePong();
-  }
-
-  /**
-   * Whether reading must wait for writes: too many bytes waiting, or a pong waiting behind a write that has not
-   * finished (reading on would only replace it, at the cost of reading without bound from a peer that does not read).
-   */
-  #behind(): boolean {
-    return this.bufferedAmount > this.#highWater || (this.#writing && this.#pongLen >= 0);
-  }
-
   /** Resolves when reading may go on, or the connection ended. */
   #paused(): Promise<void> {
     this.stats.readPauses++;
-    this.#watchStall();
+    this.#out.watchStall();
     return new Promise((resolve) => this.#resume = resolve);
   }
 
   /** Resumes reading once the writes caught up (or the connection ended). */
   #wake(): void {
     const resume = this.#resume;
-    if (resume === null || (!this.#ended && this.#behind())) return;
+    if (resume === null || (!this.#ended && this.#out.behind())) return;
     this.#resume = null;
     resume();
-  }
-
-  /** Checks in writeStallMs whether the writes are still behind without progress; one watch at a time. */
-  #watchStall(): void {
-    if (this.#stallTimer === undefined) this.#stallTimer = setTimeout(this.#stallTask, this.#writeStallMs);
-  }
-
-  /** Drops the connection when its writes are behind with no progress for writeStallMs; the watch ends once caught up. */
-  #checkStall(): void {
-    this.#stallTimer = undefined;
-    if (this.#ended || !this.#behind()) return;
-    const stuck = this.#writing ? performance.now() - this.#lastWrite : 0;
-    if (stuck < this.#writeStallMs) {
-      this.#stallTimer = setTimeout(this.#stallTask, this.#writeStallMs - stuck);
-      return;
-    }
-    this.#log.debug(`dropping: no byte written for ${Math.round(stuck)} ms`);
-    this.#end(
-      CloseCode.policy,
-      `the peer read none of ${this.bufferedAmount} bytes waiting for ${Math.round(stuck)} ms`,
-    );
-  }
-
-  /** Writes at the end of this turn, so everything sent in it goes out in one socket write. */
-  #schedule(): void {
-    if (!this.#flushQueued && !this.#writing) {
-      this.#flushQueued = true;
-      queueMicrotask(this.#flushTask);
-    }
-  }
-
-  #flush(): void {
-    this.#flushQueued = false;
-    if (!this.#writing && !this.#ended && (this.#writer.length > 0 || this.#pongLen >= 0)) {
-      this.#writeDone = this.#writeLoop();
-    }
-  }
-
-  async #writeLoop(): Promise<void> {
-    this.#writing = true;
-    try {
-      for (;;) {
-        // A pong that came in during the last write goes out now, after what was queued before it.
-        this.#framePong();
-        if (this.#writer.length === 0) break;
-        const bytes = this.#writer.take();
-        let off = 0;
-        this.#inFlight = bytes.length;
-        this.#lastWrite = performance.now();
-        this.#wake();
-        while (off < bytes.length) {
-          off += await this.#conn.write(bytes.subarray(off));
-          this.#inFlight = bytes.length - off;
-          this.#lastWrite = performance.now();
-          this.#wake();
-        }
-        this.stats.writes++;
-        this.#writer.recycle(bytes);
-      }
-    } catch (e) {
-      this.#end(CloseCode.abnormal, `write failed: ${errorText(e)}`);
-    } finally {
-      this.#writing = false;
-      this.#inFlight = 0;
-      this.#wake();
-    }
   }
 
   #startClose(code: number, reason: string): void {
     this.#state = "closing";
     this.#code = code;
     this.#reason = reason;
-    this.#framePong();
-    this.#writer.frame(Op.close, closePayload(code, reason));
-    this.#flush();
+    this.#out.frameLast(Op.close, closePayload(code, reason));
+    this.#out.flush();
     this.#endTimer = setTimeout(() => this.#end(), CLOSE_WAIT_MS);
   }
 
   /** Ends the TCP connection once everything queued (a close frame last) was written. */
   #endAfterWrite(): void {
-    this.#flush();
-    this.#writeDone.then(() => this.#end());
+    this.#out.flush();
+    this.#out.writeDone.then(() => this.#end());
   }
 
   /** Closes for a protocol violation: sends the close frame, stops parsing, and discards input until the end. */
@@ -364,7 +249,7 @@ export class WsConn {
     this.#failing = true;
     if (this.#state === "open") this.#startClose(code, reason);
     // The close frame and then EOF reach the peer even while it keeps sending.
-    this.#writeDone.then(() => {
+    this.#out.writeDone.then(() => {
       if (this.#ended) return;
       this.#conn.closeWrite().catch(() => {
         // already shut down
@@ -382,8 +267,8 @@ export class WsConn {
     this.#state = "closed";
     clearTimeout(this.#endTimer);
     clearTimeout(this.#idleTimer);
-    clearTimeout(this.#stallTimer);
-    this.#pongLen = -1;
+    this.#out.stopWatch();
+    this.#out.dropPong();
     this.#wake();
     try {
       this.#conn.close();
@@ -403,7 +288,7 @@ export class WsConn {
     const r = this.#reader;
     try {
       while (this.#parse()) {
-        if (this.#behind()) {
+        if (this.#out.behind()) {
           await this.#paused();
           if (this.#ended) return;
         }
@@ -462,7 +347,7 @@ export class WsConn {
           }
           continue;
         case Op.ping:
-          if (this.#state === "open") this.#queuePong(r.payload);
+          if (this.#state === "open") this.#out.queuePong(r.payload);
           continue;
         case Op.pong:
           continue;
@@ -487,8 +372,7 @@ export class WsConn {
       this.#state = "closing";
       this.#code = got.code;
       this.#reason = got.reason;
-      this.#framePong();
-      this.#writer.frame(Op.close, got.code === CloseCode.noStatus ? EMPTY : closePayload(got.code, ""));
+      this.#out.frameLast(Op.close, got.code === CloseCode.noStatus ? EMPTY : closePayload(got.code, ""));
       this.#endTimer = setTimeout(() => this.#end(), CLOSE_WAIT_MS);
     }
     this.#endAfterWrite();
@@ -505,8 +389,8 @@ export class WsConn {
     if (silent >= this.#idleMs) {
       if (this.#pingedAt < this.#lastHeard) {
         this.#pingedAt = now;
-        this.#writer.frame(Op.ping, EMPTY);
-        this.#flush();
+        this.#out.frame(Op.ping, EMPTY);
+        this.#out.flush();
       }
       this.#idleTimer = setTimeout(this.#idleTask, 2 * this.#idleMs - silent);
     } else {
