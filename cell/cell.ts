@@ -4,7 +4,6 @@
  * mechanisms that act on them (controllers, borders, witnesses, shutdown and
  * retirement, each in its own module) and runs them in its tick.
  */
-import { decodeCellBackup } from "../core/def/mod.ts";
 import { seededRandom } from "../core/random.ts";
 import type { EntityRef, SpaceInfo, Vec3, WitnessSettings } from "../core/script.ts";
 import type { SpaceSettings, SpaceSettingsView } from "../core/space_settings.ts";
@@ -17,7 +16,8 @@ import { CellControllers } from "./cell_controllers.ts";
 import { cellAtPoint, firstCellOf, type GhostArea, placeIn } from "./cell_layout.ts";
 import { cellReport, describeEntities } from "./cell_report.ts";
 import type { ControllerState, Movement } from "./controllers.ts";
-import { Entity, type EntityHost, type EntityState, type EntityWitness } from "./entity.ts";
+import type { Entity, EntityHost, EntityState, EntityWitness } from "./entity.ts";
+import { makeBaseEntity, makeEntity, makeRestoredEntity } from "./entity_make.ts";
 import { RangeList } from "./range/mod.ts";
 import { TickStats } from "./tick_stats.ts";
 import { runEntityCall } from "./calls.ts";
@@ -161,19 +161,7 @@ export class Cell implements EntityHost {
     dir?: [number, number, number],
     id?: number,
   ): Entity {
-    if (this.shuttingDown) throw new Error(`space ${this.spaceId} is shutting down; cannot create ${typeName}`);
-    const type = this.host.registry.find(typeName);
-    if (!type) throw new Error(`unknown entity type "${typeName}"`);
-    if (!type.hasCell) throw new Error(`entity type ${typeName} has no cell part`);
-    if (!withinWorld([pos.x, pos.y, pos.z])) {
-      throw new Error(`${typeName}: position (${pos.x}, ${pos.y}, ${pos.z}) is not within ±${MAX_COORD} m`);
-    }
-    if (id !== undefined && (this.entities.has(id) || this.ghosts.has(id))) {
-      throw new Error(`entity ${id} already exists in space ${this.spaceId}`);
-    }
-    const e = new Entity(id ?? this.host.newEntityId(), type, this, pos);
-    for (const [name, value] of Object.entries(props)) e.container.set(name, value);
-    if (dir) [e.yaw, e.pitch, e.roll] = dir;
+    const e = makeEntity(this, typeName, pos, props, dir, id);
     this.#add(e);
     callScript(this, e, "onCreated");
     return e;
@@ -184,21 +172,7 @@ export class Cell implements EntityHost {
    * properties it sent (all defaults when it sent none), and its address.
    */
   createBaseEntity(spec: CellEntitySpec): Entity {
-    if (this.shuttingDown) {
-      throw new Error(`space ${this.spaceId} is shutting down; cannot create ${spec.type} ${spec.entityId}`);
-    }
-    const type = this.host.registry.find(spec.type);
-    if (!type) throw new Error(`unknown entity type "${spec.type}" for entity ${spec.entityId}`);
-    if (!type.hasCell) throw new Error(`entity type ${spec.type} has no cell part (entity ${spec.entityId})`);
-    if (this.entities.has(spec.entityId)) {
-      throw new Error(`entity ${spec.entityId} already exists in space ${this.spaceId}`);
-    }
-    const [x, y, z] = spec.position;
-    const container = spec.props.length > 0 ? decodeCellBackup(type, spec.props, spec.entityId) : undefined;
-    const e = new Entity(spec.entityId, type, this, { x, y, z }, container);
-    [e.yaw, e.pitch, e.roll] = spec.direction;
-    e.baseAddress = spec.baseAddress;
-    e.hasClient = spec.hasClient;
+    const e = makeBaseEntity(this, spec);
     this.#add(e);
     callScript(this, e, "onCreated");
     return e;
@@ -206,15 +180,7 @@ export class Cell implements EntityHost {
 
   /** Re-creates an entity from its serialised state: same id, properties and controllers; no onCreated. */
   restoreEntity(state: EntityState): Entity {
-    const type = this.host.registry.find(state.type);
-    if (!type) throw new Error(`unknown entity type "${state.type}" in the state of entity ${state.id}`);
-    if (this.entities.has(state.id)) throw new Error(`entity ${state.id} already exists in space ${this.spaceId}`);
-    const pos = { x: state.position[0], y: state.position[1], z: state.position[2] };
-    const e = new Entity(state.id, type, this, pos, Entity.containerFrom(type, state));
-    [e.yaw, e.pitch, e.roll] = state.direction;
-    e.isOnGround = state.isOnGround;
-    e.nextControllerId = state.nextControllerId;
-    e.clientCallSeq = state.clientCallSeq ?? 0;
+    const e = makeRestoredEntity(this, state);
     this.#add(e);
     this.restoreControllers(e, state.controllers);
     return e;
