@@ -120,7 +120,6 @@ function stop(child: Deno.ChildProcess): Promise<unknown> {
   return child.status;
 }
 
-/** Runs variant `v` under the load: clients send `bytes` 10 times a second, the server sends `down` per tick. */
 /** Starts a server and reads the port it prints first. */
 async function startServer(argv: string[], what: string): Promise<{ child: Deno.ChildProcess; port: number }> {
   const child = start(argv);

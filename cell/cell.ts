@@ -1,8 +1,7 @@
 /**
- * A cell: this cellapp's part of one space. It holds the real entities in its
- * rect and the ghosts of its neighbours' on one range list, wires the
- * mechanisms that act on them (controllers, borders, witnesses, shutdown and
- * retirement, each in its own module) and runs them in its tick.
+ * A cell: this cellapp's part of one space. It holds the real entities in its rect and the ghosts of its neighbours'
+ * on one range list, wires the mechanisms that act on them (controllers, borders, witnesses, shutdown and retirement,
+ * each in its own module) and runs them in its tick.
  */
 import { seededRandom } from "../core/random.ts";
 import type { EntityRef, SpaceInfo, Vec3, WitnessSettings } from "../core/script.ts";
@@ -92,10 +91,7 @@ export class Cell implements EntityHost {
   /** The cell's id within its space (a leaf of the tree). */
   readonly cellId: number;
 
-  /**
-   * A cell of `geometry`'s space on cellapp `cellappId`: the leaf `cellId`,
-   * or the first leaf of that cellapp when no id is given.
-   */
+  /** A cell of `geometry`'s space on cellapp `cellappId`: the leaf `cellId`, or that cellapp's first leaf. */
   constructor(readonly host: CellHost, geometry: SpaceGeometry, readonly cellappId: number, cellId?: number) {
     this.geometry = geometry;
     this.cellId = cellId ?? firstCellOf(geometry, cellappId);
@@ -119,9 +115,8 @@ export class Cell implements EntityHost {
   }
 
   /**
-   * Takes a new tree; this cell's rect is its leaf's (empty when the tree no
-   * longer has it). What follows from the tree is worked out here, once, not
-   * by the checks that run every tick or every second.
+   * Takes a new tree; this cell's rect is its leaf's (empty when the tree no longer has it). What follows from the
+   * tree is worked out here, once, not by the checks that run every tick or every second.
    */
   updateGeometry(g: SpaceGeometry): void {
     const radius = g.ghostRadius ?? this.host.ghosting.config.ghostRadius;
@@ -167,10 +162,7 @@ export class Cell implements EntityHost {
     return e;
   }
 
-  /**
-   * Creates the cell part of a base entity: the base's id, the initial cell
-   * properties it sent (all defaults when it sent none), and its address.
-   */
+  /** Creates the cell part of a base entity: its id, initial cell properties (defaults when none) and address. */
   createBaseEntity(spec: CellEntitySpec): Entity {
     const e = makeBaseEntity(this, spec);
     this.#add(e);

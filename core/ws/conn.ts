@@ -23,16 +23,7 @@ import {
   WsReader,
 } from "./frame.ts";
 import { type OutputHost, WsOutput } from "./conn_output.ts";
-import {
-  CLOSE_WAIT_MS,
-  HIGH_WATER_BYTES,
-  MAX_BUFFERED,
-  WRITE_STALL_MS,
-  type WsCloseInfo,
-  type WsConnOptions,
-  type WsConnStats,
-  type WsState,
-} from "./conn_options.ts";
+import { CLOSE_WAIT_MS, type WsCloseInfo, type WsConnOptions, type WsConnStats, type WsState } from "./conn_options.ts";
 
 /** Bytes a connection closed for a violation still reads (and drops) while waiting for the peer to stop sending. */
 const DISCARD_LIMIT = 64 * 1024;
@@ -70,8 +61,6 @@ export class WsConn {
   #failing = false;
   #code: number = CloseCode.abnormal;
   #reason = "";
-  #highWater: number;
-  #maxBuffered: number;
   /** Set while reading is paused: resumes the read loop. */
   #resume: (() => void) | null = null;
   #idleMs: number;
@@ -90,8 +79,6 @@ export class WsConn {
     this.#reader = new WsReader(opts.maxMessage);
     if (early.length > 0) this.#reader.push(early);
     this.#idleMs = opts.idleMs;
-    this.#highWater = opts.highWaterBytes ?? HIGH_WATER_BYTES;
-    this.#maxBuffered = opts.maxBuffered ?? MAX_BUFFERED;
     this.#log = (opts.log ?? silentLogger).child(`[ws ${remote}]`);
     const host: OutputHost = {
       stats: this.stats,
@@ -100,7 +87,7 @@ export class WsConn {
       wake: () => this.#wake(),
       debug: (line) => this.#log.debug(line),
     };
-    this.#out = new WsOutput(conn, host, this.#highWater, opts.writeStallMs ?? WRITE_STALL_MS);
+    this.#out = new WsOutput(conn, host, opts);
     this.closed = new Promise((r) => this.#resolveClosed = r);
   }
 
@@ -194,21 +181,16 @@ export class WsConn {
   }
 
   /**
-   * Watches for stalled writes once the bytes waiting pass the high-water mark. Returns true when they passed
-   * maxBuffered: the connection then stops taking messages and is dropped at the end of the turn (not from inside the
-   * caller's send, which should not see onClose run under it).
+   * Returns true when the bytes waiting passed maxBuffered: the connection then stops taking messages and is dropped
+   * at the end of the turn (not from inside the caller's send, which should not see onClose run under it).
    */
   #checkBacklog(): boolean {
-    const waiting = this.bufferedAmount;
-    if (waiting <= this.#highWater) return false;
-    if (waiting <= this.#maxBuffered) {
-      this.#out.watchStall();
-      return false;
-    }
-    this.#log.debug(`dropping: ${waiting} bytes waiting to be written`);
+    const over = this.#out.overLimit();
+    if (over === null) return false;
+    this.#log.debug(`dropping: ${this.bufferedAmount} bytes waiting to be written`);
     this.#state = "closing";
     this.#code = CloseCode.policy;
-    this.#reason = `${waiting} bytes waiting to be written, over the limit of ${this.#maxBuffered}`;
+    this.#reason = over;
     queueMicrotask(() => this.#end());
     return true;
   }
@@ -267,8 +249,7 @@ export class WsConn {
     this.#state = "closed";
     clearTimeout(this.#endTimer);
     clearTimeout(this.#idleTimer);
-    this.#out.stopWatch();
-    this.#out.dropPong();
+    this.#out.end();
     this.#wake();
     try {
       this.#conn.close();

@@ -6,7 +6,13 @@
 import { errorText } from "../errors.ts";
 import type { ByteConn } from "../tls/mod.ts";
 import { CloseCode, Op, WsWriter } from "./frame.ts";
-import type { WsConnStats } from "./conn_options.ts";
+import {
+  HIGH_WATER_BYTES,
+  MAX_BUFFERED,
+  WRITE_STALL_MS,
+  type WsConnOptions,
+  type WsConnStats,
+} from "./conn_options.ts";
 
 const EMPTY = new Uint8Array(0);
 
@@ -37,6 +43,7 @@ export class WsOutput {
   /** -1 when no pong is waiting. */
   #pongLen = -1;
   #highWater: number;
+  #maxBuffered: number;
   #writeStallMs: number;
   /** When the current write started or last made progress. */
   #lastWrite = 0;
@@ -44,11 +51,17 @@ export class WsOutput {
   #flushTask = () => this.flush();
   #stallTask = () => this.#checkStall();
 
-  constructor(conn: ByteConn, host: OutputHost, highWater: number, writeStallMs: number) {
+  /** `opts`: the connection's limits on what waits to be written. */
+  constructor(
+    conn: ByteConn,
+    host: OutputHost,
+    opts: Pick<WsConnOptions, "highWaterBytes" | "maxBuffered" | "writeStallMs">,
+  ) {
     this.#conn = conn;
     this.#host = host;
-    this.#highWater = highWater;
-    this.#writeStallMs = writeStallMs;
+    this.#highWater = opts.highWaterBytes ?? HIGH_WATER_BYTES;
+    this.#maxBuffered = opts.maxBuffered ?? MAX_BUFFERED;
+    this.#writeStallMs = opts.writeStallMs ?? WRITE_STALL_MS;
   }
 
   /** Bytes queued or being written that have not reached the socket yet, a waiting pong included. */
@@ -92,9 +105,18 @@ export class WsOutput {
     this.schedule();
   }
 
-  /** Drops a waiting pong (the connection ended). */
-  dropPong(): void {
-    this.#pongLen = -1;
+  /**
+   * Watches for stalled writes once the bytes waiting pass the high-water mark. Returns why the connection must be
+   * dropped when they passed maxBuffered, else null.
+   */
+  overLimit(): string | null {
+    const waiting = this.bufferedAmount;
+    if (waiting <= this.#highWater) return null;
+    if (waiting <= this.#maxBuffered) {
+      this.watchStall();
+      return null;
+    }
+    return `${waiting} bytes waiting to be written, over the limit of ${this.#maxBuffered}`;
   }
 
   /**
@@ -110,9 +132,10 @@ export class WsOutput {
     if (this.#stallTimer === undefined) this.#stallTimer = setTimeout(this.#stallTask, this.#writeStallMs);
   }
 
-  /** Stops the watch (the connection ended). */
-  stopWatch(): void {
+  /** The connection ended: the stall watch stops and a waiting pong is dropped. */
+  end(): void {
     clearTimeout(this.#stallTimer);
+    this.#pongLen = -1;
   }
 
   /** Writes at the end of this turn, so everything sent in it goes out in one socket write. */
