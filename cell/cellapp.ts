@@ -61,7 +61,7 @@ export interface CellAppGame {
  * The messages that act on this cellapp's reals: they wait while its cells may not act (fence.ts). Ghost updates,
  * the cellappmgr's geometry and buddies' backups are taken at once: they change no real.
  */
-const ACTING: readonly MessageDef<unknown[], unknown>[] = [
+export const ACTING: readonly MessageDef<unknown[], unknown>[] = [
   CellMsg.entityCall,
   BaseScriptMsg.cellCall,
   BaseScriptMsg.cellTeleport,
@@ -83,6 +83,34 @@ const ACTING: readonly MessageDef<unknown[], unknown>[] = [
   RestoreMsg.cellAppDied,
   BaseBackupMsg.rebase,
 ] as readonly MessageDef<unknown[], unknown>[];
+
+/**
+ * The acting messages about one client's entity (its id first; a client call names its target second): they apply
+ * only those entities' waiting moves before they run (move_queue.ts); a client's answers to its witness need none
+ * (they read no position), and the other acting messages apply all of them.
+ */
+export function movesBefore(def: MessageDef<unknown[], unknown>, args: unknown[]): readonly number[] | null {
+  switch (def.kind) {
+    case CellMsg.clientCall.kind:
+      return [args[0] as number, args[1] as number];
+    case CellMsg.clientAoi.kind:
+      return [];
+    case CellMsg.enableWitness.kind:
+    case CellMsg.disableWitness.kind:
+    case CellMsg.clientPosition.kind:
+    case CellMsg.destroyCellEntity.kind:
+    case CellMsg.cellPersistentState.kind:
+      return [args[0] as number];
+    default:
+      return null;
+  }
+}
+
+/**
+ * How long before a tick, as a share of the period, the client moves waiting are applied (move_queue.ts): off the
+ * tick's path, and late enough that most of a period's moves go in one batch.
+ */
+const MOVES_LEAD = 1 / 8;
 
 /** Ticks per second unless configured. */
 export const DEFAULT_TICK_HZ = 10;
@@ -110,6 +138,8 @@ export class CellApp {
   readonly #ghostRadius: number;
   #aoi: WitnessOptions;
   #tickTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Applies the client moves waiting a little before the tick, so that few are left for the tick to apply. */
+  #movesTimer: ReturnType<typeof setTimeout> | undefined;
   #reportTimer: ReturnType<typeof setInterval> | undefined;
   #nextTickAt = 0;
   #lastTickAt = 0;
@@ -281,6 +311,8 @@ export class CellApp {
     }, this.periodMs);
     this.buddyStore.onRefused = (why) => log.warn(why);
     this.#serve();
+    // Inside the gate: a message held back by the fence applies the moves before it when it is let through.
+    this.#clients.moves.before(this.member.handlers, ACTING.filter((d) => d !== CellMsg.clientMoves), movesBefore);
     gateHandlers(this.member.handlers, ACTING, this.#authority);
     this.member.link.onRegistered = () => {
       this.#authority.registered();
@@ -379,6 +411,12 @@ export class CellApp {
     // After a stall, start counting again from now rather than ticking in a burst.
     if (this.#nextTickAt < now - this.periodMs) this.#nextTickAt = this.#onBeat(now);
     this.#tickTimer = setTimeout(() => this.#tick(), Math.max(0, this.#nextTickAt - now));
+    const lead = this.#nextTickAt - now - this.periodMs * MOVES_LEAD;
+    if (lead > 0) {
+      this.#movesTimer = setTimeout(() => {
+        if (this.#authority.runsNow) this.#clients.moves.flush();
+      }, lead);
+    }
   }
 
   /**
@@ -400,6 +438,7 @@ export class CellApp {
     history.acting(holds);
     if (!holds) return this.#scheduleTick();
     if (moveTrace.on) moveTrace.tick(performance.timeOrigin + start);
+    this.#clients.moves.flush();
     tickCells<Cell>(this.cells, this.backups, dt, this.#log);
     this.#scheduleTick();
   }
@@ -423,16 +462,17 @@ export class CellApp {
     }
   }
 
-  /** Stops ticking and serving; resolves once the cellappmgr has been told. */
   /** A game reload: `next`'s definitions and scripts for every cell and entity here, in place (game_swap.ts). */
   swapGame(next: CellAppGame): void {
     this.#game = next;
     swapCellGame(this.#host, this.cells.values(), next);
   }
 
+  /** Stops ticking and serving; resolves once the cellappmgr has been told. */
   async close(reason: string): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#tickTimer);
+    clearTimeout(this.#movesTimer);
     clearInterval(this.#reportTimer);
     this.lease.stop();
     for (const c of this.cells.values()) c.dispose();

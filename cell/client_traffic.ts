@@ -13,12 +13,14 @@ import {
   batchable,
   CellMsg,
   type Channel,
+  checkMoves,
+  eachMove,
   type Handlers,
   type MessageDef,
-  readMoves,
   sameAddress,
   writeFrame,
 } from "../core/wire/mod.ts";
+import { errorText } from "../core/errors.ts";
 import { type Logger, Throttle } from "../core/log.ts";
 import type { Cell } from "./cell.ts";
 import type { Entity } from "./entity.ts";
@@ -28,6 +30,7 @@ import { clientCall } from "./calls.ts";
 import { isTeleporting } from "./teleport.ts";
 import { moveTrace } from "../core/trace.ts";
 import { copyPose, type Pose, poseDirection, poseOf, posePosition } from "../core/geo/mod.ts";
+import { MoveQueue } from "./move_queue.ts";
 
 /** An entity as this cellapp holds it. */
 interface Located {
@@ -58,6 +61,12 @@ export interface ClientTrafficHost {
 export class ClientTraffic {
   /** Lines about one client or one sender, at most once a minute each. */
   readonly #logged = new Throttle(60_000);
+
+  /** Batches of client moves read since the tick began: the cellapp applies them when the next one starts. */
+  readonly moves: MoveQueue = new MoveQueue(
+    (ch, records) => eachMove(records, (id, pose) => (this.#move(ch, id, pose), ch.isOpen)),
+    (e) => this.host.log.error(`applying client moves failed: ${errorText(e, { stack: true })}`),
+  );
 
   constructor(private readonly host: ClientTrafficHost) {}
 
@@ -127,14 +136,14 @@ export class ClientTraffic {
         );
       })
       .on(CellMsg.clientPosition, (ch, id, pos, dir) => {
+        if (moveTrace.sampled(id)) moveTrace.stamp("cellapp", id, pos[0]);
         this.#move(ch, id, poseOf(pos, dir));
       })
       .on(CellMsg.clientMoves, (ch, _unused, records) => {
-        const bad = readMoves(records, (id, pose) => {
-          this.#move(ch, id, pose);
-          return ch.isOpen;
-        });
-        if (bad) ch.drop(`bad clientMoves: ${bad}`);
+        const bad = checkMoves(records);
+        if (bad) return ch.drop(`bad clientMoves: ${bad}`);
+        if (moveTrace.on) eachMove(records, stampArrival);
+        this.moves.add(ch, records);
       })
       .on(
         CellMsg.destroyCellEntity,
@@ -166,7 +175,6 @@ export class ClientTraffic {
    * a batch reader's, refilled after this returns: what runs later keeps a copy.
    */
   #move(ch: Channel | null, id: number, pose: Pose): void {
-    if (moveTrace.sampled(id)) moveTrace.stamp("cellapp", id, pose.x);
     const at = this.#locate(id);
     if (!this.#fromBase(ch, at, id, "clientPosition")) return;
     const e = at.real;
@@ -338,6 +346,12 @@ export class ClientTraffic {
 }
 
 /** Turns `e` to the pose's direction and moves it to its position. */
+/** Notes the arrival of a sampled move (core/trace.ts): it waits here for the tick like any other. */
+function stampArrival(id: number, pose: Pose): boolean {
+  if (moveTrace.sampled(id)) moveTrace.stamp("cellapp", id, pose.x);
+  return true;
+}
+
 function moveTo(e: Entity, p: Pose): void {
   e.yaw = p.yaw, e.pitch = p.pitch, e.roll = p.roll;
   e.cell.moveEntity(e, p.x, p.y, p.z);

@@ -53,11 +53,8 @@ export function writeMove(w: ByteWriter, id: number, p: Pose): void {
  */
 export type MoveVisitor = (id: number, pose: Pose) => boolean;
 
-/**
- * Checks every move record of `records`, then calls `each` for them in order; returns why the batch was refused
- * (nothing acted on), or null.
- */
-export function readMoves(records: Uint8Array, each: MoveVisitor): string | null {
+/** Why `records` is not a batch of whole, valid move records (nothing in it may be acted on), or null when it is. */
+export function checkMoves(records: Uint8Array): string | null {
   if (records.length % MOVE_RECORD !== 0) {
     return `${records.length} bytes are not whole move records of ${MOVE_RECORD} bytes`;
   }
@@ -70,8 +67,14 @@ export function readMoves(records: Uint8Array, each: MoveVisitor): string | null
       }
     }
   }
+  return null;
+}
+
+/** Calls `each` for the move records of a batch `checkMoves` passed, in order, until it returns false. */
+export function eachMove(records: Uint8Array, each: MoveVisitor): void {
+  const v = new DataView(records.buffer, records.byteOffset, records.byteLength);
   const pose: MutablePose = { x: 0, y: 0, z: 0, yaw: 0, pitch: 0, roll: 0 };
-  for (let at = 0; at < records.length; at += MOVE_RECORD) {
+  for (let at = 0; at + MOVE_RECORD <= records.length; at += MOVE_RECORD) {
     pose.x = v.getFloat64(at + 8, true);
     pose.y = v.getFloat64(at + 16, true);
     pose.z = v.getFloat64(at + 24, true);
@@ -80,7 +83,16 @@ export function readMoves(records: Uint8Array, each: MoveVisitor): string | null
     pose.roll = v.getFloat64(at + 48, true);
     if (!each(v.getFloat64(at, true), pose)) break;
   }
-  return null;
+}
+
+/**
+ * Checks every move record of `records`, then calls `each` for them in order; returns why the batch was refused
+ * (nothing acted on), or null.
+ */
+export function readMoves(records: Uint8Array, each: MoveVisitor): string | null {
+  const bad = checkMoves(records);
+  if (bad === null) eachMove(records, each);
+  return bad;
 }
 
 /** Whether a frame may go in a batch: small enough, with an epoch a record carries. */
