@@ -62,7 +62,7 @@ export class ClientTraffic {
   /** Lines about one client or one sender, at most once a minute each. */
   readonly #logged = new Throttle(60_000);
 
-  /** Batches of client moves read since the tick began: the cellapp applies them when the next one starts. */
+  /** Client moves read and checked, waiting: the cellapp applies them together shortly before its next tick. */
   readonly moves: MoveQueue = new MoveQueue(
     (ch, records) => eachMove(records, (id, pose) => (this.#move(ch, id, pose), ch.isOpen)),
     (e) => this.host.log.error(`applying client moves failed: ${errorText(e, { stack: true })}`),
