@@ -247,13 +247,9 @@ export function gateHandlers(
   defs: readonly MessageDef<unknown[], unknown>[],
   authority: Authority,
 ): void {
-  for (const def of defs) {
-    const handler = handlers.get(def.kind);
-    if (!handler) throw new Error(`${def.name} is not served here: it cannot be gated`);
-    handlers.on(def, (ch, ...args) => {
-      if (authority.runsNow) return handler(ch, ...args);
-      const kept = copyArgs(args);
-      return authority.gate(def.name, () => handler(ch, ...kept), argsBytes(kept));
-    });
-  }
+  handlers.wrap(defs, "the fence's gate", (def, handler) => (ch, ...args) => {
+    if (authority.runsNow) return handler(ch, ...args);
+    const kept = copyArgs(args);
+    return authority.gate(def.name, () => handler(ch, ...kept), argsBytes(kept));
+  });
 }

@@ -95,16 +95,12 @@ export class MoveQueue {
    * for its arguments, or all of them when it names none (or is not given).
    */
   before(handlers: Handlers, defs: readonly MessageDef<unknown[], unknown>[], about: EntitiesOf = () => null): void {
-    for (const def of defs) {
-      const handler = handlers.get(def.kind);
-      if (!handler) throw new Error(`${def.name} is not served here: moves cannot be applied before it`);
-      handlers.on(def, (ch, ...args) => {
-        const ids = about(def, args);
-        if (ids === null) this.flush();
-        else for (const id of ids) this.flushEntity(id);
-        return handler(ch, ...args);
-      });
-    }
+    handlers.wrap(defs, "applying client moves first", (def, handler) => (ch, ...args) => {
+      const ids = about(def, args);
+      if (ids === null) this.flush();
+      else for (const id of ids) this.flushEntity(id);
+      return handler(ch, ...args);
+    });
   }
 
   #apply(from: Channel, records: Uint8Array): void {

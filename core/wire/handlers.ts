@@ -3,7 +3,7 @@ import type { Channel } from "./channel.ts";
 
 /** A handler of one message kind; its return value is the reply to a request. */
 // deno-lint-ignore no-explicit-any
-type Handler = (ch: Channel, ...args: any[]) => unknown;
+export type Handler = (ch: Channel, ...args: any[]) => unknown;
 
 /** The table of message handlers an endpoint serves. */
 export class Handlers {
@@ -18,6 +18,22 @@ export class Handlers {
   ): this {
     this.#table[def.kind] = fn as Handler;
     return this;
+  }
+
+  /**
+   * Replaces the handler of each of `defs` with what `wrap` makes of it (a gate, a step before it); `why` says what
+   * the wrapping is for in the error when one of them is not served.
+   */
+  wrap(
+    defs: readonly MessageDef<unknown[], unknown>[],
+    why: string,
+    wrap: (def: MessageDef<unknown[], unknown>, handler: Handler) => Handler,
+  ): void {
+    for (const def of defs) {
+      const handler = this.get(def.kind);
+      if (!handler) throw new Error(`${def.name} is not served here: ${why} needs it served first`);
+      this.#table[def.kind] = wrap(def, handler);
+    }
   }
 
   /** The handler of `kind`, if served. */
