@@ -4,7 +4,7 @@
  * the real of the epoch speaks for it; the proxy's frame order decides that
  * (client_order.ts), so a backup is ordered like a frame of its epoch.
  */
-import type { CellBackup } from "../../core/wire/mod.ts";
+import { type CellBackup, decodeBackup, encodeBackup } from "../../core/wire/mod.ts";
 
 /** Counters, for tests and logs. */
 export interface CellBackupStats {
@@ -13,12 +13,26 @@ export interface CellBackupStats {
   refused: number;
 }
 
-/** A base's latest cell backup. */
+/**
+ * A base's latest cell backup, kept as its bytes (core/wire/backup_bytes.ts): a baseapp receives one per cell entity
+ * and backup period, and reads one only to restore the entity or to back its base up.
+ */
 export class CellBackupKeeper {
-  latest: CellBackup | null = null;
   readonly stats: CellBackupStats = { kept: 0, refused: 0 };
+  #bytes: Uint8Array | null = null;
+  #spaceId = 0;
 
   constructor(readonly entityId: number) {}
+
+  /** Whether a backup is kept. */
+  get has(): boolean {
+    return this.#bytes !== null;
+  }
+
+  /** The latest backup, decoded afresh (a new object each time), or null when none is kept. */
+  get latest(): CellBackup | null {
+    return this.#bytes === null ? null : decodeBackup(this.#bytes, this.entityId, this.#spaceId);
+  }
 
   /** Keeps `backup`, which its frame order accepted as the real's; refuses one of another entity. */
   keep(backup: CellBackup): boolean {
@@ -26,13 +40,14 @@ export class CellBackupKeeper {
       this.stats.refused++;
       return false;
     }
-    this.latest = backup;
+    this.#bytes = encodeBackup(backup);
+    this.#spaceId = backup.spaceId;
     this.stats.kept++;
     return true;
   }
 
   /** The cell entity is gone: its backups are of no use any more. */
   clear(): void {
-    this.latest = null;
+    this.#bytes = null;
   }
 }

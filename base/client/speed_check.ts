@@ -41,14 +41,20 @@ export class SpeedCheck {
     this.#at = now;
   }
 
-  /** Accepts `pos` when reachable at the top speed; on "tooFast" the last position stays. */
-  check(pos: Pos, now: number = performance.now()): MoveVerdict {
+  /**
+   * Accepts (x, y, z) when reachable at the top speed; on "tooFast" the last position stays. An accepted one is
+   * written into `position` in place: this runs for every move of every client, and readers copy `position`.
+   */
+  check(x: number, y: number, z: number, now: number = performance.now()): MoveVerdict {
     this.#budget = Math.min(this.#cap, this.#budget + (now - this.#at) / 1000 * this.maxSpeed);
     this.#at = now;
-    const d = Math.hypot(pos[0] - this.position[0], pos[1] - this.position[1], pos[2] - this.position[2]);
-    if (d > this.#budget) return "tooFast";
+    const at = this.position, dx = x - at[0], dy = y - at[1], dz = z - at[2];
+    const d = Math.sqrt(dx * dx + dy * dy + dz * dz);
+    if (!(d <= this.#budget)) return "tooFast";
     this.#budget -= d;
-    this.position = [pos[0], pos[1], pos[2]];
+    at[0] = x;
+    at[1] = y;
+    at[2] = z;
     return "ok";
   }
 }

@@ -25,7 +25,7 @@ import {
 import { type BaseBackup, type CellBackup, CellMsg, type MessageDef } from "../../core/wire/mod.ts";
 import type { Placement } from "../../core/placement.ts";
 import type { Logger } from "../../core/log.ts";
-import { type Pose, poseOf, withinWorld, wrapAngle } from "../../core/geo/mod.ts";
+import { makePose, type MutablePose, pointWithinWorld, type Pose, poseOf, wrapAngle } from "../../core/geo/mod.ts";
 import {
   type BaseCellHost,
   BaseCellPart,
@@ -100,6 +100,8 @@ export class Proxy implements ChangeSink, CellOwner, SavedBase {
   /** The nonce of the last resume token its client was given: its backup carries it (base_backup.ts). */
   tokenNonce: string | null = null;
   #awaitingCorrection = false;
+  /** The pose of the move being forwarded (`move`): filled in place for each, as the route copies it at once. */
+  readonly #sent: MutablePose = makePose();
   /** Moves the client may still send now: refilled at twice the expected rate, up to a second's worth. */
   #moveTokens: number;
   #movesAt = performance.now();
@@ -299,16 +301,9 @@ export class Proxy implements ChangeSink, CellOwner, SavedBase {
       };
     }
     this.#moveTokens--;
-    const pos: Vec3Tuple = [p.x, p.y, p.z];
-    const sent: Pose = {
-      x: p.x,
-      y: p.y,
-      z: p.z,
-      yaw: wrapAngle(p.yaw),
-      pitch: wrapAngle(p.pitch),
-      roll: wrapAngle(p.roll),
-    };
-    if (!withinWorld(pos) || ![sent.yaw, sent.pitch, sent.roll].every(Number.isFinite)) {
+    // Every client's every move passes here: checked as numbers, with nothing allocated that would outlive the call.
+    const { x, y, z } = p, yaw = wrapAngle(p.yaw), pitch = wrapAngle(p.pitch), roll = wrapAngle(p.roll);
+    if (!pointWithinWorld(x, y, z) || !Number.isFinite(yaw) || !Number.isFinite(pitch) || !Number.isFinite(roll)) {
       return {
         code: ErrorCode.badPosition,
         message: "the position must be within the world and the direction finite numbers",
@@ -318,7 +313,7 @@ export class Proxy implements ChangeSink, CellOwner, SavedBase {
     if (this.cellState !== "live") {
       return { code: ErrorCode.noCell, message: "no cell entity yet: wait for cellReady", abuse: false };
     }
-    if (this.speed.check(pos, now) === "tooFast") {
+    if (this.speed.check(x, y, z, now) === "tooFast") {
       const first = !this.#awaitingCorrection;
       this.#awaitingCorrection = true;
       this.client?.sendMessage({ id: S2C.forcedPosition, pose: poseOf(this.speed.position, this.direction) });
@@ -329,7 +324,16 @@ export class Proxy implements ChangeSink, CellOwner, SavedBase {
       };
     }
     this.#awaitingCorrection = false;
-    this.direction = [sent.yaw, sent.pitch, sent.roll];
+    // A new array only when the direction changed: others keep a reference to it (a save in progress).
+    const d = this.direction;
+    if (d[0] !== yaw || d[1] !== pitch || d[2] !== roll) this.direction = [yaw, pitch, roll];
+    const sent = this.#sent;
+    sent.x = x;
+    sent.y = y;
+    sent.z = z;
+    sent.yaw = yaw;
+    sent.pitch = pitch;
+    sent.roll = roll;
     this.route.sendMove(this.id, sent);
     return null;
   }

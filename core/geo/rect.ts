@@ -61,6 +61,12 @@ export function withinWorld(v: readonly number[]): boolean {
   return true;
 }
 
+/** `withinWorld` of the point (x, y, z), with no array to build (a client's every move is checked). */
+export function pointWithinWorld(x: number, y: number, z: number): boolean {
+  return x >= -MAX_COORD && x <= MAX_COORD && y >= -MAX_COORD && y <= MAX_COORD && z >= -MAX_COORD &&
+    z <= MAX_COORD;
+}
+
 /** `a` in radians wrapped into [-π, π]; NaN for a value that is not finite. */
 export function wrapAngle(a: number): number {
   if (!Number.isFinite(a)) return NaN;

@@ -5,19 +5,15 @@
  * (decodeNpcBackup): almost every backup is replaced a period later unread, and a decode costs more than the copy.
  */
 import { errorText } from "../errors.ts";
-import { Decoder, Encoder } from "@msgpack/msgpack";
-import { ByteReader, type ByteWriter, DEFAULT_MSGPACK_LIMITS, MAX_ENTITY_ID, scanMsgpack } from "../bytes/mod.ts";
-import { wireCodec } from "./frame.ts";
-import { type CellBackup, cellBackup } from "./backup_interface.ts";
-
-const encoder = new Encoder({ extensionCodec: wireCodec });
-const decoder = new Decoder({ extensionCodec: wireCodec });
+import { ByteReader, type ByteWriter, MAX_ENTITY_ID } from "../bytes/mod.ts";
+import type { CellBackup } from "./backup_interface.ts";
+import { decodeBackup, encodeBackupShared } from "./backup_bytes.ts";
 
 /** Appends one record: the backup of entity `backup.entity.id` of space `backup.spaceId`. */
 export function writeNpcBackup(w: ByteWriter, backup: CellBackup): void {
   w.varint(backup.spaceId);
   w.varint(backup.entity.id);
-  w.blob(encoder.encodeSharedRef(backup));
+  w.blob(encodeBackupShared(backup));
 }
 
 /** One record as it came: its space, entity, and the backup's bytes (a copy, kept as they are). */
@@ -57,21 +53,5 @@ export function readNpcBackups(records: Uint8Array, each: (rec: NpcBackupRecord)
  * the record named.
  */
 export function decodeNpcBackup(rec: NpcBackupRecord): CellBackup {
-  const refused = scanMsgpack(rec.bytes, DEFAULT_MSGPACK_LIMITS);
-  if (refused !== null) throw new Error(`backup of entity ${rec.id} refused: ${refused}`);
-  let v: unknown;
-  try {
-    v = decoder.decode(rec.bytes);
-  } catch (e) {
-    throw new Error(`backup of entity ${rec.id} is not valid msgpack: ${errorText(e)}`, { cause: e });
-  }
-  const bad = cellBackup(v);
-  if (bad) throw new Error(`backup of entity ${rec.id} refused: ${bad}`);
-  const b = v as CellBackup;
-  if (b.spaceId !== rec.spaceId || b.entity.id !== rec.id) {
-    throw new Error(
-      `backup of entity ${rec.id} in space ${rec.spaceId} holds entity ${b.entity.id} of space ${b.spaceId}`,
-    );
-  }
-  return b;
+  return decodeBackup(rec.bytes, rec.id, rec.spaceId);
 }
