@@ -18,6 +18,7 @@ import {
   type MgrLink,
   PlayerMsg,
   ProcMsg,
+  readCellBackups,
   readFrames,
   RestoreMsg,
 } from "../core/wire/mod.ts";
@@ -97,6 +98,11 @@ export function serveBaseApp(handlers: Handlers, host: BaseHandlersHost): void {
       if (bad) ch.drop(`bad toClients: ${bad}`);
     })
     .on(BackupMsg.cellBackup, (ch, id, backup) => proxies.get(id)?.onCellBackup(backup, ch.peer.address))
+    .on(BackupMsg.cellBackups, (ch, _unused, records) => {
+      const from = ch.peer.address;
+      const bad = readCellBackups(records, (rec) => proxies.get(rec.id)?.onCellBackupRecord(rec, from));
+      if (bad) ch.drop(`bad cellBackups: ${bad}`);
+    })
     .on(RestoreMsg.cellAppDied, (_ch, _id, address) => {
       for (const p of proxies.values()) void p.onCellAppDied(address);
     })

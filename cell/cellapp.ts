@@ -20,6 +20,7 @@ import {
   MgrMsg,
   RestoreMsg,
   type SpaceGeometry,
+  writeCellBackup,
   writeNpcBackup,
 } from "../core/wire/mod.ts";
 import type { EntityRegistry } from "../core/def/mod.ts";
@@ -301,7 +302,14 @@ export class CellApp {
       timeoutMs: cfg.orphanTimeoutSec * 1000,
     });
     this.backups = new BackupSender({
-      toBase: (address, id, backup) => this.#toBase(address, BackupMsg.cellBackup, id, backup),
+      toBase: (address, id, backup) => {
+        // Batched per tick as records when a channel is open (cell_backup_records.ts), kept as bytes by the baseapp.
+        const w = this.orphans.isDead(address) || this.#isSelf(address)
+          ? null
+          : this.member.peers.peek(address)?.record(BackupMsg.cellBackups, 0);
+        if (w) writeCellBackup(w, id, backup);
+        else this.#toBase(address, BackupMsg.cellBackup, id, backup);
+      },
       toBuddy: (address, backup) => {
         // Batched per tick as records when a channel is open (npc_backup_records.ts).
         const w = this.#isSelf(address) ? null : this.member.peers.peek(address)?.record(BackupMsg.npcBackups, 0);

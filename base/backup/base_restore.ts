@@ -9,7 +9,7 @@ import { errorText } from "../../core/errors.ts";
 import { decodeCellBackup, decodePersistentState, type EntityRegistry, PropertyContainer } from "../../core/def/mod.ts";
 import type { Logger } from "../../core/log.ts";
 import type { Placement } from "../../core/placement.ts";
-import type { BaseBackup, Rebased } from "../../core/wire/mod.ts";
+import { type BaseBackup, decodeBackup, type Rebased } from "../../core/wire/mod.ts";
 import type { MakeProxy, Proxy } from "../entity/mod.ts";
 
 /** What restoring a base needs of its baseapp. */
@@ -43,8 +43,9 @@ export async function restoreBase(host: BaseRestoreHost, b: BaseBackup, deadId: 
   if (host.has(id)) return;
   const type = host.registry.get(b.type);
   if (!type.hasBase) throw new Error(`entity ${id} is a ${type.name}, which has no base`);
-  const cellProps = b.cell
-    ? decodeCellBackup(type, b.cell.entity.props, id)
+  const cell = b.cell ? decodeBackup(b.cell, id) : null;
+  const cellProps = cell
+    ? decodeCellBackup(type, cell.entity.props, id)
     : new PropertyContainer(type, "cell", { entityId: id });
   const proxy = host.newProxy(id, type, b.account, cellProps, b.position, b.direction);
   const skipped = decodePersistentState(b.base, proxy.base);
@@ -76,7 +77,7 @@ export async function restoreBase(host: BaseRestoreHost, b: BaseBackup, deadId: 
       );
     }
     if (at && host.holds(proxy)) {
-      proxy.rebased(b.cellapp, at.spaceId, at.position, at.direction, b.cell);
+      proxy.rebased(b.cellapp, at.spaceId, at.position, at.direction, cell);
       note = `its cell entity on ${b.cellapp}`;
     }
   }

@@ -4,7 +4,7 @@
  * the real of the epoch speaks for it; the proxy's frame order decides that
  * (client_order.ts), so a backup is ordered like a frame of its epoch.
  */
-import { type CellBackup, decodeBackup, encodeBackup } from "../../core/wire/mod.ts";
+import { type CellBackup, type CellBackupRecord, decodeBackup, encodeBackup } from "../../core/wire/mod.ts";
 
 /** Counters, for tests and logs. */
 export interface CellBackupStats {
@@ -29,6 +29,11 @@ export class CellBackupKeeper {
     return this.#bytes !== null;
   }
 
+  /** The latest backup's bytes (backup_bytes.ts), never changed once kept, or null when none is kept. */
+  get bytes(): Uint8Array | null {
+    return this.#bytes;
+  }
+
   /** The latest backup, decoded afresh (a new object each time), or null when none is kept. */
   get latest(): CellBackup | null {
     return this.#bytes === null ? null : decodeBackup(this.#bytes, this.entityId, this.#spaceId);
@@ -42,6 +47,21 @@ export class CellBackupKeeper {
     }
     this.#bytes = encodeBackup(backup);
     this.#spaceId = backup.spaceId;
+    this.stats.kept++;
+    return true;
+  }
+
+  /**
+   * Keeps the backup of `rec` as the bytes it came in, undecoded; refuses a record of another entity. Whether the bytes
+   * hold this entity's backup is checked when they are read (`latest`).
+   */
+  keepRecord(rec: CellBackupRecord): boolean {
+    if (rec.id !== this.entityId) {
+      this.stats.refused++;
+      return false;
+    }
+    this.#bytes = rec.bytes;
+    this.#spaceId = rec.spaceId;
     this.stats.kept++;
     return true;
   }

@@ -14,6 +14,7 @@ import {
 import { C2S, ErrorCode, type ErrorCodeValue, S2C, type ServerMessage, type Vec3Tuple } from "../../core/proto/mod.ts";
 import {
   type CellBackup,
+  type CellBackupRecord,
   type CellEntitySpec,
   CellMsg,
   type CellPlaceRequest,
@@ -246,9 +247,21 @@ export class BaseCellPart {
    * the real of that epoch; refused (counted and logged by the frame order) otherwise.
    */
   backedUp(backup: CellBackup, from: string): void {
+    this.#backedUp(backup.epoch, from, () => this.backup.keep(backup) ? callsIn(backup) : -1);
+  }
+
+  /** `backedUp`, for a backup that came as a record of a batch (cell_backup_records.ts): kept as its bytes. */
+  backedUpRecord(rec: CellBackupRecord, from: string): void {
+    this.#backedUp(rec.epoch, from, () => this.backup.keepRecord(rec) ? rec.clientCallSeq : -1);
+  }
+
+  /** `keep` runs in order with the frames of `epoch`: it keeps the backup and says the last call it holds, or -1. */
+  #backedUp(epoch: number, from: string, keep: () => number): void {
     const refusedBefore = this.frames.stats.foreign;
-    this.frames.notice(backup.epoch, from, () => {
-      if (this.owner.cellState === "live" && this.backup.keep(backup)) this.calls.confirm(callsIn(backup));
+    this.frames.notice(epoch, from, () => {
+      if (this.owner.cellState !== "live") return;
+      const calls = keep();
+      if (calls >= 0) this.calls.confirm(calls);
     });
     this.backup.stats.refused += this.frames.stats.foreign - refusedBefore;
   }

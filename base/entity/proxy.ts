@@ -22,7 +22,13 @@ import {
   type ServerMessage,
   type Vec3Tuple,
 } from "../../core/proto/mod.ts";
-import { type BaseBackup, type CellBackup, CellMsg, type MessageDef } from "../../core/wire/mod.ts";
+import {
+  type BaseBackup,
+  type CellBackup,
+  type CellBackupRecord,
+  CellMsg,
+  type MessageDef,
+} from "../../core/wire/mod.ts";
 import type { Placement } from "../../core/placement.ts";
 import type { Logger } from "../../core/log.ts";
 import { makePose, type MutablePose, pointWithinWorld, type Pose, poseOf, wrapAngle } from "../../core/geo/mod.ts";
@@ -246,6 +252,11 @@ export class Proxy implements ChangeSink, CellOwner, SavedBase {
   /** A backup of the cell entity from the cellapp at `from` (BaseCellPart.backedUp). */
   onCellBackup(backup: CellBackup, from: string): void {
     this.#cell.backedUp(backup, from);
+  }
+
+  /** A backup of the cell entity from the cellapp at `from`, as a record of a batch (BaseCellPart.backedUpRecord). */
+  onCellBackupRecord(rec: CellBackupRecord, from: string): void {
+    this.#cell.backedUpRecord(rec, from);
   }
 
   /** The cellapp at `address` died: the cell entity is restored if it was there (BaseCellPart.cellAppDied). */

@@ -24,7 +24,7 @@ export interface SavedBase {
   readonly spaceId: number;
   readonly cellState: CellState;
   /** The latest backup of the cell entity. */
-  readonly cellBackup: Pick<CellBackupKeeper, "latest">;
+  readonly cellBackup: Pick<CellBackupKeeper, "bytes">;
   /** The nonce of the last resume token its client was given. */
   readonly tokenNonce: string | null;
   /** True once logout started: it writes the last state, nothing is saved after. */
@@ -118,7 +118,7 @@ export class BaseSaves {
       type: o.type.name,
       account: o.accountName,
       base: encodePersistent(o.base),
-      cell: cellapp === null ? null : o.cellBackup.latest,
+      cell: cellapp === null ? null : o.cellBackup.bytes,
       spaceId: o.spaceId,
       cellapp,
       position: [...o.speed.position],

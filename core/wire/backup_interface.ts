@@ -35,6 +35,13 @@ export const BackupMsg = {
   npcBackups: message<[number, Uint8Array]>(206, "npcBackups", tuple(int(0, 0), bytes(16 * 1024 * 1024)), [
     "cellapp",
   ]),
+  /**
+   * One tick's cellBackups from a cellapp to one baseapp, as records (core/wire/cell_backup_records.ts), batched per
+   * tick on the channel (Channel.record): each as cellBackup, kept as its bytes. The first argument is unused (0).
+   */
+  cellBackups: message<[number, Uint8Array]>(207, "cellBackups", tuple(int(0, 0), bytes(16 * 1024 * 1024)), [
+    "cellapp",
+  ]),
   /** The cellappmgr names the cellapp this one backs its NPCs up to (null: none, it is alone). */
   setBuddy: message<[number | null, string | null]>(
     202,

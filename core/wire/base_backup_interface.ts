@@ -6,7 +6,6 @@
  */
 import { message } from "./catalog.ts";
 import { address, arrayOf, bytes, entityId, int, obj, optional, processId, str, tuple, vec3 } from "./check.ts";
-import { type CellBackup, cellBackup } from "./backup_interface.ts";
 
 /** A live baseapp, as the cellappmgr lists it. */
 export interface BaseAppInfo {
@@ -24,8 +23,11 @@ export interface BaseBackup {
   account: string;
   /** The persistent base properties (encodePersistentState). */
   base: Uint8Array;
-  /** The latest backup of its cell entity the base holds. */
-  cell: CellBackup | null;
+  /**
+   * The latest backup of its cell entity the base holds, as msgpack bytes (backup_bytes.ts): kept undecoded by the
+   * backup baseapp, decoded only to restore.
+   */
+  cell: Uint8Array | null;
   /** Where its cell entity is: its space (0 = none) and the cellapp holding the real (null = none). */
   spaceId: number;
   cellapp: string | null;
@@ -48,7 +50,7 @@ const baseBackup = obj({
   type: str(200),
   account: str(200),
   base: bytes(1 << 20),
-  cell: optional(cellBackup),
+  cell: optional(bytes(1 << 20)),
   spaceId: int(0, 2 ** 32 - 1),
   cellapp: optional(address),
   position: vec3,

@@ -6,6 +6,7 @@ export * from "./client_records.ts";
 export * from "./ghost_sync_records.ts";
 export * from "./npc_backup_records.ts";
 export * from "./backup_bytes.ts";
+export * from "./cell_backup_records.ts";
 export * from "./endpoint.ts";
 export * from "./frame.ts";
 export * from "./messages.ts";

@@ -1,6 +1,8 @@
 /** Base backups: which baseapp holds a base's backup, what it keeps, and the one resume token a restored base takes. */
 import assert from "node:assert/strict";
 import { BaseBackups } from "../../base/backup/base_backup.ts";
+import { type BaseRestoreHost, restoreBase } from "../../base/backup/mod.ts";
+import { testRegistry } from "./fixtures.ts";
 import { backupTarget, type BaseAppInfo, type BaseBackup } from "../../core/wire/mod.ts";
 import { memoryLogger } from "../../testing/log.ts";
 
@@ -84,4 +86,23 @@ Deno.test("backups a baseapp no longer holds under a new live list are dropped, 
   const still = mine.slice(1).filter((id) => backupTarget(id, after, 1)?.id === 3);
   assert.ok(still.length < mine.length - 1, "some moved to the new baseapp");
   assert.equal(b.heldCount, still.length);
+});
+
+Deno.test("a base backup whose cell backup does not decode is refused before anything is made, naming the entity", async () => {
+  const made: number[] = [];
+  // Only what restoreBase reads before it makes the proxy: it must stop there.
+  const host: Pick<BaseRestoreHost, "log" | "registry" | "has" | "newProxy"> = {
+    log: memoryLogger(),
+    registry: testRegistry,
+    has: () => false,
+    newProxy: (id) => {
+      made.push(id);
+      throw new Error("not in this test");
+    },
+  };
+  const bad = { ...backup(12), cell: new Uint8Array([0xc1]) };
+  await assert.rejects(restoreBase(host as BaseRestoreHost, bad, 2), /backup of entity 12/);
+  const other = { ...backup(13), cell: new Uint8Array([0x90]) };
+  await assert.rejects(restoreBase(host as BaseRestoreHost, other, 2), /backup of entity 13 refused/);
+  assert.deepEqual(made, []);
 });

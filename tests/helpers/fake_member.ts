@@ -15,5 +15,6 @@ export function playAlong(role: "cellapp" | "baseapp", handlers: Handlers = new 
       .on(BackupMsg.setBuddy, () => {}).on(BackupMsg.npcBackup, () => {})
       .on(BackupMsg.npcBackups, () => {});
   }
-  return handlers.on(BackupMsg.cellBackup, () => {}).on(BaseBackupMsg.baseApps, () => {});
+  return handlers.on(BackupMsg.cellBackup, () => {}).on(BackupMsg.cellBackups, () => {})
+    .on(BaseBackupMsg.baseApps, () => {});
 }

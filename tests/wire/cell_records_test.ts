@@ -1,13 +1,17 @@
 import assert from "node:assert/strict";
 import {
   type CellBackup,
+  type CellBackupRecord,
+  decodeBackup,
   decodeNpcBackup,
   encodeGhostOps,
   type GhostOp,
   type GhostSyncRecord,
   type NpcBackupRecord,
+  readCellBackups,
   readGhostSyncs,
   readNpcBackups,
+  writeCellBackup,
   writeGhostSync,
   writeNpcBackup,
 } from "../../core/wire/mod.ts";
@@ -95,4 +99,37 @@ Deno.test("an NPC backup that is not what its record names is refused when read"
   assert.throws(() => decodeNpcBackup({ ...rec, bytes: new Uint8Array([0x90]) }), /refused/);
   // A batch that is cut short is refused whole.
   assert.match(readNpcBackups(w.toBytes().subarray(0, 6), () => assert.fail("acted on"))!, /record 0/);
+});
+
+Deno.test("cellBackups records carry the base, the epoch and the last client call ahead of the backup's bytes", () => {
+  const w = new ByteWriter();
+  writeCellBackup(w, 41, { ...backup, entity: { ...backup.entity, clientCallSeq: 9 } });
+  writeCellBackup(w, 42, { ...backup, epoch: 5, entity: { ...backup.entity, id: 42 } });
+  const got: CellBackupRecord[] = [];
+  assert.equal(readCellBackups(w.toBytes(), (r) => got.push(r)), null);
+  assert.deepEqual(got.map((r) => [r.id, r.spaceId, r.epoch, r.clientCallSeq]), [[41, 3, 2, 9], [42, 3, 5, 0]]);
+  const back = decodeBackup(got[1].bytes, 42, 3);
+  assert.equal(back.epoch, 5);
+  assert.deepEqual(back.entity.position, [1, 2, 3]);
+  // Read as another entity's, or of another space, the bytes are refused.
+  assert.throws(() => decodeBackup(got[1].bytes, 41), /holds entity 42/);
+  assert.throws(() => decodeBackup(got[1].bytes, 42, 4), /holds entity 42 of space 3/);
+});
+
+Deno.test("a cellBackups batch with a bad record is refused whole", () => {
+  const w = new ByteWriter();
+  writeCellBackup(w, 41, backup);
+  const good = w.toBytes();
+  const acted = () => assert.fail("acted on");
+  assert.match(readCellBackups(good.subarray(0, good.length - 1), acted)!, /record 0/);
+  const zeroId = new ByteWriter();
+  writeCellBackup(zeroId, 41, backup);
+  const bytes = zeroId.toBytes();
+  bytes[0] = 0; // the base's id
+  assert.match(readCellBackups(bytes, acted)!, /entity id 0 out of range/);
+  const twice = new ByteWriter();
+  writeCellBackup(twice, 41, backup);
+  twice.varint(41);
+  twice.varint(0); // space 0
+  assert.match(readCellBackups(twice.toBytes(), acted)!, /record 1/);
 });
