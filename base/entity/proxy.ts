@@ -31,7 +31,15 @@ import {
 } from "../../core/wire/mod.ts";
 import type { Placement } from "../../core/placement.ts";
 import type { Logger } from "../../core/log.ts";
-import { makePose, type MutablePose, pointWithinWorld, type Pose, poseOf, wrapAngle } from "../../core/geo/mod.ts";
+import {
+  makePose,
+  type MutablePose,
+  pointWithinWorld,
+  type Pose,
+  poseOf,
+  setPose,
+  wrapAngle,
+} from "../../core/geo/mod.ts";
 import {
   type BaseCellHost,
   BaseCellPart,
@@ -338,14 +346,7 @@ export class Proxy implements ChangeSink, CellOwner, SavedBase {
     // A new array only when the direction changed: others keep a reference to it (a save in progress).
     const d = this.direction;
     if (d[0] !== yaw || d[1] !== pitch || d[2] !== roll) this.direction = [yaw, pitch, roll];
-    const sent = this.#sent;
-    sent.x = x;
-    sent.y = y;
-    sent.z = z;
-    sent.yaw = yaw;
-    sent.pitch = pitch;
-    sent.roll = roll;
-    this.route.sendMove(this.id, sent);
+    this.route.sendMove(this.id, setPose(this.#sent, x, y, z, yaw, pitch, roll));
     return null;
   }
 

@@ -34,6 +34,25 @@ export function copyPose(p: Pose): MutablePose {
   return { x: p.x, y: p.y, z: p.z, yaw: p.yaw, pitch: p.pitch, roll: p.roll };
 }
 
+/** Writes a whole pose into `p`, in place: for a pose reused on a hot path instead of a new one each time. */
+export function setPose(
+  p: MutablePose,
+  x: number,
+  y: number,
+  z: number,
+  yaw: number,
+  pitch: number,
+  roll: number,
+): MutablePose {
+  p.x = x;
+  p.y = y;
+  p.z = z;
+  p.yaw = yaw;
+  p.pitch = pitch;
+  p.roll = roll;
+  return p;
+}
+
 /** The position of `p` as [x, y, z]. */
 export function posePosition(p: Pose): [number, number, number] {
   return [p.x, p.y, p.z];

@@ -5,8 +5,8 @@
  * which confirms the calls before it), then the backup as a msgpack value of its own. The baseapp keeps those bytes as
  * they came and decodes them only to restore or back the base up (backup_bytes.ts).
  */
-import { errorText } from "../errors.ts";
-import { ByteReader, type ByteWriter, MAX_ENTITY_ID } from "../bytes/mod.ts";
+import { type ByteWriter, MAX_ENTITY_ID } from "../bytes/mod.ts";
+import { isIntIn, readRecords } from "./records.ts";
 import type { CellBackup } from "./backup_interface.ts";
 import { encodeBackupShared } from "./backup_bytes.ts";
 
@@ -29,29 +29,19 @@ export interface CellBackupRecord {
   bytes: Uint8Array;
 }
 
-const isInt = (v: number, min: number, max: number): boolean => Number.isInteger(v) && v >= min && v <= max;
-
 /**
  * Reads every record of `records` (the numbers checked, the backups' bytes not decoded), then calls `each` for them
  * in order; returns why the batch was refused (nothing acted on), or null.
  */
 export function readCellBackups(records: Uint8Array, each: (rec: CellBackupRecord) => void): string | null {
-  const r = new ByteReader(records);
-  const out: CellBackupRecord[] = [];
-  try {
-    while (r.remaining > 0) {
-      const id = r.varint(), spaceId = r.varint(), epoch = r.varint(), clientCallSeq = r.varint();
-      if (!isInt(id, 1, MAX_ENTITY_ID)) throw new RangeError(`entity id ${id} out of range`);
-      if (!isInt(spaceId, 1, 2 ** 32 - 1)) throw new RangeError(`space id ${spaceId} out of range`);
-      if (!isInt(epoch, 0, 2 ** 53)) throw new RangeError(`epoch ${epoch} out of range`);
-      if (!isInt(clientCallSeq, 0, 2 ** 53)) throw new RangeError(`client call ${clientCallSeq} out of range`);
-      const bytes = r.blob();
-      if (bytes.length === 0) throw new RangeError(`no backup for entity ${id}`);
-      out.push({ id, spaceId, epoch, clientCallSeq, bytes });
-    }
-  } catch (e) {
-    return `record ${out.length}: ${errorText(e)}`;
-  }
-  for (const rec of out) each(rec);
-  return null;
+  return readRecords(records, (r) => {
+    const id = r.varint(), spaceId = r.varint(), epoch = r.varint(), clientCallSeq = r.varint();
+    if (!isIntIn(id, 1, MAX_ENTITY_ID)) throw new RangeError(`entity id ${id} out of range`);
+    if (!isIntIn(spaceId, 1, 2 ** 32 - 1)) throw new RangeError(`space id ${spaceId} out of range`);
+    if (!isIntIn(epoch, 0, 2 ** 53)) throw new RangeError(`epoch ${epoch} out of range`);
+    if (!isIntIn(clientCallSeq, 0, 2 ** 53)) throw new RangeError(`client call ${clientCallSeq} out of range`);
+    const bytes = r.blob();
+    if (bytes.length === 0) throw new RangeError(`no backup for entity ${id}`);
+    return { id, spaceId, epoch, clientCallSeq, bytes };
+  }, each);
 }

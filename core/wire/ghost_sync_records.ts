@@ -6,8 +6,8 @@
  * batch's ops. A reader checks the whole batch before anything in it is acted on: one that is not exactly whole
  * records of valid values is refused as one.
  */
-import { errorText } from "../errors.ts";
-import { ByteReader, type ByteWriter, MAX_ENTITY_ID } from "../bytes/mod.ts";
+import { type ByteReader, type ByteWriter, MAX_ENTITY_ID } from "../bytes/mod.ts";
+import { isIntIn, readRecords } from "./records.ts";
 import type { GhostOp } from "./cell_state.ts";
 
 /** Op kinds of a ghost batch (cell/borders/ghosts.ts): pose, ghosted property change, history event. */
@@ -98,27 +98,17 @@ function readOps(r: ByteReader): GhostOp[] {
   return ops;
 }
 
-const isInt = (v: number, min: number, max: number): boolean => Number.isInteger(v) && v >= min && v <= max;
-
 /**
  * Decodes and checks every record of `records`, then calls `each` for them in order; returns why the batch was
  * refused (nothing acted on), or null.
  */
 export function readGhostSyncs(records: Uint8Array, each: (rec: GhostSyncRecord) => void): string | null {
-  const r = new ByteReader(records);
-  const out: GhostSyncRecord[] = [];
-  try {
-    while (r.remaining > 0) {
-      const spaceId = r.varint(), cellId = r.varint(), id = r.varint(), seq = r.varint();
-      if (!isInt(spaceId, 1, 2 ** 32 - 1)) throw new RangeError(`space id ${spaceId} out of range`);
-      if (!isInt(cellId, 1, 2 ** 31)) throw new RangeError(`cell id ${cellId} out of range`);
-      if (!isInt(id, 1, MAX_ENTITY_ID)) throw new RangeError(`entity id ${id} out of range`);
-      if (!isInt(seq, 0, 2 ** 53)) throw new RangeError(`batch number ${seq} out of range`);
-      out.push({ spaceId, cellId, id, seq, ops: readOps(r) });
-    }
-  } catch (e) {
-    return `record ${out.length}: ${errorText(e)}`;
-  }
-  for (const rec of out) each(rec);
-  return null;
+  return readRecords(records, (r) => {
+    const spaceId = r.varint(), cellId = r.varint(), id = r.varint(), seq = r.varint();
+    if (!isIntIn(spaceId, 1, 2 ** 32 - 1)) throw new RangeError(`space id ${spaceId} out of range`);
+    if (!isIntIn(cellId, 1, 2 ** 31)) throw new RangeError(`cell id ${cellId} out of range`);
+    if (!isIntIn(id, 1, MAX_ENTITY_ID)) throw new RangeError(`entity id ${id} out of range`);
+    if (!isIntIn(seq, 0, 2 ** 53)) throw new RangeError(`batch number ${seq} out of range`);
+    return { spaceId, cellId, id, seq, ops: readOps(r) };
+  }, each);
 }

@@ -4,8 +4,8 @@
  * names its space and entity. The buddy keeps each backup's bytes as they came and decodes them only to restore
  * (decodeNpcBackup): almost every backup is replaced a period later unread, and a decode costs more than the copy.
  */
-import { errorText } from "../errors.ts";
-import { ByteReader, type ByteWriter, MAX_ENTITY_ID } from "../bytes/mod.ts";
+import { type ByteWriter, MAX_ENTITY_ID } from "../bytes/mod.ts";
+import { isIntIn, readRecords } from "./records.ts";
 import type { CellBackup } from "./backup_interface.ts";
 import { decodeBackup, encodeBackupShared } from "./backup_bytes.ts";
 
@@ -23,29 +23,19 @@ export interface NpcBackupRecord {
   bytes: Uint8Array;
 }
 
-const isInt = (v: number, min: number, max: number): boolean => Number.isInteger(v) && v >= min && v <= max;
-
 /**
  * Reads every record of `records` (space and entity checked, the backups' bytes not decoded), then calls `each` for
  * them in order; returns why the batch was refused (nothing acted on), or null.
  */
 export function readNpcBackups(records: Uint8Array, each: (rec: NpcBackupRecord) => void): string | null {
-  const r = new ByteReader(records);
-  const out: NpcBackupRecord[] = [];
-  try {
-    while (r.remaining > 0) {
-      const spaceId = r.varint(), id = r.varint();
-      if (!isInt(spaceId, 1, 2 ** 32 - 1)) throw new RangeError(`space id ${spaceId} out of range`);
-      if (!isInt(id, 1, MAX_ENTITY_ID)) throw new RangeError(`entity id ${id} out of range`);
-      const bytes = r.blob();
-      if (bytes.length === 0) throw new RangeError(`no backup for entity ${id}`);
-      out.push({ spaceId, id, bytes });
-    }
-  } catch (e) {
-    return `record ${out.length}: ${errorText(e)}`;
-  }
-  for (const rec of out) each(rec);
-  return null;
+  return readRecords(records, (r) => {
+    const spaceId = r.varint(), id = r.varint();
+    if (!isIntIn(spaceId, 1, 2 ** 32 - 1)) throw new RangeError(`space id ${spaceId} out of range`);
+    if (!isIntIn(id, 1, MAX_ENTITY_ID)) throw new RangeError(`entity id ${id} out of range`);
+    const bytes = r.blob();
+    if (bytes.length === 0) throw new RangeError(`no backup for entity ${id}`);
+    return { spaceId, id, bytes };
+  }, each);
 }
 
 /**
