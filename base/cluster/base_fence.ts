@@ -70,8 +70,10 @@ export class BaseAuthority {
    * between two samples.
    */
   mayAct(): boolean {
-    this.#beat();
-    return this.#update();
+    // One clock read: this runs for every message a base sends, a client's every move among them.
+    const now = performance.now();
+    this.#beat(now);
+    return this.#update(now);
   }
 
   /** Resolves at once while this baseapp may act, else once the cellappmgr confirms it; rejects if it was fenced. */
@@ -107,16 +109,14 @@ export class BaseAuthority {
     clearInterval(this.#timer);
   }
 
-  #beat(): void {
-    const now = performance.now();
+  #beat(now: number = performance.now()): void {
     const gap = now - this.#lastBeat;
     this.#lastBeat = now;
     if (gap > this.link.deadAfterMs / 2) this.#doubt(gap);
   }
 
   /** Decides whether the bases may act now; logs a pause and its end once each, and writes both to the history. */
-  #update(): boolean {
-    const now = performance.now();
+  #update(now: number = performance.now()): boolean {
     const may = !this.#stalled && this.lease.held(now);
     history.acting(may);
     if (may) {
