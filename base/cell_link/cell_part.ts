@@ -277,14 +277,16 @@ export class BaseCellPart {
     o.cellState = "creating";
     o.witness = false;
     // Like a cell entity being created: a logout meanwhile waits for it, then destroys what it made.
-    const done = this.#restore(this.backup.latest).finally(() => (this.#creating = null));
+    const done = this.#restore().finally(() => (this.#creating = null));
     this.#creating = { done, abort: new AbortController() };
     return done;
   }
 
-  async #restore(backup: CellBackup | null): Promise<void> {
+  async #restore(): Promise<void> {
     const o = this.owner;
     try {
+      // Decoded here, inside the try: bytes that are not its backup lose the entity as no backup would (backup_bytes.ts).
+      const backup = this.backup.latest;
       if (!backup) throw new Error("its cellapp died before its first backup");
       const where = await this.host.restoreCellEntity(backup);
       if (o.cellState !== "creating") return;

@@ -96,6 +96,25 @@ Deno.test(
   },
 );
 
+Deno.test(
+  "kept bytes that are not the entity's backup lose its cell entity when its cellapp dies, with a word to its client",
+  opts,
+  async () => {
+    await using b = await startBase();
+    const c = await login(b.app, { name: "garbled", position: { x: 2, y: 0, z: 2 } });
+    await cellReady(c);
+    const p = b.app.proxies.get(c.player.id)!;
+    await waitFor("a first backup", () => p.cellBackup.has, 5000);
+    // As if its cellapp had sent bytes that are no backup: they are read only now, to restore.
+    p.cellBackup.keepRecord({ id: p.id, spaceId: p.spaceId, epoch: 0, clientCallSeq: 0, bytes: Uint8Array.of(0xc1) });
+    const told = new Promise<string>((resolve) => c.on("cellGone", resolve));
+    await p.onCellAppDied(await cellappOf(b, p.id));
+    assert.equal(p.cellState, "none");
+    assert.equal(p.cellBackup.has, false);
+    assert.match(await told, /not restored: backup of entity \d+ (refused|is not valid msgpack)/);
+  },
+);
+
 /** The address of the cellapp holding the real of entity `id`. */
 async function cellappOf(b: Awaited<ReturnType<typeof startBase>>, id: number): Promise<string> {
   const at = (await entityAt(b.admin, id))!;
