@@ -93,7 +93,11 @@ async function replayed(base: Proc, id: number): Promise<string> {
     "the baseapp to replay the calls into the restored cell entity",
     () => base.stderr.find((l) => l.includes(`Avatar ${id}]`) && l.includes("replayed into the restored cell entity")),
     15_000,
-  );
+  ).catch((e) => {
+    // What the baseapp said of the entity instead, to tell a slow restore from a lost one or calls held back.
+    const said = base.stderr.filter((l) => l.includes(`${id}`)).slice(-10).join("\n");
+    throw new Error(`${(e as Error).message}; the baseapp's last lines about entity ${id}:\n${said}`, { cause: e });
+  });
 }
 
 /**
