@@ -18,11 +18,13 @@ import {
   type MessageDef,
   MgrLease,
   MgrMsg,
+  type RecordsDef,
   RestoreMsg,
   type SpaceGeometry,
   writeCellBackup,
   writeNpcBackup,
 } from "../core/wire/mod.ts";
+import type { ByteWriter } from "../core/bytes/mod.ts";
 import type { EntityRegistry } from "../core/def/mod.ts";
 import type { CellScriptClass } from "../core/script.ts";
 import { swapCellGame } from "./game_swap.ts";
@@ -302,17 +304,14 @@ export class CellApp {
       timeoutMs: cfg.orphanTimeoutSec * 1000,
     });
     this.backups = new BackupSender({
+      // Batched per tick as records when a channel is open (cell_backup_records.ts, npc_backup_records.ts).
       toBase: (address, id, backup) => {
-        // Batched per tick as records when a channel is open (cell_backup_records.ts), kept as bytes by the baseapp.
-        const w = this.orphans.isDead(address) || this.#isSelf(address)
-          ? null
-          : this.member.peers.peek(address)?.record(BackupMsg.cellBackups, 0);
+        const w = this.orphans.isDead(address) ? null : this.#recordTo(address, BackupMsg.cellBackups);
         if (w) writeCellBackup(w, id, backup);
         else this.#toBase(address, BackupMsg.cellBackup, id, backup);
       },
       toBuddy: (address, backup) => {
-        // Batched per tick as records when a channel is open (npc_backup_records.ts).
-        const w = this.#isSelf(address) ? null : this.member.peers.peek(address)?.record(BackupMsg.npcBackups, 0);
+        const w = this.#recordTo(address, BackupMsg.npcBackups);
         if (w) writeNpcBackup(w, backup);
         else this.#toPeer(address, BackupMsg.npcBackup, backup);
       },
@@ -403,6 +402,11 @@ export class CellApp {
   }
 
   /** Whether `address` is this cellapp's: messages to it go through the loopback. */
+  /** A record of `def` in this tick's batch to the peer at `address`, or null when no channel to it is open. */
+  #recordTo(address: string, def: RecordsDef): ByteWriter | null {
+    return this.#isSelf(address) ? null : this.member.peers.peek(address)?.record(def, 0) ?? null;
+  }
+
   #isSelf(address: string): boolean {
     return address === this.address || address === this.member.server.address || this.#selfAddresses.has(address);
   }

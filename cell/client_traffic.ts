@@ -345,13 +345,13 @@ export class ClientTraffic {
   }
 }
 
-/** Turns `e` to the pose's direction and moves it to its position. */
 /** Notes the arrival of a sampled move (core/trace.ts): it waits here for the tick like any other. */
 function stampArrival(id: number, pose: Pose): boolean {
   if (moveTrace.sampled(id)) moveTrace.stamp("cellapp", id, pose.x);
   return true;
 }
 
+/** Turns `e` to the pose's direction and moves it to its position. */
 function moveTo(e: Entity, p: Pose): void {
   e.yaw = p.yaw, e.pitch = p.pitch, e.roll = p.roll;
   e.cell.moveEntity(e, p.x, p.y, p.z);
