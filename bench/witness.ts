@@ -1,6 +1,8 @@
 /**
- * `deno task bench witness [--ticks=100] [--entities=10000] [--witnesses=1000] [--radius=100]`: the witnesses of
- * one cell at 10 Hz. Avatars (entities/avatar.ts) walk at 1.5 m/s over 2 km x 2 km, turning now and then; 1% of them
+ * `deno task bench witness [--ticks=100] [--entities=10000] [--witnesses=1000] [--radius=100] [--side=2000]
+ * [--speed=1.5]`: the witnesses of one cell at 10 Hz. Avatars (entities/avatar.ts) walk at 1.5 m/s over 2 km x 2 km
+ * (or `speed` m/s over a square of side `side` m: `--entities=500 --witnesses=500 --side=400 --speed=5` is the peer
+ * scene's density), turning now and then; 1% of them
  * change a property each tick; the first `witnesses` have a witness with a 100 m AoI (hysteresis 5) whose frames go
  * to an in-process ClientWorld that answers enters. Measured per tick: the time of all witness updates (the figure
  * the aim is about), the range list's moves, the clients' decoding; bytes per client per second; and, for a sample
@@ -18,7 +20,7 @@ import { registry } from "../entities/mod.ts";
 import { loneCell } from "../testing/lone_cell.ts";
 import { writeResults } from "./results.ts";
 
-const SIZE = 2000, SPEED = 1.5, DT = 100, SAMPLE = 50, WARMUP = 30;
+const DT = 100, SAMPLE = 50, WARMUP = 30;
 
 /** A logger that prints only errors: the benchmark's output is its table. */
 function quietLog(): Logger {
@@ -89,12 +91,16 @@ export async function run(args: string[]): Promise<void> {
       entities: { type: "string", default: "10000" },
       witnesses: { type: "string", default: "1000" },
       radius: { type: "string", default: "100" },
+      side: { type: "string", default: "2000" },
+      speed: { type: "string", default: "1.5" },
       json: { type: "boolean", default: false },
       dry: { type: "boolean", default: false },
     },
   });
   const ticks = Number(values.ticks), n = Number(values.entities), nw = Number(values.witnesses);
-  const radius = Number(values.radius);
+  const radius = Number(values.radius), SIZE = Number(values.side), SPEED = Number(values.speed);
+  if (!(SIZE >= 100 && SIZE <= 100_000)) throw new Error(`--side: ${values.side} is not a side from 100 to 100000 m`);
+  if (!(SPEED > 0 && SPEED <= 100)) throw new Error(`--speed: ${values.speed} is not a speed above 0, up to 100 m/s`);
   const { cell } = loneCell({ registry, bounds: [0, 0, SIZE, SIZE], log: quietLog() });
   let seed = 12345;
   const rnd = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
@@ -216,7 +222,7 @@ export async function run(args: string[]): Promise<void> {
     nsPerSend: Math.round(mean(witnessMs) * 1e6 / (sends / ticks)),
   };
   if (values.json) console.log(JSON.stringify(fig));
-  const md = `${n.toLocaleString("en")} Avatars walking at ${SPEED} m/s in 2 km x 2 km, ${
+  const md = `${n.toLocaleString("en")} Avatars walking at ${SPEED} m/s in ${SIZE} m x ${SIZE} m, ${
     nw.toLocaleString("en")
   } of them
 with a witness (AoI half-side ${radius} m, hysteresis 5 m, default budget 1,400 B/tick, MAX_PRIORITY_DELTA 10), 10 Hz,

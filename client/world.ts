@@ -15,6 +15,7 @@ import {
 import { describePath } from "../core/def/mod.ts";
 import { positionErrorBound } from "./position.ts";
 import {
+  AOI_MESSAGES,
   type AoiDecodeContext,
   type AoiMessage,
   isAoiMessageId,
@@ -118,6 +119,15 @@ export class WorldEmitter<M> {
   }
 }
 
+/** Zeroed counters of every AoI message kind (ClientWorld.counts). */
+function newCounts(): Record<string, number> {
+  const c: Record<string, number> = {};
+  for (const kind of AOI_KINDS) c[kind] = 0;
+  return c;
+}
+
+const AOI_KINDS: readonly string[] = [...Object.keys(AOI_MESSAGES), "volatile"];
+
 /** A left entity kept with its stamps, and the life they belong to. */
 export interface CachedEntity {
   /** Its entity type. */
@@ -157,8 +167,11 @@ export class ClientWorld extends WorldEmitter<WorldEvents> implements AoiDecodeC
   scale = 1;
   /** The player's own entity, for own-client messages; null until setPlayer. */
   player: { id: number; type: EntityType; container: PropertyContainer } | null = null;
-  /** Messages applied, by kind. */
-  readonly counts: Record<string, number> = {};
+  /**
+   * Messages applied, by kind. Every kind is there from the start, in one order, so that all worlds' counters share
+   * one shape: a property added on first use would give each world its own, and the counting a lookup by hash.
+   */
+  readonly counts: Record<string, number> = newCounts();
   /** Entity id by alias; -1: none. Ids go up to 2^48 (core/bytes/ids.ts), so doubles, not 32-bit integers. */
   readonly #aliases = new Float64Array(256).fill(-1);
   /** The created entity by alias, so that an update by alias reaches its entity without a lookup by id. */
@@ -242,10 +255,10 @@ export class ClientWorld extends WorldEmitter<WorldEvents> implements AoiDecodeC
     if (!isAoiMessageId(id)) return false;
     if (!isVolatileId(id)) this.apply(readAoiMessage(r, id, this));
     // Most of a client's traffic is volatile updates: each is read into the same object, applied and forgotten.
-    else if (this.#moves) this.apply(readVolatileInto(r, id, this, this.#volatile));
     else {
-      skipVolatile(r, id);
-      this.counts.volatile = (this.counts.volatile ?? 0) + 1;
+      if (this.#moves) this.#volatileUpdate(readVolatileInto(r, id, this, this.#volatile));
+      else skipVolatile(r, id);
+      this.counts.volatile++;
     }
     return true;
   }
@@ -264,7 +277,7 @@ export class ClientWorld extends WorldEmitter<WorldEvents> implements AoiDecodeC
    * @internal The decoded form is the wire protocol's (core/proto), not part of the SDK's API.
    */
   apply(m: AoiMessage): void {
-    this.counts[m.kind] = (this.counts[m.kind] ?? 0) + 1;
+    this.counts[m.kind]++;
     switch (m.kind) {
       case "enter": {
         if (m.alias !== NO_ALIAS) {
@@ -325,29 +338,36 @@ export class ClientWorld extends WorldEmitter<WorldEvents> implements AoiDecodeC
       case "ownMethod":
         this.emit("ownMethod", { name: m.method.name, args: m.args });
         return;
-      case "volatile": {
-        const byAlias = m.alias !== NO_ALIAS ? this.#aliased[m.alias] : undefined;
-        const e = byAlias !== undefined && byAlias.id === m.id ? byAlias : this.#entity(m.id);
-        const p = e.position, ref = this.reference;
-        if (m.posType === POS_XZ || m.posType === POS_XYZ) {
-          p.x = ref.x + m.x;
-          p.z = ref.z + m.z;
-          if (m.posType === POS_XYZ) p.y = ref.y + m.y;
-        } else if (m.posType === POS_FULL) {
-          p.x = m.x;
-          p.y = m.y;
-          p.z = m.z;
-        }
-        if (!Number.isNaN(m.yaw)) e.yaw = m.yaw;
-        if (!Number.isNaN(m.pitch)) e.pitch = m.pitch;
-        if (!Number.isNaN(m.roll)) e.roll = m.roll;
-        if (this.has("move")) {
-          this.emit("move", { entity: e, full: m.posType === POS_FULL, byAlias: m.alias !== NO_ALIAS });
-        }
-        return;
-      }
+      case "volatile":
+        return this.#volatileUpdate(m);
       case "requestUpdate":
         throw new RangeError("requestUpdate is a client→server message");
+    }
+  }
+
+  /**
+   * A volatile update: the entity's new position and direction. Called straight from `handle` for the volatile
+   * updates it decodes into its one object, so that `apply`'s dispatch on the kind of every message shape is not
+   * in their path (most of a client's traffic).
+   */
+  #volatileUpdate(m: VolatileMessage): void {
+    const byAlias = m.alias !== NO_ALIAS ? this.#aliased[m.alias] : undefined;
+    const e = byAlias !== undefined && byAlias.id === m.id ? byAlias : this.#entity(m.id);
+    const p = e.position, ref = this.reference;
+    if (m.posType === POS_XZ || m.posType === POS_XYZ) {
+      p.x = ref.x + m.x;
+      p.z = ref.z + m.z;
+      if (m.posType === POS_XYZ) p.y = ref.y + m.y;
+    } else if (m.posType === POS_FULL) {
+      p.x = m.x;
+      p.y = m.y;
+      p.z = m.z;
+    }
+    if (!Number.isNaN(m.yaw)) e.yaw = m.yaw;
+    if (!Number.isNaN(m.pitch)) e.pitch = m.pitch;
+    if (!Number.isNaN(m.roll)) e.roll = m.roll;
+    if (this.has("move")) {
+      this.emit("move", { entity: e, full: m.posType === POS_FULL, byAlias: m.alias !== NO_ALIAS });
     }
   }
 

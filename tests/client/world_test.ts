@@ -46,6 +46,7 @@ Deno.test("AOI message ids: 32-95, each message decodes to what was written", ()
   assert.ok(isAoiMessageId(32) && isAoiMessageId(95) && !isAoiMessageId(31) && !isAoiMessageId(96));
   const sent: Uint8Array[] = [];
   const world = new ClientWorld(registry, { send: (b) => void sent.push(b) });
+  assert.ok(Object.values(world.counts).every((n) => n === 0), "every kind is counted from 0");
   world.setPlayer(1, type);
   const w = new ByteWriter();
   writeReference(w, 100, 0, 200, 0.5);
@@ -88,7 +89,20 @@ Deno.test("AOI message ids: 32-95, each message decodes to what was written", ()
   assert.equal(e8.props.label, "eight");
   assert.deepEqual([e8.position.x, e8.position.z], [1000, 3000]);
   assert.ok(Math.abs(e8.yaw + 1) < 0.02);
-  assert.equal(world.counts.volatile, 3);
+  // Each message counted once, under its own kind.
+  assert.deepEqual(world.counts, {
+    enter: 2,
+    create: 2,
+    leave: 1,
+    property: 1,
+    detailLevel: 1,
+    reference: 1,
+    method: 1,
+    ownProperty: 1,
+    ownMethod: 0,
+    requestUpdate: 0,
+    volatile: 3,
+  });
   // The two enters were answered with (empty) requests in one frame.
   const reader = new ByteReader(sent[0]);
   const m1 = readAoiMessage(reader, reader.u8(), world);
