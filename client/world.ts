@@ -119,14 +119,15 @@ export class WorldEmitter<M> {
   }
 }
 
+/** Every kind of AoI message, in the order of the protocol's declaration. */
+const AOI_KINDS: readonly string[] = [...Object.keys(AOI_MESSAGES), "volatile"];
+
 /** Zeroed counters of every AoI message kind (ClientWorld.counts). */
 function newCounts(): Record<string, number> {
   const c: Record<string, number> = {};
   for (const kind of AOI_KINDS) c[kind] = 0;
   return c;
 }
-
-const AOI_KINDS: readonly string[] = [...Object.keys(AOI_MESSAGES), "volatile"];
 
 /** A left entity kept with its stamps, and the life they belong to. */
 export interface CachedEntity {
