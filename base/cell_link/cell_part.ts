@@ -260,8 +260,12 @@ export class BaseCellPart {
     const refusedBefore = this.frames.stats.foreign;
     this.frames.notice(epoch, from, () => {
       if (this.owner.cellState !== "live") return;
+      const first = !this.backup.has;
       const calls = keep();
-      if (calls >= 0) this.calls.confirm(calls);
+      if (calls < 0) return;
+      this.calls.confirm(calls);
+      // Until then its cellapp's death loses the cell entity (docs/faults.md, "Cell entities").
+      if (first) this.log.debug(`first backup of the cell entity kept (epoch ${epoch}, from ${from})`);
     });
     this.backup.stats.refused += this.frames.stats.foreign - refusedBefore;
   }
