@@ -14,10 +14,9 @@ export {
   type ClientEntity,
   ClientWorld,
   type ClientWorldOptions,
-  WorldEmitter,
   type WorldEvents,
-  type WorldListener,
 } from "./world.ts";
+export { WorldEmitter, type WorldListener } from "./world_emitter.ts";
 export type { ResumeOptions } from "./resume.ts";
 export { type ClientEvents, Emitter, type EntityView, type PropertyUpdate, type Vec3 } from "./events.ts";
 export { packedAxisError, positionErrorBound } from "./position.ts";

@@ -14,6 +14,7 @@ import {
 } from "../core/def/mod.ts";
 import { describePath } from "../core/def/mod.ts";
 import { positionErrorBound } from "./position.ts";
+import { WorldEmitter } from "./world_emitter.ts";
 import {
   AOI_MESSAGES,
   type AoiDecodeContext,
@@ -87,36 +88,6 @@ export interface WorldEvents {
   ownProperty: { name: string; value: unknown; change: ChangeRecord };
   /** A client method was called on the player by its cell. */
   ownMethod: { name: string; args: unknown[] };
-}
-
-/** A listener of the world's events of one kind. */
-export type WorldListener<T> = (ev: T) => void;
-
-/** A small typed event emitter: one event object per kind (the world's events). */
-export class WorldEmitter<M> {
-  readonly #on = new Map<keyof M, WorldListener<never>[]>();
-
-  /** Adds a listener; returns its remover. */
-  on<K extends keyof M>(kind: K, fn: WorldListener<M[K]>): () => void {
-    const list = this.#on.get(kind) ?? [];
-    list.push(fn as WorldListener<never>);
-    this.#on.set(kind, list);
-    return () => {
-      const i = list.indexOf(fn as WorldListener<never>);
-      if (i >= 0) list.splice(i, 1);
-    };
-  }
-
-  /** Whether anyone listens (so that callers can skip building events). */
-  has(kind: keyof M): boolean {
-    return (this.#on.get(kind)?.length ?? 0) > 0;
-  }
-
-  /** Calls the listeners of a kind. */
-  emit<K extends keyof M>(kind: K, ev: M[K]): void {
-    const list = this.#on.get(kind);
-    if (list) { for (const fn of list) (fn as WorldListener<M[K]>)(ev); }
-  }
 }
 
 /** Every kind of AoI message, in the order of the protocol's declaration. */
