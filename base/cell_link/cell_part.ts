@@ -264,7 +264,7 @@ export class BaseCellPart {
       const calls = keep();
       if (calls < 0) return;
       this.calls.confirm(calls);
-      // Until then its cellapp's death loses the cell entity (docs/faults.md, "Cell entities").
+      // Until then its cellapp's death has the base make the cell entity anew (docs/faults.md, "Cell entities").
       if (first) this.log.debug(`first backup of the cell entity kept (epoch ${epoch}, from ${from})`);
     });
     this.backup.stats.refused += this.frames.stats.foreign - refusedBefore;
@@ -281,17 +281,18 @@ export class BaseCellPart {
     o.cellState = "creating";
     o.witness = false;
     // Like a cell entity being created: a logout meanwhile waits for it, then destroys what it made.
-    const done = this.#restore().finally(() => (this.#creating = null));
-    this.#creating = { done, abort: new AbortController() };
+    const abort = new AbortController();
+    const done = this.#restore(abort.signal).finally(() => (this.#creating = null));
+    this.#creating = { done, abort };
     return done;
   }
 
-  async #restore(): Promise<void> {
+  async #restore(signal: AbortSignal): Promise<void> {
     const o = this.owner;
     try {
-      // Decoded here, inside the try: bytes that are not its backup lose the entity as no backup would (backup_bytes.ts).
+      // Decoded here, inside the try: bytes that are not its backup lose the entity (backup_bytes.ts).
       const backup = this.backup.latest;
-      if (!backup) throw new Error("its cellapp died before its first backup");
+      if (!backup) return await this.#remake(signal);
       const where = await this.host.restoreCellEntity(backup);
       if (o.cellState !== "creating") return;
       this.frames.restart(backup.epoch + 1, where.cellappAddress);
@@ -299,7 +300,7 @@ export class BaseCellPart {
       o.spaceId = where.spaceId;
       this.route.setAddress(where.cellappAddress);
       // Before the witness: the client sees nothing of the restored entity until the calls it made are in it again.
-      this.#replay(backup);
+      this.#replay(callsIn(backup), "sent since the backup replayed into the restored cell entity");
       o.speed.reset(backup.entity.position);
       o.direction = [...backup.entity.direction];
       this.log.info(`cell entity restored from its backup in space ${where.spaceId} on ${where.cellappAddress}`, {
@@ -312,6 +313,7 @@ export class BaseCellPart {
       o.cellState = "none";
       this.frames.reset();
       this.backup.clear();
+      if (signal.aborted) return; // Logging out: nothing to tell.
       const why = `the cell entity was lost with its cellapp and not restored: ${errorText(e)}`;
       this.log.error(why);
       this.#answerLost(this.calls.lose(), "not carried out: the cell entity was lost with its cellapp");
@@ -375,9 +377,36 @@ export class BaseCellPart {
     return null;
   }
 
-  /** Replays into the cell entity restored from `backup` the client calls it does not hold; answers the others. */
-  #replay(backup: CellBackup): void {
-    const { replay, unknown } = this.calls.restored(this.owner.id, callsIn(backup));
+  /**
+   * Its cellapp died before any backup of the cell entity reached the base: the entity is made anew, as at login, from
+   * the base's cell properties where its client last was, and every call its client sent it is replayed into it (no
+   * backup confirmed any, so the base holds them all). Its script sees a creation: there was nothing to restore.
+   */
+  async #remake(signal: AbortSignal): Promise<void> {
+    const o = this.owner;
+    const where = await this.host.createCellEntity(this.#spec(o.spaceId), signal);
+    if (o.cellState !== "creating") return;
+    this.frames.reset();
+    o.cellState = "live";
+    o.spaceId = where.spaceId;
+    this.route.setAddress(where.cellappAddress);
+    this.frames.start(where.cellappAddress);
+    this.#replay(0, "replayed into the cell entity made anew");
+    this.log.info(
+      `cell entity made anew in space ${where.spaceId} on ${where.cellappAddress}: its cellapp died before its first ` +
+        "backup",
+      { space: where.spaceId },
+    );
+    if (o.client) this.tellReady();
+    if (o.entitiesEnabled) this.setWitness(true);
+  }
+
+  /**
+   * Replays into the cell entity, which holds the client calls up to `held`, the later ones; answers the others. `what`
+   * ends the log line that counts them.
+   */
+  #replay(held: number, what: string): void {
+    const { replay, unknown } = this.calls.restored(this.owner.id, held);
     for (const c of replay) {
       this.route.send(
         CellMsg.clientCall,
@@ -394,7 +423,7 @@ export class BaseCellPart {
     this.#answerLost(unknown, "its cellapp died before a backup confirmed it: it may or may not have run");
     if (replay.length + unknown.length > 0) {
       this.log.info(
-        `${replay.length} client calls sent since the backup replayed into the restored cell entity` +
+        `${replay.length} client calls ${what}` +
           (unknown.length ? `; ${unknown.length} calls of other entities answered with callLost` : ""),
       );
     }

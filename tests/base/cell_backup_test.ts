@@ -3,8 +3,10 @@ import assert from "node:assert/strict";
 import { decodeCellBackup } from "../../core/def/mod.ts";
 import { BackupMsg, type CellBackup, dial, Handlers, WireServer } from "../../core/wire/mod.ts";
 import { login, startBase, testRegistry } from "./fixtures.ts";
-import { cellReady, entityAt } from "../helpers/players.ts";
+import { cellReady, entityAt, startCluster } from "../helpers/players.ts";
 import { waitFor } from "../../testing/wait.ts";
+import { api, Procs } from "../../testing/procs.ts";
+import type { ClusterView } from "../../core/views.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
@@ -112,6 +114,48 @@ Deno.test(
     assert.equal(p.cellState, "none");
     assert.equal(p.cellBackup.has, false);
     assert.match(await told, /not restored: backup of entity \d+ (refused|is not valid msgpack)/);
+  },
+);
+
+Deno.test(
+  "a cell entity whose cellapp dies before its first backup is made anew, the calls its client sent replayed once",
+  opts,
+  async () => {
+    await using procs = new Procs();
+    const cluster = await startCluster(procs, { cellapps: 2 });
+    await using b = await startBase({}, { cluster });
+    const c = await login(b.app, { name: "early", position: { x: 3, y: 0, z: 3 } });
+    await cellReady(c);
+    const p = b.app.proxies.get(c.player.id)!;
+    const at = (await entityAt(b.admin, p.id))!;
+    const { processes } = (await api(b.admin, "/api/cluster")).body as ClusterView;
+    const pid = processes.find((x) => x.role === "cellapp" && x.id === at.cellapp)!.pid;
+    const doomed = cluster.cellapps.find((x) => x.pid === pid)!;
+
+    // Its cellapp hangs; as if no backup had reached the base before, the base holds none.
+    doomed.kill("SIGSTOP");
+    p.cellBackup.clear();
+    const gone: string[] = [];
+    c.on("cellGone", (why) => gone.push(why));
+    let echoed = false;
+    c.on("playerMethod", (name, args) => {
+      if (name === "onChat" && args[1] === "echo: sent") echoed = true;
+    });
+    c.callCell(null, "raiseCounter");
+    c.callCell(null, "raiseCounter");
+    c.callBase("say", "sent");
+    // The echo comes by way of the baseapp alone: it has read the two calls before it, and keeps them.
+    await waitFor("the echo of the base call sent after the raises", () => echoed, 5000);
+    doomed.kill("SIGKILL");
+
+    await b.log.waitFor(/cell entity made anew in space \d+ on .*: its cellapp died before its first backup/, 15_000);
+    await waitFor("counter 2 in the entity made anew", () => c.player.props.counter === 2, 10_000);
+    c.callCell(null, "raiseCounter");
+    await waitFor("counter 3 after one more raise", () => c.player.props.counter === 3, 10_000);
+    assert.deepEqual(gone, [], "the client was not told its cell entity is gone");
+    const held = (await entityAt(b.admin, p.id))!;
+    assert.notEqual(held.cellapp, at.cellapp, "the entity is on the other cellapp");
+    assert.equal(p.cellState, "live");
   },
 );
 

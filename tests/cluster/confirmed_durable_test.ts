@@ -65,8 +65,8 @@ async function cellappOf(cluster: LocalCluster, id: number): Promise<Proc> {
 }
 
 /**
- * Until the baseapp kept a first backup of the cell entity of `id`: before it, the death of its cellapp loses the
- * entity (docs/faults.md, "Cell entities"), which is not what these tests are about.
+ * Until the baseapp kept a first backup of the cell entity of `id`: these tests restore from a backup. Before it, the
+ * death of its cellapp has the base make the entity anew (docs/faults.md, "Cell entities"; tests/base/cell_backup_test.ts).
  */
 async function backedUp(base: Proc, id: number): Promise<void> {
   await waitFor(
