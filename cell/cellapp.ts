@@ -401,12 +401,12 @@ export class CellApp {
     });
   }
 
-  /** Whether `address` is this cellapp's: messages to it go through the loopback. */
   /** A record of `def` in this tick's batch to the peer at `address`, or null when no channel to it is open. */
   #recordTo(address: string, def: RecordsDef): ByteWriter | null {
     return this.#isSelf(address) ? null : this.member.peers.peek(address)?.record(def, 0) ?? null;
   }
 
+  /** Whether `address` is this cellapp's: messages to it go through the loopback. */
   #isSelf(address: string): boolean {
     return address === this.address || address === this.member.server.address || this.#selfAddresses.has(address);
   }

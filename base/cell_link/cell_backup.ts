@@ -41,14 +41,7 @@ export class CellBackupKeeper {
 
   /** Keeps `backup`, which its frame order accepted as the real's; refuses one of another entity. */
   keep(backup: CellBackup): boolean {
-    if (backup.entity.id !== this.entityId) {
-      this.stats.refused++;
-      return false;
-    }
-    this.#bytes = encodeBackup(backup);
-    this.#spaceId = backup.spaceId;
-    this.stats.kept++;
-    return true;
+    return this.#take(backup.entity.id, backup.spaceId, () => encodeBackup(backup));
   }
 
   /**
@@ -56,12 +49,17 @@ export class CellBackupKeeper {
    * hold this entity's backup is checked when they are read (`latest`).
    */
   keepRecord(rec: CellBackupRecord): boolean {
-    if (rec.id !== this.entityId) {
+    return this.#take(rec.id, rec.spaceId, () => rec.bytes);
+  }
+
+  /** Keeps the bytes `bytes` makes when `id` is this entity's; counts what it keeps and refuses. */
+  #take(id: number, spaceId: number, bytes: () => Uint8Array): boolean {
+    if (id !== this.entityId) {
       this.stats.refused++;
       return false;
     }
-    this.#bytes = rec.bytes;
-    this.#spaceId = rec.spaceId;
+    this.#bytes = bytes();
+    this.#spaceId = spaceId;
     this.stats.kept++;
     return true;
   }

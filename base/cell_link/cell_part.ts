@@ -238,6 +238,12 @@ export class BaseCellPart {
     if (!first) return;
     this.frames.start(address);
     this.log.debug(`cell entity in space ${spaceId} on ${address}`);
+    this.#greet();
+  }
+
+  /** The cell entity is live (again): its client hears where, and gets a witness once it is ready for AOI traffic. */
+  #greet(): void {
+    const o = this.owner;
     if (o.client) this.tellReady();
     if (o.entitiesEnabled && !o.witness) this.setWitness(true);
   }
@@ -295,19 +301,18 @@ export class BaseCellPart {
       if (!backup) return await this.#remake(signal);
       const where = await this.host.restoreCellEntity(backup);
       if (o.cellState !== "creating") return;
-      this.frames.restart(backup.epoch + 1, where.cellappAddress);
-      o.cellState = "live";
-      o.spaceId = where.spaceId;
-      this.route.setAddress(where.cellappAddress);
-      // Before the witness: the client sees nothing of the restored entity until the calls it made are in it again.
-      this.#replay(callsIn(backup), "sent since the backup replayed into the restored cell entity");
+      this.#revive(
+        backup.epoch + 1,
+        where,
+        callsIn(backup),
+        "sent since the backup replayed into the restored cell entity",
+      );
       o.speed.reset(backup.entity.position);
       o.direction = [...backup.entity.direction];
       this.log.info(`cell entity restored from its backup in space ${where.spaceId} on ${where.cellappAddress}`, {
         space: where.spaceId,
       });
-      if (o.client) this.tellReady();
-      if (o.entitiesEnabled) this.setWitness(true);
+      this.#greet();
     } catch (e) {
       if (o.cellState !== "creating") return;
       o.cellState = "none";
@@ -386,19 +391,26 @@ export class BaseCellPart {
     const o = this.owner;
     const where = await this.host.createCellEntity(this.#spec(o.spaceId), signal);
     if (o.cellState !== "creating") return;
-    this.frames.reset();
-    o.cellState = "live";
-    o.spaceId = where.spaceId;
-    this.route.setAddress(where.cellappAddress);
-    this.frames.start(where.cellappAddress);
-    this.#replay(0, "replayed into the cell entity made anew");
+    this.#revive(0, where, 0, "replayed into the cell entity made anew");
     this.log.info(
       `cell entity made anew in space ${where.spaceId} on ${where.cellappAddress}: its cellapp died before its first ` +
         "backup",
       { space: where.spaceId },
     );
-    if (o.client) this.tellReady();
-    if (o.entitiesEnabled) this.setWitness(true);
+    this.#greet();
+  }
+
+  /**
+   * The cell entity lives again as the real of `epoch` where `where` says, holding the client calls up to `held`: the
+   * later ones are replayed into it before its client hears of it, so that it sees nothing until they are in it again.
+   */
+  #revive(epoch: number, where: { spaceId: number; cellappAddress: string }, held: number, what: string): void {
+    const o = this.owner;
+    this.frames.restart(epoch, where.cellappAddress);
+    o.cellState = "live";
+    o.spaceId = where.spaceId;
+    this.route.setAddress(where.cellappAddress);
+    this.#replay(held, what);
   }
 
   /**

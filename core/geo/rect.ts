@@ -55,16 +55,20 @@ export function rectsTouch(a: Rect, b: Rect): boolean {
  */
 export const MAX_COORD = 1e9;
 
+/** Whether `n` is a finite number within ±MAX_COORD (false for NaN). */
+function coordWithinWorld(n: number): boolean {
+  return n >= -MAX_COORD && n <= MAX_COORD;
+}
+
 /** Whether every coordinate of `v` is a finite number within ±MAX_COORD. */
 export function withinWorld(v: readonly number[]): boolean {
-  for (const n of v) if (!(n >= -MAX_COORD && n <= MAX_COORD)) return false;
+  for (const n of v) if (!coordWithinWorld(n)) return false;
   return true;
 }
 
 /** `withinWorld` of the point (x, y, z), with no array to build (a client's every move is checked). */
 export function pointWithinWorld(x: number, y: number, z: number): boolean {
-  return x >= -MAX_COORD && x <= MAX_COORD && y >= -MAX_COORD && y <= MAX_COORD && z >= -MAX_COORD &&
-    z <= MAX_COORD;
+  return coordWithinWorld(x) && coordWithinWorld(y) && coordWithinWorld(z);
 }
 
 /** `a` in radians wrapped into [-π, π]; NaN for a value that is not finite. */
