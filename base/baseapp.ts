@@ -134,6 +134,7 @@ export class BaseApp implements SessionHost {
       this.sessions.add(new ClientSession(ws, remote, this));
     }, {
       headerTimeoutMs: cfg.headerTimeoutMs,
+      sockets: cfg.clientSockets,
       publicHost: cfg.publicHost,
       tls: cfg.tls,
       url: cfg.clientUrl ?? null,
@@ -343,7 +344,7 @@ export class BaseApp implements SessionHost {
       await ResumeTokens.open(kv, cfg.secret),
       globals,
     );
-    log.info(`serving clients at ${app.clientUrl}`);
+    log.info(`serving clients at ${app.clientUrl} (${app.#endpoint.sockets} sockets)`);
     return app;
   }
 

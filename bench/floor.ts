@@ -26,7 +26,7 @@ interface Variant {
    * processes (floor_relay.ts), its front started with the port of its `back`: its CPU and memory are both
    * processes'.
    */
-  server: "tcp" | "ws" | "serve" | "relay" | "back";
+  server: "tcp" | "ws" | "ws-epoll" | "serve" | "relay" | "back";
 }
 
 const here = new URL("./lib/", import.meta.url).pathname;
@@ -36,6 +36,13 @@ const VARIANTS: Variant[] = [
   { id: "deno-tcp", name: "raw TCP (Deno.listen / node:net)", runtime: "Deno", proto: "tcp", server: "tcp" },
   { id: "node-tcp", name: "raw TCP (Deno.listen / node:net)", runtime: "Node", proto: "tcp", server: "tcp" },
   { id: "deno-ws", name: "WebSocket: the baseapp's own server (core/ws)", runtime: "Deno", proto: "ws", server: "ws" },
+  {
+    id: "deno-ws-epoll",
+    name: "WebSocket: the baseapp's own server on epoll sockets (core/ws, core/net)",
+    runtime: "Deno",
+    proto: "ws",
+    server: "ws-epoll",
+  },
   {
     id: "deno-serve",
     name: "WebSocket: Deno.serve + Deno.upgradeWebSocket",
@@ -195,15 +202,16 @@ async function measure(v: Variant, clients: number, seconds: number, bytes: numb
 /** The floor under our baseapp, for `bench peer`: the core/ws server at the scene's traffic; the pids it runs now. */
 export const baseappFloor = {
   /**
-   * Measures the core/ws variant (or, with `variant` "deno-relay", the two-process relay) with `clients` for
-   * `seconds`: each client sends `up` bytes 10 times a second, and gets `down` bytes at each tick.
+   * Measures the core/ws variant on the sockets the baseapp uses by default, epoll ones (or, with `variant`
+   * "deno-relay", the two-process relay, whose front uses them too) with `clients` for `seconds`: each client sends
+   * `up` bytes 10 times a second, and gets `down` bytes at each tick.
    */
   async measure(
     clients: number,
     seconds: number,
     up: number,
     down: number,
-    variant: "deno-ws" | "deno-relay" = "deno-ws",
+    variant: "deno-ws" | "deno-ws-epoll" | "deno-relay" = "deno-ws-epoll",
   ): Promise<{ msPerClientSec: number; rssMB: number }> {
     if (!hasNode()) throw new Error("the socket floor needs `node` on the PATH for its load generator");
     const m = await measure(VARIANTS.find((v) => v.id === variant)!, clients, seconds, up, down);

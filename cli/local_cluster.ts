@@ -349,6 +349,7 @@ export function baseappFlags(cfg: Config, mgr: string, index = 0): string[] {
     `--abuse-limit=${cfg.abuseLimit}`,
     `--move-rate=${cfg.moveRate}`,
     `--login-rate=${cfg.loginRate}`,
+    `--client-sockets=${cfg.clientSockets}`,
     `--autosave=${cfg.autosaveSec}`,
     ...(cfg.publicHost ? [`--public-host=${cfg.publicHost}`] : []),
     ...(cfg.clientUrl ? [`--client-url=${cfg.clientUrl}`] : []),

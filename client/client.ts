@@ -44,6 +44,7 @@ export class Client extends Emitter<ClientEvents> {
   /** The login under way: what it sends, where the server said the player is, and how many times it was sent on. */
   #login: { creds: Credentials; next: string | null; redirects: number } | null = null;
   #closed = false;
+  #closedWith: { code: number; reason: string } | null = null;
 
   private constructor(url: string, opts: ConnectOptions) {
     super();
@@ -139,6 +140,11 @@ export class Client extends Emitter<ClientEvents> {
     return this.#closed;
   }
 
+  /** The code and reason the client closed with (as its "close" event gave them), or null while it is open. */
+  get closedWith(): { code: number; reason: string } | null {
+    return this.#closedWith;
+  }
+
   /**
    * Sends one session message (batched with others of this turn); the methods above make the ones a game needs.
    *
@@ -220,6 +226,7 @@ export class Client extends Emitter<ClientEvents> {
       return;
     }
     this.#closed = true;
+    this.#closedWith = { code, reason };
     this.#loggedIn?.reject(new LoginError(`connection closed before login: ${code} ${reason}`));
     this.#loggedIn = null;
     this.emit("close", code, reason);
@@ -233,7 +240,8 @@ export class Client extends Emitter<ClientEvents> {
       return;
     }
     this.#closed = true;
-    this.emit("close", code, `${reason || "connection lost"}; not resumed: ${r.reason}`);
+    this.#closedWith = { code, reason: `${reason || "connection lost"}; not resumed: ${r.reason}` };
+    this.emit("close", code, this.#closedWith.reason);
   }
 
   #onLoginOk(m: LoginOk): void {

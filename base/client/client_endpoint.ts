@@ -2,12 +2,15 @@
 import type { Logger } from "../../core/log.ts";
 import { formatAddress } from "../../core/wire/mod.ts";
 import { serveWebSocket, type WsConn } from "../../core/ws/mod.ts";
+import type { SocketKind } from "../../core/net/mod.ts";
 
 /** A listening client endpoint. */
 export interface ClientEndpoint {
   /** ws://HOST:PORT/, wss:// with TLS, or the URL given as is. */
   readonly url: string;
   readonly port: number;
+  /** What its sockets turned out to be. */
+  readonly sockets: SocketKind;
   /** Stops listening and ends the connections still open (sessions close theirs first). */
   close(): Promise<void>;
 }
@@ -16,6 +19,8 @@ export interface ClientEndpoint {
 export interface ClientEndpointOptions {
   /** A connection that has not sent its whole request head by then is closed (default 10,000 ms). */
   headerTimeoutMs?: number;
+  /** Deno's sockets or epoll ones (core/net; default "deno"). */
+  sockets?: SocketKind;
   /** Client connections open at once (default 10,000). */
   maxConnections?: number;
   /** Connections still sending their request head (default 1,000). */
@@ -48,6 +53,7 @@ export function serveClients(
     hostname: host,
     port,
     tls: opts.tls,
+    sockets: opts.sockets,
     onConnection: (ws) => onSocket(ws, ws.remote),
     headerTimeoutMs: opts.headerTimeoutMs,
     maxConnections: opts.maxConnections,
@@ -62,6 +68,7 @@ export function serveClients(
   return {
     url: opts.url ?? `${opts.tls ? "wss" : "ws"}://${formatAddress(shown, addr.port)}/`,
     port: addr.port,
+    sockets: server.sockets,
     close: () => server.close(),
   };
 }

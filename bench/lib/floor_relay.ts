@@ -1,8 +1,8 @@
 /**
  * The two-process relay floor of `deno task bench floor` (variant `deno-relay`): the least a baseapp and a cellapp
  * must do between them for the peer scenario's traffic, with no game. The front is the core/ws server the baseapp
- * runs; it forwards each client message to the back over one TCP connection, as records of the batch that one turn
- * of the event loop read (the wire between our processes batches so). The back keeps each client's latest message
+ * runs, on the same (epoll) sockets; it forwards each client message to the back over one TCP connection, as records
+ * of the batch that one turn of the event loop read (the wire between our processes batches so). The back keeps each client's latest message
  * and, at each 100 ms tick, sends one batch with a `down`-byte frame for every client; the front writes each frame to
  * its client's socket. Records are [u32 client][u16 length][bytes], little-endian, in frames of [u32 length][records].
  */
@@ -148,6 +148,7 @@ export async function serveRelayFront(backPort: number): Promise<RelayHalf> {
   const server = serveWebSocket({
     hostname: "127.0.0.1",
     port: 0,
+    sockets: "epoll",
     onConnection: (ws) => {
       const id = nextId++;
       clients[id] = ws;

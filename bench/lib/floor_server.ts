@@ -3,16 +3,17 @@
  * bench/lib/floor_node.mjs generates (each client's message counted and dropped; every client sent one message at
  * each 100 ms tick). Prints "PORT n" once listening, then serves until killed.
  *
- *   deno run -A bench/lib/floor_server.ts --variant=tcp|ws|serve|relay|back --bytes=B [--down=D] [--back=PORT]
+ *   deno run -A bench/lib/floor_server.ts --variant=tcp|ws|ws-epoll|serve|relay|back --bytes=B [--down=D] [--back=PORT]
  *
  * `tcp`: Deno.listen, 4-byte little-endian length frames, one Deno.Conn write per frame (the wire between our
  * processes works so). `ws`: the baseapp's own WebSocket server (core/ws), each tick's message written the way a
- * client session writes its frame. `serve`: Deno.serve with Deno.upgradeWebSocket, Deno's built-in WebSocket.
+ * client session writes its frame; `ws-epoll` the same on epoll sockets (core/net). `serve`: Deno.serve with Deno.upgradeWebSocket, Deno's built-in WebSocket.
  * `relay` (with `--back=PORT`) and `back`: the two processes of the relay floor (floor_relay.ts).
  */
 import { parseArgs } from "node:util";
 import { serveWebSocket, type WsConn } from "../../core/ws/mod.ts";
 import { readFrames, serveRelayBack, serveRelayFront } from "./floor_relay.ts";
+import type { SocketKind } from "../../core/net/mod.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -50,11 +51,12 @@ function serveTcp(): number {
   return listener.addr.port;
 }
 
-function serveWs(): number {
+function serveWs(sockets: SocketKind): number {
   const conns = new Set<WsConn>();
   const server = serveWebSocket({
     hostname: "127.0.0.1",
     port: 0,
+    sockets,
     onConnection: (ws) => {
       conns.add(ws);
       ws.onMessage = () => received++;
@@ -92,7 +94,9 @@ function serveDeno(): Promise<number> {
 const port = values.variant === "tcp"
   ? serveTcp()
   : values.variant === "ws"
-  ? serveWs()
+  ? serveWs("deno")
+  : values.variant === "ws-epoll"
+  ? serveWs("epoll")
   : values.variant === "serve"
   ? await serveDeno()
   : values.variant === "relay"

@@ -92,7 +92,8 @@ export interface ScenePasses {
   ours: Pass<Ours>[];
   peer: Pass<PeerResult>[];
   /**
-   * Measured right after each of our passes (`--floor`), at the scene's traffic: the core/ws server alone, and the
+   * Measured right after each of our passes (`--floor`), at the scene's traffic: the core/ws server alone (on the
+   * epoll sockets the baseapp uses), and the
    * two-process relay (bench floor's `deno-relay`: the least a baseapp and a cellapp cost between them, no game).
    */
   floor: Pass<{ msPerClientSec: number; relayMsPerClientSec: number; down: number }>[];
@@ -170,7 +171,7 @@ export function passesTable(scenes: ScenePasses[], rule: DisturbanceRule): strin
       const base = spread(o.kept.map((x) => (x.figures.cores.baseapp ?? 0) * 1000 / x.figures.connected));
       const r = medianRatio(base, floor);
       out.push(
-        `| S = ${f(s.side)} m | baseapp CPU ms per client-s / its socket floor (core/ws at ${
+        `| S = ${f(s.side)} m | baseapp CPU ms per client-s / its socket floor (core/ws on epoll sockets at ${
           f(s.floor[0].figures.down)
         } bytes a tick) | ${cell(base, 3)} | floor ${cell(floor, 3)} | ${r === null ? "n/a" : r.toFixed(2)} | ≤ 1.2 |`,
       );

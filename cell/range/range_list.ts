@@ -19,7 +19,7 @@ import {
   type TriggerList,
 } from "./range_node.ts";
 import { HEAD, place, RangeStore, TAIL } from "./range_store.ts";
-import { moveOwner, shuffleX, shuffleZ, stepAcross, stepWithin } from "./range_shuffle.ts";
+import { moveOwner, shuffleX, shuffleZ, stepEntity } from "./range_shuffle.ts";
 import { checkRangeList } from "./range_check.ts";
 import { RangeEvents } from "./range_events.ts";
 
@@ -105,8 +105,7 @@ export class RangeList implements TriggerList {
     // Most moves are small steps of an entity that owns no trigger and is in no circle, passing no node: kept
     // small so that it is inlined into the caller's loop.
     if (n.owned === null && n.circles === null) {
-      if (stepWithin(this.#s, n.idx, x, z)) return;
-      stepAcross(this.#s, n.idx, x, z);
+      if (!stepEntity(this.#s, n.idx, x, z)) return;
       // The step may have entered a circle's square.
       this.#recheckCircles(n);
       if (this.#events.pending !== 0) this.#deliver();
@@ -123,7 +122,7 @@ export class RangeList implements TriggerList {
     if (owned !== null) {
       moveOwner(s, i, owned, x, z);
       for (let k = 0; k < owned.length; k++) if (owned[k].inCircle !== null) owned[k].recheckAll();
-    } else stepAcross(s, i, x, z);
+    } else stepEntity(s, i, x, z);
     this.#recheckCircles(n);
     if (this.#events.pending !== 0) this.#deliver();
   }

@@ -77,23 +77,23 @@ export function shuffleOn(
 }
 
 /**
- * Sets slot `i` to (x, z) and returns true if that passes no node on either list (both keys stay strictly between
- * the neighbours'); otherwise changes nothing and returns false, and the move must shuffle.
+ * Moves entity slot `i` to (x, z), on X then on Z, reporting crossings; returns whether it passed any node. Both
+ * axes are tested before either moves: shuffling on X relinks only the X list, so the Z test stays true.
  */
-export function stepWithin(s: RangeStore, i: number, x: number, z: number): boolean {
+export function stepEntity(s: RangeStore, i: number, x: number, z: number): boolean {
   const kx = s.kx, kz = s.kz;
-  if (x > kx[s.px[i]] && x < kx[s.nx[i]] && z > kz[s.pz[i]] && z < kz[s.nz[i]]) {
-    kx[i] = x;
+  const inX = x > kx[s.px[i]] && x < kx[s.nx[i]], inZ = z > kz[s.pz[i]] && z < kz[s.nz[i]];
+  kx[i] = x;
+  if (inX) {
     kz[i] = z;
-    return true;
+    if (inZ) return false;
+  } else {
+    shuffleOn(s, kx, s.px, s.nx, kz, i);
+    kz[i] = z;
+    if (inZ) return true;
   }
-  return false;
-}
-
-/** Moves entity slot `i` to (x, z) on X, then on Z, reporting crossings: the rest of a step `stepWithin` refused. */
-export function stepAcross(s: RangeStore, i: number, x: number, z: number): void {
-  moveKey(s, s.kx, s.px, s.nx, s.kz, i, x);
-  moveKey(s, s.kz, s.pz, s.nz, s.kx, i, z);
+  shuffleOn(s, kz, s.pz, s.nz, kx, i);
+  return true;
 }
 
 /** Moves slot `i` along the X list to where its key belongs, reporting crossings. */

@@ -1,5 +1,6 @@
 /** The resolved configuration every process runs with, and the error a bad value raises. */
 import type { LogFormat, LogLevel } from "../log.ts";
+import type { SocketKind } from "../net/mod.ts";
 
 /** The three server roles; null in a Config means "run the whole local cluster". */
 export type ServerRole = "cellappmgr" | "cellapp" | "baseapp";
@@ -74,6 +75,8 @@ export interface Config {
   moveRate: number;
   /** Admin API and client endpoint: milliseconds a connection gets to send a whole request head. */
   headerTimeoutMs: number;
+  /** Baseapps: the client endpoint's sockets, epoll ones (Linux, IPv4; else Deno's) or Deno's (core/net). */
+  clientSockets: SocketKind;
   /** Baseapps: login attempts per second from one address (four times that in a burst). */
   loginRate: number;
   /** Baseapps: let a client choose an existing space and its position at login (tests and load generators). */

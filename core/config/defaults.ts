@@ -1,5 +1,6 @@
 /** The defaults for every setting left unset, and the values derived from others. */
 import type { LogFormat, LogLevel } from "../log.ts";
+import type { SocketKind } from "../net/mod.ts";
 // Not through wire/mod.ts: the wire catalog imports space_settings.ts, which imports this folder.
 import { DEFAULT_MAX_FRAME } from "../wire/frame.ts";
 import { type Config, ConfigError, DEFAULT_MGR_PORT, type ServerRole } from "./config.ts";
@@ -48,6 +49,7 @@ export function withDefaults(got: Partial<Record<keyof Config, unknown>>): Confi
     abuseLimit: (got.abuseLimit as number) ?? 10,
     moveRate: (got.moveRate as number) ?? 0,
     headerTimeoutMs: (got.headerTimeoutMs as number) ?? 10_000,
+    clientSockets: (got.clientSockets as SocketKind) ?? "epoll",
     loginRate: (got.loginRate as number) ?? 5,
     clientSpawn: (got.clientSpawn as boolean) ?? false,
     autosaveSec: (got.autosaveSec as number) ?? 10,

@@ -3,6 +3,7 @@
  */
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../log.ts";
 import { parseAddress } from "../wire/endpoint.ts";
+import { SOCKET_KINDS, type SocketKind } from "../net/mod.ts";
 import type { Config, ServerRole } from "./config.ts";
 import { bool, clientUrl, decimal, hostName, integer, list, origin, postgresUrl, text } from "./values.ts";
 
@@ -105,6 +106,15 @@ export const SPECS: Record<string, Spec> = {
   "abuse-limit": { env: "SEAMLESS_ABUSE_LIMIT", parse: integer(1, 1_000_000_000, "an abuse score") },
   "move-rate": { env: "SEAMLESS_MOVE_RATE", parse: integer(1, 1000, "a number of moves per second") },
   "header-timeout": { env: "SEAMLESS_HEADER_TIMEOUT", parse: integer(100, 600_000, "a time in milliseconds") },
+  "client-sockets": {
+    env: "SEAMLESS_CLIENT_SOCKETS",
+    parse: (v) => {
+      if (!SOCKET_KINDS.includes(v as SocketKind)) {
+        throw new Error(`${JSON.stringify(v)} is not a kind of socket; expected ${SOCKET_KINDS.join(" or ")}`);
+      }
+      return v;
+    },
+  },
   "login-rate": { env: "SEAMLESS_LOGIN_RATE", parse: integer(1, 100_000, "a number of logins per second") },
   "client-spawn": { env: "SEAMLESS_CLIENT_SPAWN", parse: bool, flag: true },
   autosave: { env: "SEAMLESS_AUTOSAVE", parse: integer(1, 86_400, "a period in seconds") },
@@ -171,6 +181,7 @@ export const KEY_OF: Record<string, keyof Config> = {
   "abuse-limit": "abuseLimit",
   "move-rate": "moveRate",
   "header-timeout": "headerTimeoutMs",
+  "client-sockets": "clientSockets",
   "login-rate": "loginRate",
   "client-spawn": "clientSpawn",
   autosave: "autosaveSec",

@@ -60,6 +60,8 @@ Flags (each also read from the environment variable shown):
                        twice that is dropped as abuse [the tick rate]
   --header-timeout=MS  admin and client ports: time to send a request head  SEAMLESS_HEADER_TIMEOUT
                        [10000]
+  --client-sockets=K   baseapp: client sockets, epoll (Linux, IPv4; else    SEAMLESS_CLIENT_SOCKETS
+                       Deno's) or deno [epoll]
   --login-rate=N       baseapp: login attempts per second from one address  SEAMLESS_LOGIN_RATE
                        (a burst of four times that) [5]
   --client-spawn       baseapp: a client may choose an existing space and   SEAMLESS_CLIENT_SPAWN

@@ -1,13 +1,13 @@
 /**
- * The server side of TLS on a connection accepted with Deno.listen: node:tls runs the handshake over the plain
- * Deno.Conn. Deno.listenTls is not used: closing a Deno.TlsConn whose handshake has not finished waits for that
+ * The server side of TLS on a plain TCP connection (Deno's or an epoll one, core/net): node:tls runs the handshake
+ * over it. Deno.listenTls is not used: closing a Deno.TlsConn whose handshake has not finished waits for that
  * handshake, so a peer that connects and sends nothing would keep its socket as long as it likes. Here the socket is
  * the plain one, which closes at once, so every deadline the servers set also holds during the handshake.
  */
 import { createSecureContext, type SecureContext, TLSSocket } from "node:tls";
 import { Duplex } from "node:stream";
 import { Buffer } from "node:buffer";
-import { NodeTlsConn } from "./conn.ts";
+import { type ByteConn, NodeTlsConn } from "./conn.ts";
 
 /** A certificate chain and its key, in PEM. */
 export interface TlsKeyPair {
@@ -24,7 +24,7 @@ export function serverContext(pair: TlsKeyPair): SecureContext {
 const READ_SIZE = 16 * 1024;
 
 /** `conn` as a node stream, for node:tls to run over; destroying it closes `conn`. */
-function duplexOf(conn: Deno.Conn): Duplex {
+function duplexOf(conn: ByteConn): Duplex {
   let closed = false;
   const close = () => {
     if (closed) return;
@@ -63,7 +63,7 @@ function duplexOf(conn: Deno.Conn): Duplex {
  * Runs the server side of a TLS handshake on `conn`; resolves with the decrypted connection, or rejects with why
  * the handshake failed. Closing `conn` meanwhile (a deadline) fails it at once.
  */
-export function acceptTls(conn: Deno.Conn, context: SecureContext): Promise<NodeTlsConn> {
+export function acceptTls(conn: ByteConn, context: SecureContext): Promise<NodeTlsConn> {
   const socket = new TLSSocket(duplexOf(conn) as unknown as import("node:net").Socket, {
     isServer: true,
     secureContext: context,

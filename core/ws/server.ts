@@ -10,6 +10,7 @@ import { WsConn } from "./conn.ts";
 import { HIGH_WATER_BYTES, MAX_BUFFERED, WRITE_STALL_MS } from "./conn_options.ts";
 import type { SecureContext } from "node:tls";
 import { acceptTls, type ByteConn, serverContext, type TlsKeyPair } from "../tls/mod.ts";
+import { listenTcp, type SocketKind, type TcpConnection, type TcpListener } from "../net/mod.ts";
 import {
   acceptKey,
   findHeadEnd,
@@ -25,6 +26,8 @@ export interface WsServerOptions {
   hostname: string;
   /** 0 picks a free port. */
   port: number;
+  /** Deno's sockets, or epoll ones through the C library where they can run (core/net; default "deno"). */
+  sockets?: SocketKind;
   /** PEM certificate chain and key: serve wss:// (TLS) on the same code path; the handshake counts as the head's time. */
   tls?: TlsKeyPair | null;
   /** Called with each upgraded connection; set its callbacks here, reading starts when this returns. */
@@ -76,10 +79,10 @@ export class WsServer {
   /** The address it listens on. */
   readonly addr: Deno.NetAddr;
   readonly stats: WsServerStats = { accepted: 0, upgraded: 0, refused: 0, timedOut: 0, rejected: 0 };
-  #listener: Deno.Listener<Deno.TcpConn, Deno.NetAddr>;
+  #listener: TcpListener;
   #tls: SecureContext | null;
-  #o: Required<Omit<WsServerOptions, "hostname" | "port" | "tls">>;
-  #pending = new Set<Deno.TcpConn>();
+  #o: Required<Omit<WsServerOptions, "hostname" | "port" | "tls" | "sockets">>;
+  #pending = new Set<TcpConnection>();
   #open = new Set<WsConn>();
   #tasks = new Set<Promise<void>>();
   #closing = false;
@@ -102,9 +105,14 @@ export class WsServer {
       log: opts.log ?? silentLogger,
     };
     this.#tls = opts.tls ? serverContext(opts.tls) : null;
-    this.#listener = Deno.listen({ hostname: opts.hostname, port: opts.port, transport: "tcp" });
+    this.#listener = listenTcp(opts.hostname, opts.port, opts.sockets ?? "deno");
     this.addr = this.#listener.addr;
     this.#acceptDone = this.#acceptLoop();
+  }
+
+  /** What its sockets are: epoll ones, or Deno's (where epoll was asked for and cannot run, or was not asked for). */
+  get sockets(): SocketKind {
+    return this.#listener.kind;
   }
 
   /** The port it listens on. */
@@ -136,11 +144,12 @@ export class WsServer {
     }
     await this.#acceptDone;
     await Promise.all([...this.#tasks, ...[...this.#open].map((ws) => ws.closed)]);
+    await this.#listener.finish();
   }
 
   async #acceptLoop(): Promise<void> {
     for (;;) {
-      let conn: Deno.TcpConn;
+      let conn: TcpConnection;
       try {
         conn = await this.#listener.accept();
       } catch (e) {
@@ -180,7 +189,7 @@ export class WsServer {
     this.#refusedSinceWarning = 0;
   }
 
-  async #handshake(tcp: Deno.TcpConn): Promise<void> {
+  async #handshake(tcp: TcpConnection): Promise<void> {
     this.#pending.add(tcp);
     tcp.setNoDelay(true);
     let expired = false, answered = false;

@@ -360,9 +360,14 @@ Deno.test("a second login takes the proxy over; the first connection is told and
   const errors: number[] = [];
   first.on("error", (code) => errors.push(code));
   const closed = new Promise<number>((r) => first.on("close", (code) => r(code)));
+  const before = first.closedWith;
+  assert.equal(before, null, "open: no close yet");
   const second = await login(b.app, { name: "twice" });
   assert.equal(second.player.id, first.player.id);
   assert.equal(await closed, 4002);
+  const after = first.closedWith;
+  assert.equal(after?.code, 4002, "the close is kept for who listens late");
+  assert.match(after?.reason ?? "", /logged in elsewhere/);
   assert.deepEqual(errors, [ErrorCode.loggedInElsewhere]);
   assert.equal(await cellReady(second), 1, "the cell entity stays and the new connection is told");
   assert.ok(await entityAt(b.admin, second.player.id));

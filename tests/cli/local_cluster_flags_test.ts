@@ -55,6 +55,7 @@ const ROUTES: Record<string, Route> = {
   "move-rate": { to: ["baseapp"], value: "30" },
   "header-timeout": { to: ALL, value: "2000" },
   "login-rate": { to: ["baseapp"], value: "9" },
+  "client-sockets": { to: ["baseapp"], value: "deno" },
   "client-spawn": { to: ["baseapp"], value: "true" },
   autosave: { to: ["baseapp"], value: "30" },
   "orphan-timeout": { to: ["cellapp"], value: "5" },

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { serveAdmin } from "../../admin/mod.ts";
 import { serveWebSocket } from "../../core/ws/mod.ts";
+import { SOCKET_KINDS } from "../../core/net/mod.ts";
 import { haveOpenssl, makeTestCerts } from "../helpers/certs.ts";
 import { waitFor, within } from "../../testing/wait.ts";
 
@@ -22,40 +23,44 @@ async function serverCloses(c: Deno.Conn): Promise<void> {
   }
 }
 
-Deno.test({
-  name: "wss:// server: a silent TCP connection is closed at the header deadline; a TLS client gets its answer",
-  ignore: !openssl,
-  async fn() {
-    await using certs = await makeTestCerts();
-    const tls = { cert: Deno.readTextFileSync(certs.cert), key: Deno.readTextFileSync(certs.key) };
-    const server = serveWebSocket({
-      hostname: "127.0.0.1",
-      port: 0,
-      tls,
-      headerTimeoutMs: 300,
-      onConnection: (ws) => ws.close(1000, "bye"),
-    });
-    try {
-      const silent = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
-      await within("the server closing a connection that never says hello", serverCloses(silent), 3000);
-      silent.close();
-      await waitFor("the time-out counted", () => server.stats.timedOut === 1);
-
-      const c = await Deno.connectTls({
+for (const sockets of SOCKET_KINDS) {
+  Deno.test({
+    name:
+      `wss:// server (${sockets} sockets): a silent TCP connection is closed at the header deadline; a TLS client gets its answer`,
+    ignore: !openssl,
+    async fn() {
+      await using certs = await makeTestCerts();
+      const tls = { cert: Deno.readTextFileSync(certs.cert), key: Deno.readTextFileSync(certs.key) };
+      const server = serveWebSocket({
         hostname: "127.0.0.1",
-        port: server.port,
-        caCerts: [Deno.readTextFileSync(certs.ca)],
+        port: 0,
+        tls,
+        sockets,
+        headerTimeoutMs: 300,
+        onConnection: (ws) => ws.close(1000, "bye"),
       });
-      await c.write(new TextEncoder().encode("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
-      const buf = new Uint8Array(4096);
-      const n = await within("an answer over TLS", c.read(buf), 3000);
-      assert.match(new TextDecoder().decode(buf.subarray(0, n ?? 0)), /^HTTP\/1\.1 426 /);
-      c.close();
-    } finally {
-      await server.close();
-    }
-  },
-});
+      try {
+        const silent = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
+        await within("the server closing a connection that never says hello", serverCloses(silent), 3000);
+        silent.close();
+        await waitFor("the time-out counted", () => server.stats.timedOut === 1);
+
+        const c = await Deno.connectTls({
+          hostname: "127.0.0.1",
+          port: server.port,
+          caCerts: [Deno.readTextFileSync(certs.ca)],
+        });
+        await c.write(new TextEncoder().encode("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+        const buf = new Uint8Array(4096);
+        const n = await within("an answer over TLS", c.read(buf), 3000);
+        assert.match(new TextDecoder().decode(buf.subarray(0, n ?? 0)), /^HTTP\/1\.1 426 /);
+        c.close();
+      } finally {
+        await server.close();
+      }
+    },
+  });
+}
 
 Deno.test({
   name: "admin API over https: answers with the https scheme, and closes a connection that never completes TLS",
