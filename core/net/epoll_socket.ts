@@ -106,6 +106,14 @@ export class EpollConn implements TcpConnection {
     return new Promise((resolve, reject) => this.#writer = { p, resolve, reject });
   }
 
+  /** Writes what fits of `p` now, without waiting: the number of bytes written, 0 when there is no room. */
+  tryWrite(p: Uint8Array): number {
+    if (this.#closed) throw closedError();
+    if (this.#writer !== null || !this.#writable || p.length === 0) return 0;
+    const n = this.#send(p);
+    return n === WOULD_BLOCK ? 0 : n;
+  }
+
   /** Ends this side's stream; the peer reads its end. */
   closeWrite(): Promise<void> {
     if (this.#closed) return Promise.reject(closedError());
@@ -320,7 +328,14 @@ export class EpollListener implements TcpListening {
     for (;;) {
       this.#peerLen[0] = 16;
       const fd = c.accept4(this.#fd, this.#peer, new Uint8Array(this.#peerLen.buffer), SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd >= 0) return new EpollConn(this.#loop, fd, netAddr(this.#peer));
+      if (fd >= 0) {
+        try {
+          return new EpollConn(this.#loop, fd, netAddr(this.#peer));
+        } catch (e) {
+          c.close(fd);
+          throw e;
+        }
+      }
       const e = this.#libc.errno;
       if (e === EINTR) continue;
       if (e === EAGAIN) {

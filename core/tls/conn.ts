@@ -12,6 +12,11 @@ export interface ByteConn {
   read(p: Uint8Array): Promise<number | null>;
   /** Writes some of `p` (here: all of it); the number of bytes written. */
   write(p: Uint8Array): Promise<number>;
+  /**
+   * Where the connection can (core/net's): writes what fits of `p` at once, without waiting; the number of bytes
+   * written, 0 when there is no room. Throws when the connection failed or is closed.
+   */
+  tryWrite?(p: Uint8Array): number;
   /** Ends this side's stream; the peer reads EOF. */
   closeWrite(): Promise<void>;
   /** Closes the connection at once; throws Deno.errors.BadResource when it already was. */

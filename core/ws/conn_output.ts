@@ -149,9 +149,28 @@ export class WsOutput {
   /** Starts writing what is queued now, unless a write is under way (it takes what is queued when it ends). */
   flush(): void {
     this.#flushQueued = false;
-    if (!this.#writing && !this.#host.isEnded() && (this.#writer.length > 0 || this.#pongLen >= 0)) {
-      this.#writeDone = this.#writeLoop();
+    if (this.#writing || this.#host.isEnded() || (this.#writer.length === 0 && this.#pongLen < 0)) return;
+    if (this.#conn.tryWrite === undefined) {
+      this.#writeDone = this.#writeLoop(null, 0);
+      return;
     }
+    // A connection that can write at once (core/net's): most writes fit, and need no write loop.
+    this.#framePong();
+    const bytes = this.#writer.take();
+    let n: number;
+    try {
+      n = this.#conn.tryWrite(bytes);
+    } catch (e) {
+      this.#host.end(CloseCode.abnormal, `write failed: ${errorText(e)}`);
+      return;
+    }
+    if (n < bytes.length) {
+      this.#writeDone = this.#writeLoop(bytes, n);
+      return;
+    }
+    this.#host.stats.writes++;
+    this.#writer.recycle(bytes);
+    this.#host.wake();
   }
 
   /** Writes at once, unless a flush is already due at the end of this turn. */
@@ -191,17 +210,24 @@ export class WsOutput {
     );
   }
 
-  async #writeLoop(): Promise<void> {
+  /** Writes `started` from `off` (a write begun at once, or null), then what is queued, until nothing is. */
+  async #writeLoop(started: Uint8Array | null, off: number): Promise<void> {
     const host = this.#host;
     this.#writing = true;
     try {
       for (;;) {
-        // A pong that came in during the last write goes out now, after what was queued before it.
-        this.#framePong();
-        if (this.#writer.length === 0) break;
-        const bytes = this.#writer.take();
-        let off = 0;
-        this.#inFlight = bytes.length;
+        let bytes: Uint8Array;
+        if (started !== null) {
+          bytes = started;
+          started = null;
+        } else {
+          // A pong that came in during the last write goes out now, after what was queued before it.
+          this.#framePong();
+          if (this.#writer.length === 0) break;
+          bytes = this.#writer.take();
+          off = 0;
+        }
+        this.#inFlight = bytes.length - off;
         this.#lastWrite = performance.now();
         host.wake();
         while (off < bytes.length) {

@@ -148,7 +148,9 @@ for (const sockets of SOCKET_KINDS) {
         conn.stats.pongsOut < conn.stats.pingsIn / 10,
         `${conn.stats.pongsOut} pongs for ${conn.stats.pingsIn} pings`,
       );
-      assert.ok(conn.stats.readPauses > 0, "reading waited for pongs to be written");
+      // Deno's sockets write in a loop of their own, and reading waits while a pong waits behind its write. Epoll
+      // sockets write a pong at once, while the socket has room (and these pongs fit, below).
+      if (sockets === "deno") assert.ok(conn.stats.readPauses > 0, "reading waited for pongs to be written");
       assert.ok(count >= 1 && worstMs < 1000, `${count} round trips of another client, the slowest ${worstMs} ms`);
       // The loopback socket's buffers take these few pongs: the writes never stalled, so the peer is not dropped.
       assert.equal(conn.isOpen, true);
