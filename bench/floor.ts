@@ -53,7 +53,8 @@ const VARIANTS: Variant[] = [
   { id: "node-ws", name: "WebSocket: a minimal server on node:net", runtime: "Node", proto: "ws", server: "ws" },
   {
     id: "deno-relay",
-    name: "WebSocket relayed through a second process (core/ws front, TCP back: a baseapp and a cellapp, no game)",
+    name:
+      "WebSocket relayed through a second process (core/ws front on epoll sockets, TCP back: a baseapp and a cellapp, no game)",
     runtime: "Deno",
     proto: "ws",
     server: "relay",

@@ -44,6 +44,16 @@ interface Waiter<T> {
 
 /** A non-blocking call's outcome that means: wait for the next edge. */
 const WOULD_BLOCK = -2;
+/** A call's outcome that means: a signal interrupted it, make it again. */
+const RETRY = -3;
+
+/** After call `what` returned -1: RETRY (interrupted) or WOULD_BLOCK; throws Deno's error for anything else. */
+function failed(libc: Libc, what: string): number {
+  const e = libc.errno;
+  if (e === EINTR) return RETRY;
+  if (e === EAGAIN) return WOULD_BLOCK;
+  throw socketError(what, e);
+}
 
 const ONE = new Uint8Array(new Int32Array([1]).buffer);
 const ZERO = new Uint8Array(4);
@@ -188,13 +198,10 @@ export class EpollConn implements TcpConnection {
         return n;
       }
       if (n === 0) return -1;
-      const e = this.#libc.errno;
-      if (e === EINTR) continue;
-      if (e === EAGAIN) {
+      if (failed(this.#libc, "recv") === WOULD_BLOCK) {
         this.#readable = false;
         return WOULD_BLOCK;
       }
-      throw socketError("recv", e);
     }
   }
 
@@ -207,13 +214,10 @@ export class EpollConn implements TcpConnection {
         if (n < p.length) this.#writable = false;
         return n;
       }
-      const e = this.#libc.errno;
-      if (e === EINTR) continue;
-      if (e === EAGAIN) {
+      if (failed(this.#libc, "send") === WOULD_BLOCK) {
         this.#writable = false;
         return WOULD_BLOCK;
       }
-      throw socketError("send", e);
     }
   }
 }
@@ -336,13 +340,10 @@ export class EpollListener implements TcpListening {
           throw e;
         }
       }
-      const e = this.#libc.errno;
-      if (e === EINTR) continue;
-      if (e === EAGAIN) {
+      if (failed(this.#libc, "accept4") === WOULD_BLOCK) {
         this.#readable = false;
         return null;
       }
-      throw socketError("accept4", e);
     }
   }
 }

@@ -102,23 +102,18 @@ export const ECONNABORTED = 103;
 export const ECONNRESET = 104;
 export const ENOTCONN = 107;
 
+/** The errors Deno's own sockets throw, with the errno names, by errno. */
+const ERRNO_ERRORS: Record<number, [string, new (message: string) => Error]> = {
+  [EPIPE]: ["EPIPE", Deno.errors.BrokenPipe],
+  [ECONNRESET]: ["ECONNRESET", Deno.errors.ConnectionReset],
+  [ECONNABORTED]: ["ECONNABORTED", Deno.errors.ConnectionAborted],
+  [ENOTCONN]: ["ENOTCONN", Deno.errors.NotConnected],
+  [EADDRINUSE]: ["EADDRINUSE", Deno.errors.AddrInUse],
+  [EADDRNOTAVAIL]: ["EADDRNOTAVAIL", Deno.errors.AddrNotAvailable],
+};
+
 /** Deno's error for errno `e` of call `what`, as Deno's own sockets would throw it. */
 export function socketError(what: string, e: number): Error {
-  const text = `${what} failed (errno ${e})`;
-  switch (e) {
-    case EPIPE:
-      return new Deno.errors.BrokenPipe(text);
-    case ECONNRESET:
-      return new Deno.errors.ConnectionReset(text);
-    case ECONNABORTED:
-      return new Deno.errors.ConnectionAborted(text);
-    case ENOTCONN:
-      return new Deno.errors.NotConnected(text);
-    case EADDRINUSE:
-      return new Deno.errors.AddrInUse(text);
-    case EADDRNOTAVAIL:
-      return new Deno.errors.AddrNotAvailable(text);
-    default:
-      return new Error(text);
-  }
+  const known = ERRNO_ERRORS[e];
+  return known === undefined ? new Error(`${what} failed (errno ${e})`) : new known[1](`${what} failed: ${known[0]}`);
 }

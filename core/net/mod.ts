@@ -34,26 +34,13 @@ export function listenTcp(hostname: string, port: number, kind: SocketKind): Tcp
         libc.close();
         throw e;
       }
-      if (l !== null) return epollListener(l);
+      if (l !== null) return listener("epoll", l, l.closeLoop.bind(l));
       libc.close();
     }
   }
-  const l = Deno.listen({ hostname, port, transport: "tcp" });
-  return {
-    kind: "deno",
-    addr: l.addr,
-    accept: () => l.accept(),
-    close: () => l.close(),
-    finish: () => Promise.resolve(),
-  };
+  return listener("deno", Deno.listen({ hostname, port, transport: "tcp" }), () => Promise.resolve());
 }
 
-function epollListener(l: EpollListener): TcpListener {
-  return {
-    kind: "epoll",
-    addr: l.addr,
-    accept: () => l.accept(),
-    close: () => l.close(),
-    finish: () => l.closeLoop(),
-  };
+function listener(kind: SocketKind, l: TcpListening, finish: () => Promise<void>): TcpListener {
+  return { kind, addr: l.addr, accept: () => l.accept(), close: () => l.close(), finish };
 }
