@@ -58,6 +58,18 @@ function failed(libc: Libc, what: string): number {
 const ONE = new Uint8Array(new Int32Array([1]).buffer);
 const ZERO = new Uint8Array(4);
 
+/** Makes waiter `w`'s call again: true when that settled it (done or failed), false when it must wait on. */
+function settle<T>(w: Waiter<T>, attempt: (p: Uint8Array) => T): boolean {
+  try {
+    const v = attempt(w.p);
+    if (v === WOULD_BLOCK) return false;
+    w.resolve(v);
+  } catch (e) {
+    w.reject(e as Error);
+  }
+  return true;
+}
+
 function closedError(): Error {
   return new Deno.errors.BadResource("the connection is closed");
 }
@@ -92,7 +104,7 @@ export class EpollConn implements TcpConnection {
     if (this.#readable) {
       try {
         const n = this.#recv(p);
-        if (n !== WOULD_BLOCK) return Promise.resolve(n < 0 ? null : n);
+        if (n !== WOULD_BLOCK) return Promise.resolve(n);
       } catch (e) {
         return Promise.reject(e);
       }
@@ -156,40 +168,19 @@ export class EpollConn implements TcpConnection {
     if (endEvent(events)) this.#ending = true;
     if (readableEvent(events)) {
       this.#readable = true;
-      const r = this.#reader;
-      if (r !== null) {
-        try {
-          const n = this.#recv(r.p);
-          if (n !== WOULD_BLOCK) {
-            this.#reader = null;
-            r.resolve(n < 0 ? null : n);
-          }
-        } catch (e) {
-          this.#reader = null;
-          r.reject(e as Error);
-        }
-      }
+      if (this.#reader !== null && settle(this.#reader, this.#recvInto)) this.#reader = null;
     }
     if (writableEvent(events) && !this.#closed) {
       this.#writable = true;
-      const w = this.#writer;
-      if (w !== null) {
-        try {
-          const n = this.#send(w.p);
-          if (n !== WOULD_BLOCK) {
-            this.#writer = null;
-            w.resolve(n);
-          }
-        } catch (e) {
-          this.#writer = null;
-          w.reject(e as Error);
-        }
-      }
+      if (this.#writer !== null && settle(this.#writer, this.#sendFrom)) this.#writer = null;
     }
   }
 
-  /** One recv: bytes read, -1 at the end, or WOULD_BLOCK. */
-  #recv(p: Uint8Array): number {
+  readonly #recvInto = (p: Uint8Array): number | null => this.#recv(p);
+  readonly #sendFrom = (p: Uint8Array): number => this.#send(p);
+
+  /** One recv: bytes read, null at the end, or WOULD_BLOCK. */
+  #recv(p: Uint8Array): number | null {
     const c = this.#libc.c;
     for (;;) {
       const n = c.recv(this.#fd, p, BigInt(p.length), 0);
@@ -197,7 +188,7 @@ export class EpollConn implements TcpConnection {
         if (n < p.length && !this.#ending) this.#readable = false;
         return n;
       }
-      if (n === 0) return -1;
+      if (n === 0) return null;
       if (failed(this.#libc, "recv") === WOULD_BLOCK) {
         this.#readable = false;
         return WOULD_BLOCK;
