@@ -21,22 +21,19 @@ export interface OutboxScratch {
   readonly dirty: Flushable[];
 }
 
-/** Rows of what witnesses read of an entity, and the current generation times 4 (cell/witness/entity_rows.ts). */
+/**
+ * The storage of the entities' rows (cell/witness/entity_rows.ts): each entity's pose, state bits and newest event
+ * number, one row per entity object, kept side by side for the witnesses that read them.
+ */
 export interface RowScratch {
-  /** The rows, indexed by a history's `row`. */
+  /** The rows, indexed by an entity's `row`. */
   a: Float64Array;
-  gen4: number;
   /** Numbers of `a` in use, freed rows included. */
   used: number;
-  /** Rows of collected histories, ready for reuse. */
+  /** Rows of collected entities, ready for reuse. */
   readonly free: number[];
-  /** Puts a history's row on `free` once the history is collected. */
+  /** Puts an entity's row on `free` once the entity is collected. */
   readonly registry: FinalizationRegistry<number>;
-}
-
-/** The pass token (cell/witness/entity_rows.ts): set by a pass over a cell's witnesses for the update it calls next. */
-export interface PassScratch {
-  held: boolean;
 }
 
 /** Where witnesses' frames are copied for their sinks (cell/witness/frame_arena.ts). */
@@ -97,7 +94,6 @@ function firstLife(): number {
 export const scratch: {
   readonly outbox: OutboxScratch;
   readonly rows: RowScratch;
-  readonly pass: PassScratch;
   readonly arena: ArenaScratch;
   readonly load: LoadScratch;
   readonly writers: WriterScratch;
@@ -107,12 +103,10 @@ export const scratch: {
   outbox: { depth: 0, dirty: [] },
   rows: {
     a: new Float64Array(FIRST_ROWS),
-    gen4: 4,
     used: 0,
     free: [],
     registry: new FinalizationRegistry<number>((row) => scratch.rows.free.push(row)),
   },
-  pass: { held: false },
   arena: newArena(),
   load: {
     arrays: new Array(LOAD_DEPTH).fill(NOBODY),
@@ -136,16 +130,13 @@ function newArena(): ArenaScratch {
 }
 
 /**
- * Puts every part back as a fresh process has it, but for the rows: those belong to the histories still alive (a
- * collected one frees its own), so they are kept and only made stale by a new generation. For between tests, not
- * for the middle of a tick.
+ * Puts every part back as a fresh process has it, but for the rows: those belong to the entities still alive (a
+ * collected one frees its own), so they are kept. For between tests, not for the middle of a tick.
  */
 export function resetScratch(): void {
-  const { outbox, rows, pass, arena, load, lives, warmth } = scratch;
+  const { outbox, arena, load, lives, warmth } = scratch;
   outbox.depth = 0;
   outbox.dirty.length = 0;
-  rows.gen4 += 4;
-  pass.held = false;
   Object.assign(arena, newArena());
   load.arrays.length = 0;
   load.slots.length = 0;

@@ -4,7 +4,7 @@
  * The walk itself, which decides what each cache sends, is the witness's.
  */
 import { type CacheTable, F, FLAG_QUEUED, FLAGS, HSEQ, PRIORITY } from "./entity_cache.ts";
-import { R_STATE, refreshRow, rows } from "./entity_rows.ts";
+import { R_STATE, rows } from "./entity_rows.ts";
 import { SlotHeap } from "./priority_queue.ts";
 import { scratch, type WarmthScratch } from "../../core/scratch.ts";
 
@@ -67,21 +67,16 @@ export class CacheQueue {
   }
 
   /**
-   * Brings the records and the entities' rows into the CPU's cache, and copies the entities whose rows are stale,
-   * before the queue is walked. The walk visits slots in priority order, so each first touch of a record, a row or
-   * an entity would be a cache miss waiting for the previous one; these loops have no such chain, so the processor
-   * fetches many lines at once.
+   * Brings the records and the entities' rows into the CPU's cache before the queue is walked. The walk visits
+   * slots in priority order, so each first touch of a record or a row would be a cache miss waiting for the previous
+   * one; these loops have no such chain, so the processor fetches many lines at once.
    */
   warm(t: CacheTable): void {
-    const f = t.f, R = rows.a, gen4 = rows.gen4, ents = t.entity, n = ents.length * F;
+    const f = t.f, R = rows.a, n = t.entity.length * F;
     let acc = 0;
     for (let k = 0; k < n; k += 8) acc += f[k];
     for (let k = HSEQ; k < n; k += F) acc += R[f[k] + R_STATE];
     warmth.sum = acc;
-    for (let s = 0, k = HSEQ; k < n; s++, k += F) {
-      const r = f[k];
-      if (R[r + R_STATE] < gen4 && ents[s] !== null) refreshRow(ents[s]!, r);
-    }
   }
 
   /** Empties the queue. */

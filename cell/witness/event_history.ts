@@ -16,7 +16,7 @@ import {
 } from "../../core/def/mod.ts";
 import { writeMethodCall } from "../../core/proto/mod.ts";
 import type { HistoryState } from "../../core/wire/mod.ts";
-import { allocRow, R_SEQ, rows } from "./entity_rows.ts";
+import { R_SEQ, rows } from "./entity_rows.ts";
 import { scratch as processScratch } from "../../core/scratch.ts";
 
 export type { HistoryState } from "../../core/wire/mod.ts";
@@ -85,8 +85,6 @@ export class EventHistory implements ChangeSink {
    * stamps with it, so that stamps of another life are never taken for this one's.
    */
   life: number = newLife();
-  /** The entity's row in entity_rows.ts (which mirrors lastSeq), read by the witnesses that send it. */
-  readonly row: number = allocRow(this);
   /** Highest event number trimmed away: a reader whose last event is below it has missed events. */
   trimmedTo = 0;
   /** By property index: number of the event that last changed it (1: not since the history began). */
@@ -109,6 +107,8 @@ export class EventHistory implements ChangeSink {
     readonly next: ChangeSink | null,
     /** Game time in ms. */
     readonly clock: () => number,
+    /** Its entity's row in entity_rows.ts, where lastSeq is mirrored for the witnesses that send the entity. */
+    readonly row: number,
     public horizonMs: number = DEFAULT_HISTORY_HORIZON_MS,
   ) {
     this.propStamps = new Array(type.properties.length).fill(1);
@@ -237,6 +237,8 @@ export function continueHistory(h: EventHistory, state: HistoryState): void {
 /** What historyOf needs of an entity, and where it keeps the history. */
 export interface HistoryOwner {
   readonly type: EntityType;
+  /** Its row in entity_rows.ts. */
+  readonly row: number;
   readonly container: { sink: ChangeSink | null };
   readonly cell: { readonly time: number };
   /** Its event history, once historyOf made it. */
@@ -250,7 +252,7 @@ export interface HistoryOwner {
 export function historyOf(entity: HistoryOwner, horizonMs?: number): EventHistory {
   let h = entity.history;
   if (h === null) {
-    h = new EventHistory(entity.type, entity.container.sink, () => entity.cell.time, horizonMs);
+    h = new EventHistory(entity.type, entity.container.sink, () => entity.cell.time, entity.row, horizonMs);
     entity.container.sink = h;
     entity.history = h;
   }

@@ -1,10 +1,7 @@
 /** The witness's calls of its entity's script callbacks (onGetWitness, onEnteredAoI, ...). */
 import type { Entity } from "../entity.ts";
-import { newGeneration } from "./entity_rows.ts";
 
 /** Calls a script callback the way the cell does: errors are logged with the entity, never thrown. */
 export function callScript(e: Entity, name: string, ...args: unknown[]): void {
   e.cell.callScript(e, name, ...args);
-  // The script may have moved or destroyed entities, in the middle of a pass over the witnesses.
-  newGeneration();
 }

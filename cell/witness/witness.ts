@@ -21,7 +21,6 @@ import { RANGE_FLAG_AOI, type RangeEntity, type RangeTrigger } from "../range/mo
 import { WITNESS_DEFAULTS, type WitnessOptions } from "./witness_options.ts";
 import { callScript } from "./script_callback.ts";
 import { newStats, readRequestUpdates, type WitnessStats } from "./witness_send.ts";
-import { newGeneration, passToken } from "./entity_rows.ts";
 import { frameOf } from "./frame_arena.ts";
 import { type WalkHost, walkQueue } from "./witness_walk.ts";
 import { captureWitness, restoreWitness, type WitnessParts, type WitnessState } from "./witness_state.ts";
@@ -344,8 +343,6 @@ export class Witness implements WalkHost, OwnClientSink, EntityWitness {
     const host = this.entity.cell.host;
     if (this.opts.onBadInput) this.opts.onBadInput(what);
     else host.clientError(this.entity, ErrorCode.malformed, AOI_MSG.requestUpdate, what);
-    // Whatever the handler did, entity rows copied before it may be out of date.
-    newGeneration();
   }
 
   /** OwnClientSink: a change the player's client sees of its own entity (sent with the next frame). */
@@ -364,10 +361,6 @@ export class Witness implements WalkHost, OwnClientSink, EntityWitness {
 
   /** One tick: own-client messages, the reference position, then caches by priority within the byte budget. */
   update(): void {
-    // Called from a cell's pass over its witnesses, entity rows copied earlier in the pass are good; otherwise
-    // entities may have changed since (entity_rows.ts).
-    if (passToken.held) passToken.held = false;
-    else newGeneration();
     if (this.destroyed) return;
     const me = this.entity;
     if (me.destroyed) return this.destroy();

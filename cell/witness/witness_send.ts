@@ -173,7 +173,7 @@ export function sendCreate(ctx: SendContext, s: number, dist: number): void {
   updateDetail(ctx, s, dist);
 }
 
-/** Events since the last send, volatile data, then any detail-level change. Slot `s`'s row must be fresh. */
+/** Events since the last send, volatile data, then any detail-level change. */
 export function sendUpdate(ctx: SendContext, s: number, dist: number): void {
   const t = ctx.t, f = t.f, o = s * F, last = f[o + LAST_EVENT];
   if (rows.a[f[o + HSEQ] + R_SEQ] > last) {
@@ -253,7 +253,7 @@ export function volatileDetail(f: Float64Array, o: number, dist: number): number
  * yaw / yaw+pitch / all three by the type's volatile LoD distances (`detail`, from volatileDetail).
  */
 export function sendVolatile(ctx: SendContext, s: number, detail: number): void {
-  // From the entity's row (entity_rows.ts), which the caller made fresh: the entity object is not touched.
+  // From the entity's row (entity_rows.ts): the entity object is not touched.
   const t = ctx.t, f = t.f, o = s * F, R = rows.a, r = f[o + HSEQ];
   const yaw = R[r + R_YAW], pitch = R[r + R_PITCH], roll = R[r + R_ROLL];
   let dirType = detail & 3;
@@ -264,7 +264,7 @@ export function sendVolatile(ctx: SendContext, s: number, detail: number): void 
   const x = R[r + R_X], y = R[r + R_Y], z = R[r + R_Z];
   const moved = (detail & VOLATILE_POS) !== 0 && (x !== f[o + VX] || y !== f[o + VY] || z !== f[o + VZ]);
   if (!moved && dirType === DIR_NONE) return;
-  const onGround = ((R[r + R_STATE] - rows.gen4) & R_ON_GROUND) !== 0;
+  const onGround = (R[r + R_STATE] & R_ON_GROUND) !== 0;
   const posType = moved ? (onGround ? POS_XZ : POS_XYZ) : POS_NONE;
   const w = ctx.w, alias = f[o + ALIAS], id = alias === NO_ALIAS ? t.entity[s]!.id : 0;
   // Packed here and written with integers only: numbers passed to a call that is not inlined are boxed, one

@@ -29,7 +29,7 @@ import {
   REQUEST_PENDING,
   STATE,
 } from "./entity_cache.ts";
-import { R_DESTROYED, R_SEQ, R_STATE, R_X, R_Y, R_Z, refreshRow, rows } from "./entity_rows.ts";
+import { R_DESTROYED, R_SEQ, R_STATE, R_X, R_Y, R_Z, rows } from "./entity_rows.ts";
 import type { OwedAnswers } from "./owed_answers.ts";
 import type { WitnessOptions } from "./witness_options.ts";
 import {
@@ -88,11 +88,9 @@ export function walkQueue(h: WalkHost): void {
     if (!(p0 < maxPriority)) break;
     const s = heap.pop(), o = s * F;
     const mark = w.pos, r = t.f[o + HSEQ];
-    // The entity as its row has it (entity_rows.ts): the first witness to send it this generation copies it.
-    let rs = rows.a[r + R_STATE];
-    if (rs < rows.gen4) rs = refreshRow(t.entity[s]!, r);
-    // Still marked queued, so that taking it out here does not queue it a second time.
-    if (((rs - rows.gen4) & R_DESTROYED) !== 0 && !t.has(s, FLAG_GONE)) h.removeFromAoI(t.entity[s]!, true);
+    // The entity as its row has it (entity_rows.ts). Still marked queued, so that taking it out here does not
+    // queue it a second time.
+    if ((rows.a[r + R_STATE] & R_DESTROYED) !== 0 && !t.has(s, FLAG_GONE)) h.removeFromAoI(t.entity[s]!, true);
     let f = t.f; // (a script callback may have grown the table)
     f[o + PRIORITY] = p0;
     f[o + FLAGS] = f[o + FLAGS] & ~FLAG_QUEUED;

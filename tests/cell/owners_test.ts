@@ -43,14 +43,14 @@ Deno.test("two cells of one process share no witness state: each keeps its witne
   assert.equal(a.witnesses.size, 0);
 });
 
-Deno.test("resetScratch puts the process scratch back: no tick open, nothing charged, a fresh arena, rows stale", () => {
+Deno.test("resetScratch puts the process scratch back: no tick open, nothing charged, a fresh arena, rows kept", () => {
   beginTick();
   deferFlush({ flush: () => assert.fail("a reset drops what the tick held") });
   enterLoop();
   const w = new ByteWriter(16);
   w.u8(7);
   frameOf(w);
-  const gen4 = scratch.rows.gen4;
+  const e = makeCell(3).createEntity("Avatar", { x: 12, y: 0, z: 34 }, { playerName: "kept" });
   assert.ok(inTick());
   assert.equal(sectionDepth(), 1);
   assert.ok(scratch.arena.used > 0);
@@ -60,5 +60,5 @@ Deno.test("resetScratch puts the process scratch back: no tick open, nothing cha
   assert.equal(sectionDepth(), 0);
   assert.equal(scratch.outbox.dirty.length, 0);
   assert.equal(scratch.arena.used, 0);
-  assert.ok(scratch.rows.gen4 > gen4, "rows copied before are stale");
+  assert.deepEqual([e.x, e.z], [12, 34], "the rows belong to the entities alive and are kept");
 });

@@ -1,7 +1,7 @@
 /**
- * Witnesses read the entities they send from rows copied once per pass (cell/witness/entity_rows.ts) and hand their
- * frames out as views of shared buffers (frame_arena.ts): what a client sees must still be what the entities are
- * when each witness runs, and every frame must stay as it was sent.
+ * Witnesses read the entities they send from the entities' rows (cell/witness/entity_rows.ts), which the entities'
+ * own fields read and write, and hand their frames out as views of shared buffers (frame_arena.ts): what a client
+ * sees must be what the entities are when each witness runs, and every frame must stay as it was sent.
  */
 import assert from "node:assert/strict";
 import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";

@@ -1,7 +1,7 @@
 /**
  * An observer's view of a mover stays right while everything else around it churns: entities entering, leaving,
  * being destroyed and made again with the same id, some with ids beyond 32 bits, changing properties, within tight
- * byte budgets and few aliases, with garbage collections in between (entity rows are freed when their histories
+ * byte budgets and few aliases, with garbage collections in between (entity rows are freed when their entities
  * are collected, see cell/witness/entity_rows.ts), and entities so far out of the world that their distance
  * overflows. After every burst the queue is let drain, and what the client decoded of every entity it sees must be
  * where the server has it. Seeded: a failure names the seed and step to replay.
@@ -32,7 +32,7 @@ function rng(seed: number): () => number {
 
 const gc = (globalThis as { gc?: () => void }).gc;
 
-/** Lets collected histories' rows go back to the free list (FinalizationRegistry callbacks run as tasks). */
+/** Lets collected entities' rows go back to the free list (FinalizationRegistry callbacks run as tasks). */
 async function collect(): Promise<void> {
   if (gc) gc();
   else {
