@@ -85,6 +85,8 @@ export class EventHistory implements ChangeSink {
    * stamps with it, so that stamps of another life are never taken for this one's.
    */
   life: number = newLife();
+  /** Its entity's row in entity_rows.ts. */
+  readonly row: number;
   /** Highest event number trimmed away: a reader whose last event is below it has missed events. */
   trimmedTo = 0;
   /** By property index: number of the event that last changed it (1: not since the history began). */
@@ -107,10 +109,15 @@ export class EventHistory implements ChangeSink {
     readonly next: ChangeSink | null,
     /** Game time in ms. */
     readonly clock: () => number,
-    /** Its entity's row in entity_rows.ts, where lastSeq is mirrored for the witnesses that send the entity. */
-    readonly row: number,
+    /**
+     * Its entity, whose row (entity_rows.ts) mirrors lastSeq for the witnesses that send the entity. Kept, as the
+     * row is the entity's and is freed when the entity is collected: a history outliving it would write a row
+     * another entity may have by then.
+     */
+    readonly owner: { readonly row: number },
     public horizonMs: number = DEFAULT_HISTORY_HORIZON_MS,
   ) {
+    this.row = owner.row;
     this.propStamps = new Array(type.properties.length).fill(1);
     this.#lastTrim = clock();
     rows.a[this.row + R_SEQ] = 1;
@@ -252,7 +259,7 @@ export interface HistoryOwner {
 export function historyOf(entity: HistoryOwner, horizonMs?: number): EventHistory {
   let h = entity.history;
   if (h === null) {
-    h = new EventHistory(entity.type, entity.container.sink, () => entity.cell.time, entity.row, horizonMs);
+    h = new EventHistory(entity.type, entity.container.sink, () => entity.cell.time, entity, horizonMs);
     entity.container.sink = h;
     entity.history = h;
   }

@@ -19,7 +19,6 @@ import { CacheQueue } from "./cache_queue.ts";
 import { OwedAnswers } from "./owed_answers.ts";
 import { RANGE_FLAG_AOI, type RangeEntity, type RangeTrigger } from "../range/mod.ts";
 import { WITNESS_DEFAULTS, type WitnessOptions } from "./witness_options.ts";
-import { callScript } from "./script_callback.ts";
 import { newStats, readRequestUpdates, type WitnessStats } from "./witness_send.ts";
 import { frameOf } from "./frame_arena.ts";
 import { type WalkHost, walkQueue } from "./witness_walk.ts";
@@ -27,7 +26,6 @@ import { captureWitness, restoreWitness, type WitnessParts, type WitnessState } 
 
 export { configureSpaceAoI, WITNESS_DEFAULTS, type WitnessOptions } from "./witness_options.ts";
 export { updateWitnesses } from "./witness_pass.ts";
-export { callScript } from "./script_callback.ts";
 
 /** The witness of an entity (its `witness`), if a client is attached. */
 export function witnessOf(entity: Entity): Witness | undefined {
@@ -95,7 +93,7 @@ export class Witness implements WalkHost, OwnClientSink, EntityWitness {
     // The triggers' first enters meet the restored caches: those change nothing, and call no onEnteredAoI.
     this.#makeTriggers();
     if (!parts) {
-      callScript(entity, "onGetWitness");
+      entity.cell.callScript(entity, "onGetWitness");
       return;
     }
     [this.rx, this.ry, this.rz, this.scale] = parts.reference;
@@ -242,7 +240,7 @@ export class Witness implements WalkHost, OwnClientSink, EntityWitness {
     t.set(s, manual ? FLAG_MANUAL : FLAG_TRIGGER, true);
     // Back before its leave was sent: the client never needs to know it went.
     t.set(s, FLAG_GONE, false);
-    if (fresh) callScript(this.entity, "onEnteredAoI", e);
+    if (fresh) this.entity.cell.callScript(this.entity, "onEnteredAoI", e);
   }
 
   /**
@@ -264,7 +262,7 @@ export class Witness implements WalkHost, OwnClientSink, EntityWitness {
     if (t.has(s, FLAG_MANUAL | FLAG_TRIGGER) && !e.destroyed) return;
     t.set(s, FLAG_GONE, true);
     if (!t.has(s, FLAG_QUEUED)) this.#addToSeen(s);
-    callScript(this.entity, "onLeftAoI", e);
+    this.entity.cell.callScript(this.entity, "onLeftAoI", e);
   }
 
   /** Client input: a frame of client→server AOI messages. Anything else is bad input. */
@@ -423,7 +421,7 @@ export class Witness implements WalkHost, OwnClientSink, EntityWitness {
   destroy(): void {
     if (this.destroyed) return;
     this.#end();
-    callScript(this.entity, "onLoseWitness");
+    this.entity.cell.callScript(this.entity, "onLoseWitness");
   }
 
   #end(): void {
