@@ -7,7 +7,7 @@ import { seededRandom } from "../core/random.ts";
 import type { EntityRef, SpaceInfo, Vec3, WitnessSettings } from "../core/script.ts";
 import type { SpaceSettings, SpaceSettingsView } from "../core/space_settings.ts";
 import type { CellRect } from "../core/geo/mod.ts";
-import { MAX_COORD, type Rect, withinWorld } from "../core/geo/mod.ts";
+import { MAX_COORD, pointWithinWorld, type Rect } from "../core/geo/mod.ts";
 import type { CellEntitySpec, CellReport, EntitySummary, SpaceGeometry, TeleportState } from "../core/wire/mod.ts";
 import { CellBorders, dropGhost, freezeOrphanedGhosts, takeOverFrozenGhost } from "./borders/mod.ts";
 import type { CellHost } from "./cell_host.ts";
@@ -238,7 +238,7 @@ export class Cell implements EntityHost {
   /** Moves (or teleports) an entity; the range list fires what the move crossed. */
   moveEntity(e: Entity, x: number, y: number, z: number): void {
     if (e.destroyed) throw new Error(`entity ${e.id} is destroyed`);
-    if (!withinWorld([x, y, z])) {
+    if (!pointWithinWorld(x, y, z)) {
       throw new Error(`entity ${e.type.name} ${e.id}: position (${x}, ${y}, ${z}) is not within ±${MAX_COORD} m`);
     }
     e.y = y;
