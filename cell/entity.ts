@@ -26,20 +26,7 @@ import type { GhostInfo, RealGhosting } from "./borders/ghost_records.ts";
 import type { Offloading } from "./borders/handover_fence.ts";
 import { type ClientCaller, type ClientCallers, clientsOf } from "./witness/witness_clients.ts";
 import type { EventHistory } from "./witness/event_history.ts";
-import {
-  allocRow,
-  R_DESTROYED,
-  R_ON_GROUND,
-  R_PITCH,
-  R_ROLL,
-  R_STATE,
-  R_X,
-  R_Y,
-  R_YAW,
-  R_Z,
-  rows,
-  setRowBit,
-} from "./witness/entity_rows.ts";
+import { EntityPose } from "./entity_pose.ts";
 import type { WitnessOptions } from "./witness/witness_options.ts";
 import type { SpaceSettings, SpaceSettingsView } from "../core/space_settings.ts";
 import type { EntitySnapshot } from "../core/wire/mod.ts";
@@ -151,12 +138,7 @@ export interface ScriptTrigger {
 }
 
 /** A real entity in a cell. */
-export class Entity implements CellEntityApi {
-  /**
-   * Its row (cell/witness/entity_rows.ts), which holds its position, direction, ground and destroyed flags and newest
-   * event number: the fields below read and write it.
-   */
-  readonly row: number = allocRow(this);
+export class Entity extends EntityPose implements CellEntityApi {
   /** False for a ghost: a read-only copy of a real entity in a neighbouring cell. */
   isReal = true;
   /** A real's ghosts and what it will send them; null until it has had one. */
@@ -216,60 +198,12 @@ export class Entity implements CellEntityApi {
     pos: Vec3,
     container?: PropertyContainer,
   ) {
+    super();
     this.x = pos.x;
     this.y = pos.y;
     this.z = pos.z;
     this.isOnGround = true;
     this.container = container ?? new PropertyContainer(type, "cell", { entityId: id });
-  }
-
-  get x(): number {
-    return rows.a[this.row + R_X];
-  }
-  set x(v: number) {
-    rows.a[this.row + R_X] = v;
-  }
-  get y(): number {
-    return rows.a[this.row + R_Y];
-  }
-  set y(v: number) {
-    rows.a[this.row + R_Y] = v;
-  }
-  get z(): number {
-    return rows.a[this.row + R_Z];
-  }
-  set z(v: number) {
-    rows.a[this.row + R_Z] = v;
-  }
-  get yaw(): number {
-    return rows.a[this.row + R_YAW];
-  }
-  set yaw(v: number) {
-    rows.a[this.row + R_YAW] = v;
-  }
-  get pitch(): number {
-    return rows.a[this.row + R_PITCH];
-  }
-  set pitch(v: number) {
-    rows.a[this.row + R_PITCH] = v;
-  }
-  get roll(): number {
-    return rows.a[this.row + R_ROLL];
-  }
-  set roll(v: number) {
-    rows.a[this.row + R_ROLL] = v;
-  }
-  get isOnGround(): boolean {
-    return (rows.a[this.row + R_STATE] & R_ON_GROUND) !== 0;
-  }
-  set isOnGround(v: boolean) {
-    setRowBit(this.row, R_ON_GROUND, v);
-  }
-  get destroyed(): boolean {
-    return (rows.a[this.row + R_STATE] & R_DESTROYED) !== 0;
-  }
-  set destroyed(v: boolean) {
-    setRowBit(this.row, R_DESTROYED, v);
   }
 
   get typeName(): string {
