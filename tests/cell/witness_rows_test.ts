@@ -8,6 +8,18 @@ import { createRegistry, defineEntity, T } from "../../core/def/mod.ts";
 import { Cell } from "../../cell/cell.ts";
 import type { Entity } from "../../cell/entity.ts";
 import { Witness, type WitnessOptions } from "../../cell/witness/witness.ts";
+import { historyOf } from "../../cell/witness/event_history.ts";
+import {
+  R_DESTROYED,
+  R_ON_GROUND,
+  R_ROLL,
+  R_SEQ,
+  R_STATE,
+  R_X,
+  R_Z,
+  ROW,
+  rows,
+} from "../../cell/witness/entity_rows.ts";
 import { ClientWorld } from "../../client/world.ts";
 import { loneCell } from "../../testing/lone_cell.ts";
 
@@ -133,4 +145,29 @@ Deno.test("frames handed to sinks stay as they were sent, however many follow", 
   }
   // Enough frames that they spilled over several shared buffers.
   assert.ok(frames >= 4000 && bytes > 3 * 64 * 1024, `${frames} frames, ${bytes} bytes`);
+});
+
+Deno.test("an entity's pose, flags and newest event number are its row: what it writes, witnesses read", () => {
+  const cell = makeCell();
+  const a = cell.createEntity("Walker", at(1, 2), { name: "a" });
+  const b = cell.createEntity("Walker", at(3, 4), { name: "b" });
+  assert.notEqual(a.row, b.row);
+  const row = (e: Entity) => Array.from(rows.a.subarray(e.row, e.row + ROW));
+  a.position = { x: 7, y: 8, z: 9 };
+  a.direction = { yaw: 0.5, pitch: -0.25, roll: 0.125 };
+  a.isOnGround = false;
+  assert.deepEqual(row(a).slice(R_X, R_ROLL + 1), [7, 8, 9, 0.5, -0.25, 0.125]);
+  assert.equal(rows.a[a.row + R_STATE] & R_ON_GROUND, 0);
+  a.isOnGround = true;
+  assert.equal(rows.a[a.row + R_STATE] & R_ON_GROUND, R_ON_GROUND);
+  assert.deepEqual(row(b).slice(R_X, R_Z + 1), [3, 0, 4], "another entity's row is its own");
+  // The history numbers its events in the same row.
+  const h = historyOf(a);
+  a.props.name = "a2";
+  assert.ok(h.lastSeq > 1);
+  assert.equal(rows.a[a.row + R_SEQ], h.lastSeq);
+  cell.destroyEntity(a);
+  assert.ok(a.destroyed);
+  assert.equal(rows.a[a.row + R_STATE] & R_DESTROYED, R_DESTROYED);
+  assert.equal(rows.a[b.row + R_STATE] & R_DESTROYED, 0);
 });
