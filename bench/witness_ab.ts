@@ -13,6 +13,7 @@ import { registry } from "../entities/mod.ts";
 import { loneCell } from "../testing/lone_cell.ts";
 import { scratch } from "../core/scratch.ts";
 import { writeResults } from "./results.ts";
+import { spread } from "./lib/passes.ts";
 import {
   buildScene,
   DT,
@@ -82,11 +83,6 @@ function tick(s: Side): [number, number] {
   return [t1 - t0, t2 - t1];
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b), m = s.length >> 1;
-  return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
-
 async function commitOf(dir: string): Promise<string> {
   try {
     const out = await new Deno.Command("git", { args: ["-C", dir, "log", "-1", "--format=%h %s"], stderr: "null" })
@@ -125,10 +121,10 @@ export async function compareWitness(against: string, opts: SceneOptions, ticks:
     theirMs.push(b[1]);
   }
   return {
-    witness: median(witness),
-    moves: median(moves),
-    ourMs: median(ourMs),
-    theirMs: median(theirMs),
+    witness: spread(witness).median!,
+    moves: spread(moves).median!,
+    ourMs: spread(ourMs).median!,
+    theirMs: spread(theirMs).median!,
     sameBytes: ours.hash === theirs.hash,
   };
 }

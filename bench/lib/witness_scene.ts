@@ -38,7 +38,6 @@ export interface SceneOptions {
 /** A built scene: step it with `move()` then `cell.tick(DT)`. */
 export interface WitnessScene {
   readonly cell: Cell;
-  readonly ents: Entity[];
   /** The clients' models of what they see, by witness. */
   readonly worlds: ClientWorld[];
   readonly witnesses: Witness[];
@@ -72,7 +71,6 @@ export function buildScene(m: SceneModules, o: SceneOptions, sink: SceneSink): W
   const step = speed * DT / 1000;
   return {
     cell,
-    ents,
     worlds,
     witnesses,
     move(): void {

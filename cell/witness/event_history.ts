@@ -85,8 +85,6 @@ export class EventHistory implements ChangeSink {
    * stamps with it, so that stamps of another life are never taken for this one's.
    */
   life: number = newLife();
-  /** Its entity's row in entity_rows.ts. */
-  readonly row: number;
   /** Highest event number trimmed away: a reader whose last event is below it has missed events. */
   trimmedTo = 0;
   /** By property index: number of the event that last changed it (1: not since the history began). */
@@ -117,10 +115,13 @@ export class EventHistory implements ChangeSink {
     readonly owner: { readonly row: number },
     public horizonMs: number = DEFAULT_HISTORY_HORIZON_MS,
   ) {
-    this.row = owner.row;
     this.propStamps = new Array(type.properties.length).fill(1);
     this.#lastTrim = clock();
-    rows.a[this.row + R_SEQ] = 1;
+  }
+
+  /** Its entity's row in entity_rows.ts, where lastSeq starts at 1 as this history does. */
+  get row(): number {
+    return this.owner.row;
   }
 
   /** Number of events held. */
